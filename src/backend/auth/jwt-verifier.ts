@@ -1,0 +1,301 @@
+/**
+ * JWT verification ("step 1" of authentication): turns a bearer token into a
+ * verified payload, or a {@link TokenError}.
+ *
+ * Uses node:crypto directly with cached `KeyObject`s rather than jose's
+ * `jwtVerify`: a synchronous `crypto.verify` is roughly 2x faster on the hot
+ * path (measured ~20 µs vs ~44 µs for RS256). Only asymmetric algorithms are
+ * supported, and each provider pins its own list, which rules out `alg: none`
+ * and HS256-with-the-public-key ("algorithm confusion") by construction.
+ *
+ * Never log tokens or keys; error messages contain neither.
+ */
+import { verify as cryptoVerify, constants as cryptoConstants, type KeyObject } from 'node:crypto';
+import {
+  ALG_SPECS,
+  DynamicJwksSource,
+  type JwksSource,
+  type KeySet,
+  keyMatchesAlg,
+  type ParsedKey,
+  RemoteJwksSource,
+  StaticJwksSource,
+  TokenError,
+  type TokenErrorCode,
+} from './jwks-source.js';
+
+export { TokenError, type TokenErrorCode };
+
+/** Configuration of one trusted token issuer. Exactly one of `jwks`, `jwksUrl`, `getJwks` must be set. */
+export interface JwtProviderConfig {
+  /** expected `iss` claim; also selects this provider */
+  issuer: string;
+  /** expected `aud` claim (string or list; the token must contain at least one) */
+  audience: string | string[];
+  /** the only accepted algorithm(s), pinned per provider; default `["RS256"]` */
+  algorithms?: string[];
+  /** static JWKS as a JSON string or object (`{keys:[...]}`); no network. (`kid` added because the DOM `JsonWebKey` type lacks it.) */
+  jwks?: string | { keys: Array<JsonWebKey & { kid?: string }> };
+  /** URL of a JWKS endpoint: fetched once, cached, refetched on unknown `kid` (rate-limited) */
+  jwksUrl?: string;
+  /** returns the current JWKS string; called on every verification, so must be cheap. Re-parsed only when the string changes. */
+  getJwks?: () => string | undefined;
+  /** leeway for `exp` / `nbf`, in seconds; default 5 */
+  clockToleranceSeconds?: number;
+  /** minimum interval between unknown-`kid` refetches of `jwksUrl`; default 30_000 */
+  minRefetchIntervalMs?: number;
+  /** age after which a `jwksUrl` key set is refetched (old keys kept if that fails); default 600_000 */
+  jwksMaxAgeMs?: number;
+}
+
+/** Result of a successful verification. */
+export interface VerifiedToken {
+  /** the token's claims (signature, `iss`, `aud`, `exp`, `nbf` already checked) */
+  payload: Record<string, unknown> & { sub?: string; exp?: number; iat?: number };
+  /** `issuer` of the provider that accepted the token */
+  providerIssuer: string;
+  /** `kid` from the token header, if any */
+  kid?: string;
+}
+
+/** Options for {@link createJwtVerifier}. */
+export interface JwtVerifierOptions {
+  /** fetch implementation for `jwksUrl` providers (default: global fetch) */
+  fetch?: typeof fetch;
+  /** tokens longer than this are rejected before any parsing; default 8192 */
+  maxTokenBytes?: number;
+}
+
+/** A token verifier for a fixed set of providers. */
+export interface JwtVerifier {
+  /** Verify `token`; rejects with a {@link TokenError} on any problem. */
+  verify(token: string): Promise<VerifiedToken>;
+}
+
+/** How node:crypto verifies each JWS algorithm. */
+interface CryptoAlg {
+  digest: string | null;
+  dsaEncoding?: 'ieee-p1363';
+  pss?: boolean;
+}
+
+const CRYPTO_ALGS: Readonly<Record<string, CryptoAlg>> = {
+  RS256: { digest: 'sha256' },
+  RS384: { digest: 'sha384' },
+  RS512: { digest: 'sha512' },
+  PS256: { digest: 'sha256', pss: true },
+  PS384: { digest: 'sha384', pss: true },
+  PS512: { digest: 'sha512', pss: true },
+  // JWS ECDSA signatures are raw r||s, not DER.
+  ES256: { digest: 'sha256', dsaEncoding: 'ieee-p1363' },
+  ES384: { digest: 'sha384', dsaEncoding: 'ieee-p1363' },
+  ES512: { digest: 'sha512', dsaEncoding: 'ieee-p1363' },
+  EdDSA: { digest: null },
+  Ed25519: { digest: null },
+};
+
+/** PSS salt length equals the digest size per RFC 7518 §3.5. */
+const PSS_SALT: Readonly<Record<string, number>> = { sha256: 32, sha384: 48, sha512: 64 };
+
+const B64URL = /^[A-Za-z0-9_-]+$/;
+
+interface Provider {
+  issuer: string;
+  audiences: ReadonlySet<string>;
+  algorithms: ReadonlySet<string>;
+  tolerance: number;
+  source: JwksSource;
+}
+
+function fail(code: TokenErrorCode, message: string): never {
+  throw new TokenError(code, message);
+}
+
+function invalidSignature(): never {
+  throw new TokenError('INVALID_SIGNATURE', 'Invalid token signature');
+}
+
+/** Decode a base64url JSON object segment; anything else is malformed. */
+function decodeSegment(seg: string, what: string): Record<string, unknown> {
+  // Buffer's base64url decoder silently skips invalid characters, so validate first.
+  // A length of 1 mod 4 can never be valid base64.
+  if (!B64URL.test(seg) || seg.length % 4 === 1) fail('TOKEN_MALFORMED', `Malformed token ${what}`);
+  let value: unknown;
+  try {
+    value = JSON.parse(Buffer.from(seg, 'base64url').toString('utf8'));
+  } catch {
+    fail('TOKEN_MALFORMED', `Malformed token ${what}`);
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    fail('TOKEN_MALFORMED', `Malformed token ${what}`);
+  }
+  return value as Record<string, unknown>;
+}
+
+function verifyWith(key: KeyObject, alg: string, data: Buffer, sig: Buffer): boolean {
+  const c = CRYPTO_ALGS[alg] as CryptoAlg;
+  try {
+    if (c.pss) {
+      return cryptoVerify(
+        c.digest,
+        data,
+        {
+          key,
+          padding: cryptoConstants.RSA_PKCS1_PSS_PADDING,
+          saltLength: PSS_SALT[c.digest as string],
+        },
+        sig,
+      );
+    }
+    if (c.dsaEncoding) return cryptoVerify(c.digest, data, { key, dsaEncoding: c.dsaEncoding }, sig);
+    return cryptoVerify(c.digest, data, key, sig);
+  } catch {
+    // e.g. wrong signature length for the curve: a bad signature, not a server error
+    return false;
+  }
+}
+
+/** Keys in `ks` usable for this header; `undefined` kid means "any compatible key". */
+function candidates(ks: KeySet, kid: string | undefined, alg: string): ParsedKey[] {
+  const pool = kid === undefined ? ks.keys : ks.byKid.get(kid);
+  if (!pool) return [];
+  return pool.filter((k) => keyMatchesAlg(k, alg));
+}
+
+function buildProvider(cfg: JwtProviderConfig, opts: JwtVerifierOptions): Provider {
+  if (typeof cfg.issuer !== 'string' || cfg.issuer === '') throw new Error('JWT provider: issuer is required');
+  const audiences = Array.isArray(cfg.audience) ? cfg.audience : [cfg.audience];
+  if (audiences.length === 0 || audiences.some((a) => typeof a !== 'string' || a === '')) {
+    throw new Error(`JWT provider ${cfg.issuer}: audience is required`);
+  }
+  const algorithms = cfg.algorithms ?? ['RS256'];
+  if (algorithms.length === 0) throw new Error(`JWT provider ${cfg.issuer}: algorithms must not be empty`);
+  for (const a of algorithms) {
+    // Fail at startup rather than silently never accepting tokens (or accepting HMAC).
+    if (!ALG_SPECS[a]) throw new Error(`JWT provider ${cfg.issuer}: unsupported algorithm ${JSON.stringify(a)}`);
+  }
+  const sources = [cfg.jwks, cfg.jwksUrl, cfg.getJwks].filter((s) => s !== undefined).length;
+  if (sources !== 1) throw new Error(`JWT provider ${cfg.issuer}: exactly one of jwks, jwksUrl, getJwks is required`);
+  let source: JwksSource;
+  if (cfg.jwks !== undefined) {
+    source = new StaticJwksSource(cfg.jwks as string | { keys: unknown[] });
+  } else if (cfg.jwksUrl !== undefined) {
+    source = new RemoteJwksSource(cfg.jwksUrl, {
+      fetch: opts.fetch,
+      minRefetchIntervalMs: cfg.minRefetchIntervalMs,
+      maxAgeMs: cfg.jwksMaxAgeMs,
+    });
+  } else {
+    source = new DynamicJwksSource(cfg.getJwks as () => string | undefined);
+  }
+  return {
+    issuer: cfg.issuer,
+    audiences: new Set(audiences),
+    algorithms: new Set(algorithms),
+    tolerance: cfg.clockToleranceSeconds ?? 5,
+    source,
+  };
+}
+
+function checkClaims(payload: Record<string, unknown>, p: Provider): void {
+  const now = Date.now() / 1000;
+  const { exp, nbf, iat, aud } = payload;
+  // Tokens without exp would be valid forever; we never accept them.
+  if (typeof exp !== 'number' || !Number.isFinite(exp)) fail('CLAIM_INVALID', 'Token has no valid "exp" claim');
+  if (exp <= now - p.tolerance) fail('TOKEN_EXPIRED', 'Token has expired');
+  if (nbf !== undefined) {
+    if (typeof nbf !== 'number' || !Number.isFinite(nbf)) fail('CLAIM_INVALID', 'Invalid "nbf" claim');
+    if (nbf > now + p.tolerance) fail('CLAIM_INVALID', 'Token is not yet valid');
+  }
+  if (iat !== undefined && (typeof iat !== 'number' || !Number.isFinite(iat))) {
+    fail('CLAIM_INVALID', 'Invalid "iat" claim');
+  }
+  if (typeof aud === 'string') {
+    if (!p.audiences.has(aud)) fail('CLAIM_INVALID', 'Unexpected "aud" claim');
+  } else if (Array.isArray(aud)) {
+    if (!aud.some((a) => typeof a === 'string' && p.audiences.has(a))) fail('CLAIM_INVALID', 'Unexpected "aud" claim');
+  } else {
+    fail('CLAIM_INVALID', 'Missing "aud" claim');
+  }
+  if (payload.sub !== undefined && typeof payload.sub !== 'string') fail('CLAIM_INVALID', 'Invalid "sub" claim');
+}
+
+/**
+ * Create a verifier for tokens from the given providers.
+ *
+ * The provider is chosen by the token's (unverified) `iss`, then the header
+ * `alg` must be in that provider's pinned list, the signature must verify
+ * against the provider's key set (selected by `kid`), and `exp` (required),
+ * `nbf`, `aud` are checked. Provider configs are validated eagerly and throw a
+ * plain `Error` on misconfiguration; static key sets are imported up front.
+ *
+ * @throws Error on invalid provider configuration (not on bad tokens).
+ */
+export function createJwtVerifier(providers: JwtProviderConfig[], opts: JwtVerifierOptions = {}): JwtVerifier {
+  const maxTokenBytes = opts.maxTokenBytes ?? 8192;
+  const byIssuer = new Map<string, Provider>();
+  for (const cfg of providers) {
+    if (byIssuer.has(cfg.issuer)) throw new Error(`JWT provider ${cfg.issuer}: duplicate issuer`);
+    byIssuer.set(cfg.issuer, buildProvider(cfg, opts));
+  }
+
+  async function verify(token: string): Promise<VerifiedToken> {
+    if (typeof token !== 'string' || token.length === 0) fail('TOKEN_MALFORMED', 'Malformed token');
+    // Size check before touching the content; UTF-16 length <= UTF-8 byte length,
+    // and any non-ASCII character is rejected by the base64url check anyway.
+    if (token.length > maxTokenBytes) fail('TOKEN_TOO_LARGE', 'Token too large');
+
+    const dot1 = token.indexOf('.');
+    const dot2 = dot1 < 0 ? -1 : token.indexOf('.', dot1 + 1);
+    if (dot1 < 0 || dot2 < 0 || token.indexOf('.', dot2 + 1) !== -1) fail('TOKEN_MALFORMED', 'Malformed token');
+    const header = decodeSegment(token.slice(0, dot1), 'header');
+    const alg = header.alg;
+    if (typeof alg !== 'string') fail('TOKEN_MALFORMED', 'Token header has no "alg"');
+    // Checked before the signature segment so `alg: none` (empty signature) is reported as such.
+    if (alg.toLowerCase() === 'none') fail('ALG_NOT_ALLOWED', 'Unsigned tokens are not accepted');
+    const sigSeg = token.slice(dot2 + 1);
+    if (!B64URL.test(sigSeg) || sigSeg.length % 4 === 1) fail('TOKEN_MALFORMED', 'Malformed token signature');
+    const payload = decodeSegment(token.slice(dot1 + 1, dot2), 'payload');
+
+    // We implement no JWS extensions, so any critical one must be refused (RFC 7515 §4.1.11).
+    if (header.crit !== undefined) fail('TOKEN_MALFORMED', 'Unsupported critical header parameters');
+    const kid = header.kid;
+    if (kid !== undefined && typeof kid !== 'string') fail('TOKEN_MALFORMED', 'Invalid "kid" header');
+
+    const iss = payload.iss;
+    const provider = typeof iss === 'string' ? byIssuer.get(iss) : undefined;
+    if (!provider) fail('CLAIM_INVALID', 'Unknown token issuer');
+    if (!provider.algorithms.has(alg)) fail('ALG_NOT_ALLOWED', 'Token algorithm not allowed');
+
+    let keySet = provider.source.get();
+    if (keySet instanceof Promise) keySet = await keySet;
+    let keys = candidates(keySet, kid, alg);
+    if (keys.length === 0 && provider.source.refresh) {
+      // Possibly a key rotation at the IdP: one rate-limited refetch.
+      const fresh = await provider.source.refresh();
+      if (fresh) keys = candidates(fresh, kid, alg);
+    }
+    if (keys.length === 0) fail('UNKNOWN_KEY', 'No matching key for token');
+
+    const data = Buffer.from(token.slice(0, dot2), 'latin1');
+    const sig = Buffer.from(sigSeg, 'base64url');
+    // Without a kid several keys may fit; the list is bounded by the configured JWKS.
+    let ok = false;
+    for (const k of keys) {
+      if (verifyWith(k.key, alg, data, sig)) {
+        ok = true;
+        break;
+      }
+    }
+    if (!ok) invalidSignature();
+
+    checkClaims(payload, provider);
+    return {
+      payload: payload as VerifiedToken['payload'],
+      providerIssuer: provider.issuer,
+      ...(kid !== undefined ? { kid } : {}),
+    };
+  }
+
+  return { verify };
+}

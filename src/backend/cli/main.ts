@@ -1,0 +1,138 @@
+/**
+ * `npm run cli -- <command>`:
+ *   env list | get NAME | set NAME [VALUE] | remove NAME | sync [FILE] [--auth]
+ *   run <module:function> [json-args]
+ * Results go to stdout (a string as it is, anything else as JSON); logs and errors to stderr.
+ * The app is loaded from $SERVICE_APP (default examples/app/app.ts); storage from $DATABASE_URL.
+ */
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { isServiceError } from "../errors.ts";
+import { parseEnvFile } from "../env/store.ts";
+import { Backend } from "../runtime.ts";
+import type { ServiceOptions } from "../service.ts";
+import { openEngine } from "../storage/open.ts";
+
+const USAGE = `usage:
+  cli env list
+  cli env get NAME
+  cli env set NAME [VALUE]      (reads VALUE from stdin when omitted)
+  cli env remove NAME
+  cli env sync [FILE] [--auth]  (FILE defaults to .env; --auth generates missing auth secrets)
+  cli run <module:function> [json-args]`;
+
+class UsageError extends Error {}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8").replace(/\r?\n$/, "");
+}
+
+function print(value: unknown): void {
+  process.stdout.write(typeof value === "string" ? `${value}\n` : `${JSON.stringify(value, null, 2)}\n`);
+}
+
+async function loadApp(): Promise<ServiceOptions> {
+  const file = resolve(process.env.SERVICE_APP ?? "examples/app/app.ts");
+  const mod = await import(pathToFileURL(file).href);
+  if (!mod.app) throw new Error(`${file} does not export "app"`);
+  return mod.app as ServiceOptions;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [group, sub, ...rest] = argv;
+  if (!group || group === "help" || group === "--help") {
+    process.stderr.write(`${USAGE}\n`);
+    return group ? 0 : 2;
+  }
+  const app = await loadApp();
+  const backend = new Backend({ ...app, engine: openEngine(process.env.DATABASE_URL) });
+  await backend.start();
+  try {
+    if (group === "run") {
+      if (!sub) throw new UsageError("run needs a function path");
+      let args: unknown = {};
+      if (rest[0] !== undefined) {
+        try {
+          args = JSON.parse(rest[0]);
+        } catch {
+          throw new UsageError("args must be JSON, e.g. '{\"email\":\"a@b.c\"}'");
+        }
+      }
+      const fn = backend.lookup(sub, undefined, true);
+      const caller = { allowInternal: true };
+      const value =
+        fn.kind === "query"
+          ? (await backend.runQuery(sub, args, caller)).value
+          : fn.kind === "mutation"
+            ? (await backend.runMutation(sub, args, caller)).value
+            : await backend.runAction(sub, args, caller);
+      print(value);
+      return 0;
+    }
+    if (group === "env") {
+      const env = backend.env;
+      switch (sub) {
+        case "list":
+          for (const [name, value] of env.stored()) print(`${name}=${value}`);
+          return 0;
+        case "get": {
+          const value = env.stored().find(([n]) => n === rest[0])?.[1];
+          if (value === undefined) {
+            process.stderr.write(`${rest[0]} is not set\n`);
+            return 1;
+          }
+          print(value);
+          return 0;
+        }
+        case "set": {
+          const [name, given] = rest;
+          if (!name) throw new UsageError("env set needs a NAME");
+          const value = given ?? (await readStdin());
+          await env.set(name, value);
+          process.stderr.write(`set ${name}\n`);
+          return 0;
+        }
+        case "remove": {
+          if (!rest[0]) throw new UsageError("env remove needs a NAME");
+          const removed = await env.remove(rest[0]);
+          process.stderr.write(removed ? `removed ${rest[0]}\n` : `${rest[0]} was not set\n`);
+          return 0;
+        }
+        case "sync": {
+          const auth = rest.includes("--auth");
+          const file = rest.find((a) => !a.startsWith("--")) ?? ".env";
+          let pairs: [string, string][] = [];
+          try {
+            pairs = parseEnvFile(readFileSync(file, "utf8"));
+          } catch (e) {
+            if ((e as NodeJS.ErrnoException).code !== "ENOENT" || !auth) throw e;
+          }
+          for (const [name, value] of pairs) await env.set(name, value);
+          process.stderr.write(`synced ${pairs.length} variable(s) from ${file}\n`);
+          if (auth) {
+            if (!app.onAuthSync) throw new Error("This app has no auth integration to sync");
+            const generated = await app.onAuthSync(backend);
+            process.stderr.write(generated.length ? `generated ${generated.join(", ")}\n` : "auth variables already set\n");
+          }
+          return 0;
+        }
+      }
+    }
+    throw new UsageError(`unknown command: ${[group, sub].filter(Boolean).join(" ")}`);
+  } finally {
+    await backend.close();
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (error) => {
+    if (error instanceof UsageError) process.stderr.write(`${error.message}\n${USAGE}\n`);
+    else if (isServiceError(error)) process.stderr.write(`error ${error.code}: ${error.message}\n`);
+    else process.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(error instanceof UsageError ? 2 : 1);
+  },
+);

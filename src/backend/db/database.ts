@@ -1,0 +1,152 @@
+/**
+ * `ctx.db`: typed document reads for queries and reads + validated writes for mutations. Every
+ * read is recorded in the execution's read set, every write in its write set.
+ */
+import { ServiceError } from "../errors.ts";
+import { newId } from "../ids.ts";
+import type { GenericDataModel } from "../schema.ts";
+import type { ReadTransaction, StoredDocument, WriteTransaction } from "../storage/engine.ts";
+import { validate } from "../values/validate.ts";
+import type { Catalog, TableInfo } from "./catalog.ts";
+import { Query } from "./query.ts";
+import type { DocumentWrite, ReadSet } from "./read-write-sets.ts";
+
+type TableName<DM> = keyof DM & string;
+type DocOf<DM extends GenericDataModel, T extends TableName<DM>> = DM[T]["document"];
+type WithoutSystem<D> = Omit<D, "_id" | "_creationTime">;
+
+/** Read access to the database, available in queries and mutations. */
+export interface DatabaseReader<DM extends GenericDataModel = GenericDataModel> {
+  /** The document with this id, or null (also for ids that are malformed or of another table). */
+  get<T extends TableName<DM>>(table: T, id: string): Promise<DocOf<DM, T> | null>;
+  get(id: string): Promise<DM[TableName<DM>]["document"] | null>;
+  query<T extends TableName<DM>>(table: T): Query<DocOf<DM, T>, DM[T]["indexes"]>;
+  /** The table a well-formed id belongs to, or null. */
+  tableOf(id: string): TableName<DM> | null;
+}
+
+/** Read and write access, available in mutations only; writes are part of the mutation's transaction. */
+export interface DatabaseWriter<DM extends GenericDataModel = GenericDataModel> extends DatabaseReader<DM> {
+  insert<T extends TableName<DM>>(table: T, value: WithoutSystem<DocOf<DM, T>>): Promise<string>;
+  /** Shallow-merges `value` into the document; a field set to `undefined` is removed. */
+  patch(id: string, value: Partial<WithoutSystem<DM[TableName<DM>]["document"]>>): Promise<void>;
+  patch<T extends TableName<DM>>(table: T, id: string, value: Partial<WithoutSystem<DocOf<DM, T>>>): Promise<void>;
+  replace(id: string, value: WithoutSystem<DM[TableName<DM>]["document"]>): Promise<void>;
+  delete(id: string): Promise<void>;
+  delete<T extends TableName<DM>>(table: T, id: string): Promise<void>;
+}
+
+export class DatabaseReaderImpl implements DatabaseReader<any> {
+  constructor(
+    protected readonly catalog: Catalog,
+    protected readonly tx: ReadTransaction,
+    readonly readSet: ReadSet,
+  ) {}
+
+  protected resolve(tableOrId: string, maybeId: string | undefined): { table: TableInfo | null; id: string } {
+    if (maybeId !== undefined) {
+      const table = this.catalog.table(tableOrId);
+      const owner = this.catalog.tableOfId(maybeId);
+      return { table: owner && owner.name === table.name ? table : null, id: maybeId };
+    }
+    return { table: this.catalog.tableOfId(tableOrId), id: tableOrId };
+  }
+
+  async get(tableOrId: string, maybeId?: string): Promise<any> {
+    const { table, id } = this.resolve(tableOrId, maybeId);
+    if (!table) return null;
+    this.readSet.ids.push({ table: table.name, id });
+    return this.tx.get(table.name, id);
+  }
+
+  query(table: string): Query<any, any> {
+    return new Query(this.tx, this.catalog.table(table), this.readSet);
+  }
+
+  tableOf(id: string): string | null {
+    return this.catalog.tableOfId(id)?.name ?? null;
+  }
+}
+
+function stripSystem(value: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) if (v !== undefined && k !== "_id" && k !== "_creationTime") out[k] = v;
+  return out;
+}
+
+export class DatabaseWriterImpl extends DatabaseReaderImpl implements DatabaseWriter<any> {
+  constructor(
+    catalog: Catalog,
+    protected override readonly tx: WriteTransaction,
+    readSet: ReadSet,
+    readonly writes: DocumentWrite[],
+  ) {
+    super(catalog, tx, readSet);
+  }
+
+  private check(table: TableInfo, fields: Record<string, unknown>): void {
+    if (fields === null || typeof fields !== "object" || Array.isArray(fields)) {
+      throw new ServiceError("SCHEMA_VIOLATION", `A document of "${table.name}" must be an object`);
+    }
+    for (const key of Object.keys(fields)) {
+      if (key.startsWith("_") && key !== "_id" && key !== "_creationTime") {
+        throw new ServiceError("SCHEMA_VIOLATION", `${table.name}.${key}: field names may not start with "_"`);
+      }
+    }
+    validate({ kind: "object", fields: table.definition.fields, isOptional: false }, stripSystem(fields), table.name, "SCHEMA_VIOLATION");
+  }
+
+  /** Keeps our own writes visible to later reads of the same mutation and records the change. */
+  private record(write: DocumentWrite): void {
+    this.writes.push(write);
+  }
+
+  async insert(table: string, value: Record<string, unknown>): Promise<string> {
+    const info = this.catalog.table(table);
+    this.check(info, value);
+    const doc = { ...stripSystem(value), _id: newId(info.tag), _creationTime: Date.now() } as StoredDocument;
+    await this.tx.insert(table, doc, this.catalog.keysOf(table, doc));
+    this.record({ table, id: doc._id, before: null, after: doc });
+    return doc._id;
+  }
+
+  private async existing(tableOrId: string, maybeId: string | undefined, op: string) {
+    const { table, id } = this.resolve(tableOrId, maybeId);
+    const before = table ? await this.tx.get(table.name, id) : null;
+    if (!table || !before) throw new ServiceError("NOT_FOUND", `${op}: no document with id "${id}"`);
+    return { table, before };
+  }
+
+  async patch(tableOrId: string, a: any, b?: any): Promise<void> {
+    const [maybeId, value] = b === undefined ? [undefined, a] : [a, b];
+    const { table, before } = await this.existing(tableOrId, maybeId, "patch");
+    const merged: Record<string, unknown> = { ...before };
+    for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+      if (k === "_id" || k === "_creationTime") {
+        if (v !== undefined && v !== before[k]) throw new ServiceError("SCHEMA_VIOLATION", `patch: ${k} cannot change`);
+        continue;
+      }
+      if (v === undefined) delete merged[k];
+      else merged[k] = v;
+    }
+    await this.write(table, before, merged);
+  }
+
+  async replace(id: string, value: Record<string, unknown>): Promise<void> {
+    const { table, before } = await this.existing(id, undefined, "replace");
+    await this.write(table, before, { ...stripSystem(value), _id: before._id, _creationTime: before._creationTime });
+  }
+
+  private async write(table: TableInfo, before: StoredDocument, next: Record<string, unknown>): Promise<void> {
+    this.check(table, next);
+    const after = { ...stripSystem(next), _id: before._id, _creationTime: before._creationTime } as StoredDocument;
+    await this.tx.replace(table.name, after, this.catalog.keysOf(table.name, after));
+    this.record({ table: table.name, id: after._id, before, after });
+  }
+
+  async delete(tableOrId: string, maybeId?: string): Promise<void> {
+    const { table, before } = await this.existing(tableOrId, maybeId, "delete");
+    await this.tx.delete(table.name, before._id);
+    this.record({ table: table.name, id: before._id, before, after: null });
+  }
+}

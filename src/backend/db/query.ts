@@ -1,0 +1,239 @@
+/**
+ * `db.query(table)`: index range reads with order, filter, take/first/unique/collect and cursor
+ * pagination. Rows stream from the engine in batches, so `first()` or `take(n)` reads only what
+ * it returns (plus filtered-out rows), and the recorded read range ends at the last row read.
+ */
+import { ServiceError } from "../errors.ts";
+import type { ReadTransaction, StoredDocument } from "../storage/engine.ts";
+import { encodeKey, type KeyRange, prefixEnd } from "../storage/index-key.ts";
+import type { TableInfo } from "./catalog.ts";
+import type { ReadSet } from "./read-write-sets.ts";
+
+type Op = { kind: "eq" | "gt" | "gte" | "lt" | "lte"; field: string; value: unknown };
+
+/** Builds an index range: `eq` on a prefix of the index fields, then at most one lower and one upper bound. */
+export class IndexRangeBuilder<Doc = any, Fields extends string = string> {
+  /** @internal */ readonly ops: Op[] = [];
+  eq<F extends Fields>(field: F, value: F extends keyof Doc ? Doc[F] : unknown): this {
+    this.ops.push({ kind: "eq", field, value });
+    return this;
+  }
+  gt<F extends Fields>(field: F, value: F extends keyof Doc ? Doc[F] : unknown): this {
+    this.ops.push({ kind: "gt", field, value });
+    return this;
+  }
+  gte<F extends Fields>(field: F, value: F extends keyof Doc ? Doc[F] : unknown): this {
+    this.ops.push({ kind: "gte", field, value });
+    return this;
+  }
+  lt<F extends Fields>(field: F, value: F extends keyof Doc ? Doc[F] : unknown): this {
+    this.ops.push({ kind: "lt", field, value });
+    return this;
+  }
+  lte<F extends Fields>(field: F, value: F extends keyof Doc ? Doc[F] : unknown): this {
+    this.ops.push({ kind: "lte", field, value });
+    return this;
+  }
+}
+
+/** Turns range operations into a byte range of the index; rejects ops out of index order. */
+export function compileRange(indexName: string, fields: string[], ops: Op[]): KeyRange {
+  const prefix: unknown[] = [];
+  let i = 0;
+  while (i < ops.length && ops[i].kind === "eq") {
+    const op = ops[i];
+    if (fields[prefix.length] !== op.field) {
+      throw new ServiceError(
+        "BAD_REQUEST",
+        `withIndex("${indexName}"): eq("${op.field}") must name field "${fields[prefix.length] ?? "(none)"}" (index fields: ${fields.join(", ")})`,
+      );
+    }
+    prefix.push(op.value);
+    i++;
+  }
+  const prefixKey = encodeKey(prefix);
+  let lower: Buffer | undefined = prefix.length ? prefixKey : undefined;
+  let upper: Buffer | undefined = prefix.length ? prefixEnd(prefixKey) : undefined;
+  const boundField = fields[prefix.length];
+  let sawLower = false;
+  let sawUpper = false;
+  for (; i < ops.length; i++) {
+    const op = ops[i];
+    if (op.kind === "eq" || op.field !== boundField) {
+      throw new ServiceError(
+        "BAD_REQUEST",
+        `withIndex("${indexName}"): ${op.kind}("${op.field}") is out of index order (expected a bound on "${boundField}")`,
+      );
+    }
+    const key = encodeKey([...prefix, op.value]);
+    if (op.kind === "gt" || op.kind === "gte") {
+      if (sawLower) throw new ServiceError("BAD_REQUEST", `withIndex("${indexName}"): two lower bounds`);
+      sawLower = true;
+      lower = op.kind === "gte" ? key : prefixEnd(key);
+    } else {
+      if (sawUpper) throw new ServiceError("BAD_REQUEST", `withIndex("${indexName}"): two upper bounds`);
+      sawUpper = true;
+      upper = op.kind === "lt" ? key : prefixEnd(key);
+    }
+  }
+  return { lower, upper };
+}
+
+export interface PaginationOptions {
+  numItems: number;
+  cursor: string | null;
+}
+export interface PaginationResult<T> {
+  page: T[];
+  isDone: boolean;
+  continueCursor: string;
+}
+
+const MAX_BATCH = 256;
+
+/** A query over one table; chain `withIndex`, `order`, `filter`, then read it. */
+export class Query<Doc extends StoredDocument = StoredDocument, Indexes extends Record<string, string[]> = Record<string, string[]>> {
+  private indexName = "by_creation_time";
+  private range: KeyRange = {};
+  private direction: "asc" | "desc" = "asc";
+  private readonly predicates: ((doc: Doc) => boolean)[] = [];
+
+  constructor(
+    private readonly tx: ReadTransaction,
+    private readonly table: TableInfo,
+    private readonly readSet: ReadSet,
+  ) {}
+
+  /** Reads the index `name` within the range built by `range` (all of it when omitted). */
+  withIndex<N extends keyof Indexes & string>(
+    name: N,
+    range?: (q: IndexRangeBuilder<Doc, Indexes[N][number]>) => IndexRangeBuilder<Doc, any>,
+  ): this {
+    const fields = this.table.indexes.get(name);
+    if (!fields) throw new ServiceError("BAD_REQUEST", `Table "${this.table.name}" has no index "${name}"`);
+    this.indexName = name;
+    const builder = new IndexRangeBuilder<Doc, any>();
+    if (range) range(builder);
+    this.range = compileRange(name, fields, builder.ops);
+    return this;
+  }
+
+  order(direction: "asc" | "desc"): this {
+    this.direction = direction;
+    return this;
+  }
+
+  /** Keeps documents for which `predicate` is true (evaluated after the index range). */
+  filter(predicate: (doc: Doc) => boolean): this {
+    this.predicates.push(predicate);
+    return this;
+  }
+
+  private matches(doc: Doc): boolean {
+    for (const p of this.predicates) if (!p(doc)) return false;
+    return true;
+  }
+
+  /**
+   * Reads up to `limit` matching documents starting after `after` (a key), recording the range
+   * actually covered. Returns the documents, the last key read and whether the range ended.
+   */
+  private async run(limit: number, after?: Buffer): Promise<{ docs: Doc[]; lastKey?: Buffer; done: boolean }> {
+    const docs: Doc[] = [];
+    let range: KeyRange = { ...this.range };
+    if (after) {
+      if (this.direction === "asc") range.lower = Buffer.concat([after, Buffer.from([0])]);
+      else range.upper = after;
+    }
+    const start = { ...range };
+    let lastKey: Buffer | undefined;
+    let done = false;
+    while (docs.length < limit) {
+      const want = this.predicates.length ? MAX_BATCH : Math.min(MAX_BATCH, limit - docs.length);
+      const rows = await this.tx.scan({
+        table: this.table.name,
+        index: this.indexName,
+        range,
+        order: this.direction,
+        limit: want,
+      });
+      for (const row of rows) {
+        lastKey = row.key;
+        if (this.matches(row.doc as Doc)) {
+          docs.push(row.doc as Doc);
+          if (docs.length >= limit) break;
+        }
+      }
+      if (rows.length < want) {
+        done = true;
+        break;
+      }
+      if (!lastKey) break;
+      if (this.direction === "asc") range = { ...range, lower: Buffer.concat([lastKey, Buffer.from([0])]) };
+      else range = { ...range, upper: lastKey };
+    }
+    // The result depends on exactly the part of the range that was scanned.
+    const covered: KeyRange = { ...start };
+    if (!done && lastKey) {
+      if (this.direction === "asc") covered.upper = Buffer.concat([lastKey, Buffer.from([0])]);
+      else covered.lower = lastKey;
+    }
+    this.readSet.ranges.push({ table: this.table.name, index: this.indexName, range: covered });
+    return { docs, lastKey, done };
+  }
+
+  async collect(): Promise<Doc[]> {
+    return (await this.run(Number.POSITIVE_INFINITY)).docs;
+  }
+
+  async take(n: number): Promise<Doc[]> {
+    if (!Number.isInteger(n) || n < 0) throw new ServiceError("BAD_REQUEST", "take(n) needs a non-negative integer");
+    if (n === 0) return [];
+    return (await this.run(n)).docs;
+  }
+
+  async first(): Promise<Doc | null> {
+    return (await this.run(1)).docs[0] ?? null;
+  }
+
+  /** The only matching document or null; throws when there are two or more. */
+  async unique(): Promise<Doc | null> {
+    const { docs } = await this.run(2);
+    if (docs.length > 1) {
+      throw new ServiceError(
+        "CONFLICT",
+        `unique() found more than one document in "${this.table.name}" (index "${this.indexName}")`,
+      );
+    }
+    return docs[0] ?? null;
+  }
+
+  /** Counts documents in the index range without loading them (filters are not allowed). */
+  async count(): Promise<number> {
+    if (this.predicates.length) return (await this.collect()).length;
+    this.readSet.ranges.push({ table: this.table.name, index: this.indexName, range: this.range });
+    return this.tx.count(this.table.name, this.indexName, this.range);
+  }
+
+  async paginate(options: PaginationOptions): Promise<PaginationResult<Doc>> {
+    if (!Number.isInteger(options.numItems) || options.numItems < 1) {
+      throw new ServiceError("BAD_REQUEST", "paginate: numItems must be a positive integer");
+    }
+    let after: Buffer | undefined;
+    if (options.cursor) {
+      after = Buffer.from(options.cursor, "base64url");
+      if (after.length === 0) throw new ServiceError("BAD_REQUEST", "paginate: malformed cursor");
+    }
+    const { docs, lastKey, done } = await this.run(options.numItems, after);
+    const cursorKey = lastKey ?? after;
+    return {
+      page: docs,
+      isDone: done,
+      continueCursor: cursorKey ? cursorKey.toString("base64url") : "",
+    };
+  }
+
+  async *[Symbol.asyncIterator](): AsyncIterator<Doc> {
+    for (const doc of await this.collect()) yield doc;
+  }
+}

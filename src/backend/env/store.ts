@@ -1,0 +1,79 @@
+/**
+ * Backend environment variables stored in the database (`_env` table), so every process and
+ * instance sees the same values. Process environment variables override stored ones. Reads are
+ * synchronous from an in-memory copy, refreshed on every commit that touches `_env` (this
+ * process) or on any commit of another process.
+ */
+import type { Backend } from "../runtime.ts";
+
+const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+export class EnvStore {
+  private values = new Map<string, string>();
+  private readonly listeners = new Set<() => void>();
+
+  constructor(private readonly backend: Backend) {}
+
+  /** Reloads stored values from the database. */
+  async load(): Promise<void> {
+    const rows = await this.backend.read((db) => db.query("_env").collect());
+    const next = new Map(rows.map((r) => [r.name as string, r.value as string]));
+    const changed = next.size !== this.values.size || [...next].some(([k, v]) => this.values.get(k) !== v);
+    this.values = next;
+    if (changed) for (const l of this.listeners) l();
+  }
+
+  /** Calls `listener` after stored values changed. */
+  onChange(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** The effective value: the process environment first, then the stored value. */
+  get(name: string): string | undefined {
+    return process.env[name] ?? this.values.get(name);
+  }
+
+  /** Stored values only (what `env list` shows), sorted by name. */
+  stored(): [string, string][] {
+    return [...this.values].sort(([a], [b]) => a.localeCompare(b));
+  }
+
+  async set(name: string, value: string): Promise<void> {
+    if (!NAME.test(name)) throw new Error(`Invalid variable name "${name}"`);
+    await this.backend.write(async (db) => {
+      const existing = await db.query("_env").withIndex("name", (q) => q.eq("name", name)).unique();
+      if (existing) await db.patch(existing._id, { value });
+      else await db.insert("_env", { name, value });
+    });
+    this.values.set(name, value);
+  }
+
+  async remove(name: string): Promise<boolean> {
+    const removed = await this.backend.write(async (db) => {
+      const existing = await db.query("_env").withIndex("name", (q) => q.eq("name", name)).unique();
+      if (existing) await db.delete(existing._id);
+      return Boolean(existing);
+    });
+    this.values.delete(name);
+    return removed;
+  }
+}
+
+/** Parses a dotenv file: `NAME=value`, `# comments`, optional quotes, `export ` prefix. */
+export function parseEnvFile(text: string): [string, string][] {
+  const out: [string, string][] = [];
+  for (const raw of text.split(/\r?\n/)) {
+    const line = raw.trim();
+    if (!line || line.startsWith("#")) continue;
+    const m = /^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)$/.exec(line);
+    if (!m) throw new Error(`Cannot parse env line: ${line.slice(0, 40)}`);
+    let value = m[2];
+    if ((value.startsWith('"') && value.endsWith('"')) || (value.startsWith("'") && value.endsWith("'"))) {
+      value = value.slice(1, -1);
+      if (m[2].startsWith('"')) value = value.replace(/\\n/g, "\n").replace(/\\"/g, '"');
+    }
+    out.push([m[1], value]);
+  }
+  return out;
+}

@@ -1,0 +1,146 @@
+/**
+ * Function builders: `query`, `mutation`, `action`, their internal variants and `httpAction`.
+ * A registered function is plain data (kind, visibility, args validator, handler); the runtime
+ * executes it. Types flow from the `args` validators into the handler and out to `api` references.
+ */
+import type { DatabaseReader, DatabaseWriter } from "../db/database.ts";
+import type { DataModelOf, GenericDataModel, SchemaDefinition } from "../schema.ts";
+import type { ObjectType, PropertyValidators } from "../values/validators.ts";
+import type { FunctionReference } from "./references.ts";
+
+/** What a verified token tells about the caller. Fields beyond these come from the token claims. */
+export interface UserIdentity {
+  /** The token's `sub`. */
+  subject: string;
+  /** The token's `iss`. */
+  issuer: string;
+  tokenIdentifier: string;
+  [claim: string]: unknown;
+}
+
+/** `ctx.auth`: the caller's identity, established by the transport before the function runs. */
+export interface Auth {
+  getUserIdentity(): Promise<UserIdentity | null>;
+  /** The raw bearer token of the request, for forwarding to external APIs. */
+  getToken(): string | null;
+}
+
+/** Facts about the request that are not identity (e.g. the client's address). */
+export interface RequestMeta {
+  clientIp?: string;
+  userAgent?: string;
+}
+
+export interface QueryCtx<DM extends GenericDataModel = GenericDataModel> {
+  db: DatabaseReader<DM>;
+  auth: Auth;
+  meta: RequestMeta;
+}
+
+export interface MutationCtx<DM extends GenericDataModel = GenericDataModel> {
+  db: DatabaseWriter<DM>;
+  auth: Auth;
+  meta: RequestMeta;
+}
+
+export interface ActionCtx {
+  auth: Auth;
+  meta: RequestMeta;
+  runQuery<R extends FunctionReference<"query", any, any, any>>(ref: R, args: R["_args"]): Promise<R["_returns"]>;
+  runMutation<R extends FunctionReference<"mutation", any, any, any>>(ref: R, args: R["_args"]): Promise<R["_returns"]>;
+  runAction<R extends FunctionReference<"action", any, any, any>>(ref: R, args: R["_args"]): Promise<R["_returns"]>;
+}
+
+export type FunctionKind = "query" | "mutation" | "action";
+export type Visibility = "public" | "internal";
+
+/** A function the runtime can execute. `Args`/`Returns` are phantom types for references. */
+export interface RegisteredFunction<
+  K extends FunctionKind = FunctionKind,
+  V extends Visibility = Visibility,
+  Args = any,
+  Returns = any,
+> {
+  readonly kind: K;
+  readonly visibility: V;
+  readonly args?: PropertyValidators;
+  readonly handler: (ctx: any, args: any) => unknown;
+  /** Phantom types, never set at runtime. */
+  readonly _args?: Args;
+  readonly _returns?: Returns;
+}
+
+/** An HTTP route handler: a web-standard Request in, a Response out. */
+export interface HttpAction {
+  readonly kind: "httpAction";
+  readonly handler: (ctx: ActionCtx, request: Request) => Promise<Response>;
+}
+
+type ArgsOf<A> = A extends PropertyValidators ? ObjectType<A> : Record<string, never>;
+
+type Builder<K extends FunctionKind, V extends Visibility, Ctx> = <
+  A extends PropertyValidators | undefined = undefined,
+  R = unknown,
+>(definition: {
+  args?: A;
+  handler: (ctx: Ctx, args: ArgsOf<A>) => R;
+}) => RegisteredFunction<K, V, ArgsOf<A>, Awaited<R>>;
+
+function builder<K extends FunctionKind, V extends Visibility>(kind: K, visibility: V): Builder<K, V, any> {
+  return ((definition: { args?: PropertyValidators; handler: (ctx: any, args: any) => unknown }) => {
+    if (typeof definition?.handler !== "function") throw new Error(`${kind} needs a handler function`);
+    return Object.freeze({ kind, visibility, args: definition.args, handler: definition.handler });
+  }) as Builder<K, V, any>;
+}
+
+/** The function builders typed against one data model. */
+export interface FunctionBuilders<DM extends GenericDataModel> {
+  query: Builder<"query", "public", QueryCtx<DM>>;
+  internalQuery: Builder<"query", "internal", QueryCtx<DM>>;
+  mutation: Builder<"mutation", "public", MutationCtx<DM>>;
+  internalMutation: Builder<"mutation", "internal", MutationCtx<DM>>;
+  action: Builder<"action", "public", ActionCtx>;
+  internalAction: Builder<"action", "internal", ActionCtx>;
+  httpAction: (handler: (ctx: ActionCtx, request: Request) => Promise<Response>) => HttpAction;
+}
+
+/**
+ * Builders whose `ctx.db` is typed by `schema`:
+ * `export const { query, mutation } = functionsFor(schema)`.
+ */
+export function functionsFor<S extends SchemaDefinition>(_schema?: S): FunctionBuilders<DataModelOf<S>> {
+  return {
+    query: builder("query", "public"),
+    internalQuery: builder("query", "internal"),
+    mutation: builder("mutation", "public"),
+    internalMutation: builder("mutation", "internal"),
+    action: builder("action", "public"),
+    internalAction: builder("action", "internal"),
+    httpAction: (handler) => Object.freeze({ kind: "httpAction" as const, handler }),
+  } as FunctionBuilders<DataModelOf<S>>;
+}
+
+/**
+ * Wraps a mutation builder so every mutation made with it runs `wrap` around its handler — the
+ * pattern for application-level triggers: `wrap` can replace `ctx.db` with one that runs
+ * callbacks on each write, inside the same transaction.
+ */
+export function customMutation<DM extends GenericDataModel, V extends Visibility>(
+  base: Builder<"mutation", V, MutationCtx<DM>>,
+  wrap: (ctx: MutationCtx<DM>) => MutationCtx<DM> | Promise<MutationCtx<DM>>,
+): Builder<"mutation", V, MutationCtx<DM>> {
+  return ((definition: { args?: any; handler: (ctx: MutationCtx<DM>, args: any) => unknown }) =>
+    base({
+      args: definition.args,
+      handler: async (ctx: MutationCtx<DM>, args: any) => definition.handler(await wrap(ctx), args),
+    })) as Builder<"mutation", V, MutationCtx<DM>>;
+}
+
+export function isRegisteredFunction(value: unknown): value is RegisteredFunction {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    ["query", "mutation", "action"].includes((value as RegisteredFunction).kind) &&
+    typeof (value as RegisteredFunction).handler === "function"
+  );
+}

@@ -1,0 +1,59 @@
+/**
+ * Typed function references: `api.messages.list` is a reference to `messages:list` whose args and
+ * return types come from the registered function. At runtime a reference is just its path.
+ */
+import type { FunctionKind, RegisteredFunction, Visibility } from "./define.ts";
+
+export const PATH = Symbol.for("service-auth.functionPath");
+
+export interface FunctionReference<K extends FunctionKind = FunctionKind, V extends Visibility = Visibility, Args = any, Returns = any> {
+  readonly [PATH]: string;
+  readonly _kind?: K;
+  readonly _visibility?: V;
+  readonly _args: Args;
+  readonly _returns: Returns;
+}
+
+type RefOf<F> = F extends RegisteredFunction<infer K, infer V, infer A, infer R> ? FunctionReference<K, V, A, R> : never;
+
+type FilterVisibility<M, V extends Visibility> = {
+  [F in keyof M as M[F] extends RegisteredFunction<any, V, any, any> ? F : never]: RefOf<M[F]>;
+};
+
+/** `api` type: public functions of each module. */
+export type ApiOf<Modules> = { [M in keyof Modules]: FilterVisibility<Modules[M], "public"> };
+/** `internal` type: internal functions of each module. */
+export type InternalApiOf<Modules> = { [M in keyof Modules]: FilterVisibility<Modules[M], "internal"> };
+
+function referenceProxy(parts: string[]): any {
+  return new Proxy(
+    {},
+    {
+      get(_target, prop) {
+        if (prop === PATH) {
+          if (parts.length < 2) throw new Error("A function reference needs a module and a function name");
+          return `${parts.slice(0, -1).join("/")}:${parts[parts.length - 1]}`;
+        }
+        if (typeof prop !== "string") return undefined;
+        if (prop === "then") return undefined; // not a thenable
+        return referenceProxy([...parts, prop]);
+      },
+    },
+  );
+}
+
+/** Untyped references; cast to `ApiOf<typeof modules>` in the app. */
+export const anyApi: any = referenceProxy([]);
+
+/** The `module:name` path of a reference (or a path string given as is). */
+export function functionPath(ref: FunctionReference | string): string {
+  if (typeof ref === "string") return ref;
+  const path = (ref as any)?.[PATH];
+  if (typeof path !== "string") throw new Error("Not a function reference");
+  return path;
+}
+
+/** A reference from a path string, e.g. from the CLI. */
+export function makeReference<K extends FunctionKind = FunctionKind>(path: string): FunctionReference<K> {
+  return { [PATH]: path } as FunctionReference<K>;
+}

@@ -1,0 +1,128 @@
+/**
+ * The HTTP transport: `POST /api/query|mutation|action` with `{path, args}`, `GET /healthz`, and
+ * the application's own routes (a Hono app or anything with `fetch(request, ctx)`).
+ */
+import { randomUUID } from "node:crypto";
+import { Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { ServiceError } from "../errors.ts";
+import type { ActionCtx, RequestMeta } from "../functions/define.ts";
+import { logger } from "../logger.ts";
+import type { Backend } from "../runtime.ts";
+
+/** Application routes: a Hono app whose handlers get the action ctx as `c.env`. */
+export interface HttpRoutes {
+  fetch(request: Request, ctx: ActionCtx): Response | Promise<Response>;
+}
+
+export interface HttpAppOptions {
+  routes?: HttpRoutes;
+  /** Largest accepted request body in bytes (default 1 MiB). */
+  maxBodyBytes?: number;
+  /** Reads the client address of a request (the Node server knows the socket). */
+  clientIp?: (request: Request, env: unknown) => string | undefined;
+}
+
+/** The bearer token of an `Authorization` header, or null. */
+export function bearerToken(header: string | null | undefined): string | null {
+  if (!header) return null;
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return m ? m[1] : null;
+}
+
+/** The JSON error body and status for any thrown value; internal errors are logged, not shown. */
+export function errorResponse(error: unknown, requestId: string): { status: number; body: Record<string, unknown> } {
+  if (error instanceof ServiceError) {
+    const body: Record<string, unknown> = { status: "error", code: error.code, message: error.message };
+    if (error.data !== undefined && error.code !== "UNAUTHORIZED") body.data = error.data;
+    return { status: error.status, body };
+  }
+  logger.error("internal error", {
+    requestId,
+    error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+    stack: error instanceof Error ? error.stack : undefined,
+  });
+  return {
+    status: 500,
+    body: { status: "error", code: "INTERNAL", message: `Internal server error (request ${requestId})` },
+  };
+}
+
+export function createHttpApp(backend: Backend, options: HttpAppOptions = {}): Hono {
+  const app = new Hono();
+  const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
+
+  const meta = (request: Request, env: unknown): RequestMeta => ({
+    clientIp: options.clientIp?.(request, env),
+    userAgent: request.headers.get("user-agent") ?? undefined,
+  });
+
+  app.get("/healthz", async (c) => {
+    try {
+      await backend.engine.ping();
+      return c.json({ status: "ok" });
+    } catch {
+      return c.json({ status: "error", code: "DATABASE_UNREACHABLE" }, 503);
+    }
+  });
+
+  for (const kind of ["query", "mutation", "action"] as const) {
+    app.post(
+      `/api/${kind}`,
+      bodyLimit({
+        maxSize: maxBodyBytes,
+        onError: (c) =>
+          c.json({ status: "error", code: "PAYLOAD_TOO_LARGE", message: `Request body exceeds ${maxBodyBytes} bytes` }, 413),
+      }),
+      async (c) => {
+        const requestId = randomUUID();
+        try {
+          let body: unknown;
+          try {
+            body = await c.req.json();
+          } catch {
+            throw new ServiceError("BAD_REQUEST", "Request body must be JSON");
+          }
+          if (typeof body !== "object" || body === null || typeof (body as any).path !== "string") {
+            throw new ServiceError("BAD_REQUEST", 'Request body must be {"path": "module:name", "args": {...}}');
+          }
+          const { path, args } = body as { path: string; args?: unknown };
+          const caller = { token: bearerToken(c.req.header("authorization")), meta: meta(c.req.raw, c.env) };
+          const value =
+            kind === "query"
+              ? (await backend.runQuery(path, args, caller)).value
+              : kind === "mutation"
+                ? (await backend.runMutation(path, args, caller)).value
+                : await backend.runAction(path, args, caller);
+          return c.json({ status: "success", value });
+        } catch (error) {
+          const { status, body } = errorResponse(error, requestId);
+          return c.json(body, status as ContentfulStatusCode);
+        }
+      },
+    );
+  }
+
+  const routes = options.routes;
+  app.all("*", async (c) => {
+    if (!routes) return c.json({ status: "error", code: "NOT_FOUND", message: "Not found" }, 404);
+    const requestId = randomUUID();
+    try {
+      const ctx = await backend.actionCtx(
+        { token: bearerToken(c.req.header("authorization")), meta: meta(c.req.raw, c.env) },
+        false,
+      );
+      return await routes.fetch(c.req.raw, ctx);
+    } catch (error) {
+      const { status, body } = errorResponse(error, requestId);
+      return c.json(body, status as ContentfulStatusCode);
+    }
+  });
+
+  app.onError((error, c) => {
+    const { status, body } = errorResponse(error, randomUUID());
+    return c.json(body, status as ContentfulStatusCode);
+  });
+  return app;
+}

@@ -1,0 +1,73 @@
+/**
+ * The storage engine interface: everything above it (database API, functions, reactivity) is
+ * engine-independent. An engine stores documents per table as JSON plus one binary key column
+ * per index (see `index-key.ts`), so range scans are plain byte-range scans on every engine.
+ */
+import type { KeyRange } from "./index-key.ts";
+
+/** A stored document: user fields plus `_id` and `_creationTime`. */
+export type StoredDocument = Record<string, unknown> & { _id: string; _creationTime: number };
+
+/** The physical layout the engine must create: tables and the index names of each. */
+export interface StorageLayout {
+  tables: Record<string, { indexes: { name: string; fields: string[] }[] }>;
+}
+
+export interface ScanRequest {
+  table: string;
+  /** Index name; `by_creation_time` always exists. */
+  index: string;
+  range: KeyRange;
+  order: "asc" | "desc";
+  limit: number;
+}
+
+export interface ScannedRow {
+  key: Buffer;
+  doc: StoredDocument;
+}
+
+/** Reads inside one consistent snapshot. */
+export interface ReadTransaction {
+  get(table: string, id: string): Promise<StoredDocument | null>;
+  scan(request: ScanRequest): Promise<ScannedRow[]>;
+  /** Counts index entries in a range without loading documents. */
+  count(table: string, index: string, range: KeyRange): Promise<number>;
+}
+
+/** Reads and writes inside one ACID transaction. `keys` maps index name to the encoded key. */
+export interface WriteTransaction extends ReadTransaction {
+  insert(table: string, doc: StoredDocument, keys: Record<string, Buffer>): Promise<void>;
+  replace(table: string, doc: StoredDocument, keys: Record<string, Buffer>): Promise<void>;
+  delete(table: string, id: string): Promise<void>;
+}
+
+/** Computes each index key of a document; the engine calls it when it backfills a new index. */
+export type KeyFunction = (table: string, doc: StoredDocument) => Record<string, Buffer>;
+
+export interface StorageEngine {
+  readonly kind: "sqlite" | "postgres";
+  /** Creates or updates tables and indexes to match `layout`, without losing data. */
+  migrate(layout: StorageLayout, keysOf: KeyFunction): Promise<void>;
+  /** Runs `fn` in a read snapshot. */
+  read<T>(fn: (tx: ReadTransaction) => Promise<T>): Promise<T>;
+  /**
+   * Runs `fn` in a serializable write transaction; commits if it resolves, rolls back if it
+   * throws. Engines may run `fn` again after a serialization conflict, so it must not have
+   * effects outside the transaction.
+   */
+  write<T>(fn: (tx: WriteTransaction) => Promise<T>): Promise<T>;
+  /**
+   * Calls `listener` when another process or instance committed (the CLI, a second server).
+   * `payload` is that commit's serialized write set when the engine can carry it, else undefined
+   * (then every subscription must be re-checked).
+   */
+  onExternalCommit(listener: (payload?: string) => void): () => void;
+  /** Publishes a commit's write set to other instances (no-op where there are none). */
+  publishCommit(payload: string): Promise<void>;
+  /** Cheap liveness check for /healthz. */
+  ping(): Promise<void>;
+  /** Query plan of a scan, for tests proving index use. */
+  explainScan(request: ScanRequest): Promise<string>;
+  close(): Promise<void>;
+}

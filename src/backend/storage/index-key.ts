@@ -1,0 +1,98 @@
+/**
+ * Order-preserving binary encoding of index keys.
+ *
+ * Each index entry is stored as one BLOB/bytea column whose bytewise order equals the logical
+ * order of its values. SQLite and PostgreSQL compare such columns with memcmp, and JavaScript
+ * compares them with `Buffer.compare`, so the database's range scans and the reactivity layer's
+ * "does this write touch that read range" checks agree exactly, on every engine.
+ *
+ * Order of types: undefined < null < number < false < true < string < array < object. Tags stay
+ * below 0xff so `prefix + 0xff` is an upper bound for every key that starts with `prefix`.
+ */
+
+const TAG_UNDEFINED = 0x01;
+const TAG_NULL = 0x02;
+const TAG_NUMBER = 0x10;
+const TAG_FALSE = 0x20;
+const TAG_TRUE = 0x21;
+const TAG_STRING = 0x30;
+const TAG_ARRAY = 0x40;
+const TAG_OBJECT = 0x50;
+/** Byte greater than every tag: appended to a prefix it bounds all keys starting with it. */
+export const KEY_MAX_BYTE = 0xff;
+
+export type KeyValue = unknown;
+
+function pushString(out: number[], s: string): void {
+  const bytes = Buffer.from(s, "utf8");
+  for (const b of bytes) {
+    // 0x00 terminates a string, so a literal 0x00 is escaped as 0x00 0xfe.
+    if (b === 0x00) out.push(0x00, 0xfe);
+    else out.push(b);
+  }
+  out.push(0x00);
+}
+
+const f64 = new Float64Array(1);
+const f64bytes = new Uint8Array(f64.buffer);
+
+function pushValue(out: number[], value: unknown): void {
+  if (value === undefined) out.push(TAG_UNDEFINED);
+  else if (value === null) out.push(TAG_NULL);
+  else if (typeof value === "number") {
+    out.push(TAG_NUMBER);
+    f64[0] = value === 0 ? 0 : value; // -0 and 0 are one key
+    // Big-endian, with the sign flipped for positives and all bits flipped for negatives.
+    const negative = (f64bytes[7] & 0x80) !== 0;
+    for (let i = 7; i >= 0; i--) {
+      const b = f64bytes[i];
+      out.push(negative ? ~b & 0xff : i === 7 ? b ^ 0x80 : b);
+    }
+  } else if (value === false) out.push(TAG_FALSE);
+  else if (value === true) out.push(TAG_TRUE);
+  else if (typeof value === "string") {
+    out.push(TAG_STRING);
+    pushString(out, value);
+  } else if (Array.isArray(value)) {
+    out.push(TAG_ARRAY);
+    for (const item of value) {
+      out.push(0x01);
+      pushValue(out, item);
+    }
+    out.push(0x00);
+  } else if (typeof value === "object") {
+    out.push(TAG_OBJECT);
+    for (const key of Object.keys(value as object).sort()) {
+      out.push(0x01);
+      pushString(out, key);
+      pushValue(out, (value as Record<string, unknown>)[key]);
+    }
+    out.push(0x00);
+  } else {
+    throw new TypeError(`Cannot index a value of type ${typeof value}`);
+  }
+}
+
+/** Encodes a tuple of values (the index fields in order) into one sortable key. */
+export function encodeKey(values: readonly unknown[]): Buffer {
+  const out: number[] = [];
+  for (const v of values) pushValue(out, v);
+  return Buffer.from(out);
+}
+
+/** The key just after every key that starts with `prefix`. */
+export function prefixEnd(prefix: Buffer): Buffer {
+  return Buffer.concat([prefix, Buffer.from([KEY_MAX_BYTE])]);
+}
+
+/** Half-open byte range `[lower, upper)`; a missing bound is unbounded. */
+export interface KeyRange {
+  lower?: Buffer;
+  upper?: Buffer;
+}
+
+export function inRange(key: Buffer, range: KeyRange): boolean {
+  if (range.lower && Buffer.compare(key, range.lower) < 0) return false;
+  if (range.upper && Buffer.compare(key, range.upper) >= 0) return false;
+  return true;
+}

@@ -1,0 +1,20 @@
+/** Chooses the storage engine from `DATABASE_URL`. */
+import { resolve } from "node:path";
+import type { StorageEngine } from "./engine.ts";
+import { SqliteEngine } from "./sqlite.ts";
+
+/** Default embedded database file, relative to the working directory. */
+export const DEFAULT_DATABASE_FILE = "./.data/service.sqlite";
+
+/**
+ * `undefined` or a path → SQLite file; `sqlite:PATH` / `file:PATH` → SQLite file;
+ * `postgres://…` → PostgreSQL (not available in this build: the error says so).
+ */
+export function openEngine(databaseUrl: string | undefined): StorageEngine {
+  const url = databaseUrl?.trim() || DEFAULT_DATABASE_FILE;
+  if (/^postgres(ql)?:\/\//i.test(url)) {
+    throw new Error("DATABASE_URL selects PostgreSQL, which this build does not support yet; unset it to use SQLite");
+  }
+  const file = url.replace(/^(sqlite|file):(\/\/)?/i, "");
+  return new SqliteEngine({ filename: file === ":memory:" ? file : resolve(file) });
+}
