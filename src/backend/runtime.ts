@@ -184,7 +184,7 @@ export class Backend {
     const readSet = emptyReadSet();
     const identity = await this.engine.read(async (tx) => {
       const db = new DatabaseReaderImpl(this.catalog, tx, readSet);
-      return this.resolve(claims, { db, auth: staticAuth(null, token), meta });
+      return this.resolve(claims, { db, auth: staticAuth(null, token), meta, env: this.env });
     });
     return { identity, readSet, expiresAt: typeof claims.exp === "number" ? claims.exp : undefined };
   }
@@ -195,7 +195,7 @@ export class Backend {
     if (caller.lazyIdentity) return caller.lazyIdentity();
     if (!caller.token) return null;
     const claims = await this.verifyToken(caller.token);
-    return this.resolve(claims, { db, auth: staticAuth(null, caller.token), meta: caller.meta ?? {} });
+    return this.resolve(claims, { db, auth: staticAuth(null, caller.token), meta: caller.meta ?? {}, env: this.env });
   }
 
   // ------------------------------------------------------------------------------ execution
@@ -214,15 +214,17 @@ export class Backend {
     ref: FunctionReference | string,
     args: unknown,
     caller: Caller = {},
+    /** Collects the reads here (also when the query throws: live subscriptions re-run failed queries). */
+    into?: ReadSet,
   ): Promise<{ value: unknown; readSet: ReadSet }> {
     const fn = this.lookup(functionPath(ref), "query", caller.allowInternal);
     const parsed = this.args(fn, args);
     return this.engine.read(async (tx) => {
       // Identity reads are not part of the query's read set: the connection watches them itself.
       const identity = await this.identityFor(caller, new DatabaseReaderImpl(this.catalog, tx, emptyReadSet()));
-      const readSet = emptyReadSet();
+      const readSet = into ?? emptyReadSet();
       const db = new DatabaseReaderImpl(this.catalog, tx, readSet);
-      const ctx: QueryCtx = { db, auth: staticAuth(identity, caller.token ?? null), meta: caller.meta ?? {} };
+      const ctx: QueryCtx = { db, auth: staticAuth(identity, caller.token ?? null), meta: caller.meta ?? {}, env: this.env };
       const value = await fn.handler(ctx, parsed);
       return { value: value === undefined ? null : value, readSet };
     });
@@ -238,7 +240,7 @@ export class Backend {
       const readSet = emptyReadSet();
       const identity = await this.identityFor(caller, new DatabaseReaderImpl(this.catalog, tx, emptyReadSet()));
       const db = new DatabaseWriterImpl(this.catalog, tx, readSet, writes);
-      const ctx: MutationCtx = { db, auth: staticAuth(identity, caller.token ?? null), meta: caller.meta ?? {} };
+      const ctx: MutationCtx = { db, auth: staticAuth(identity, caller.token ?? null), meta: caller.meta ?? {}, env: this.env };
       return fn.handler(ctx, parsed);
     });
     if (writes.length) {
@@ -276,6 +278,7 @@ export class Backend {
     return {
       auth: { getUserIdentity: lazyIdentity, getToken: () => caller.token ?? null },
       meta: caller.meta ?? {},
+      env: this.env,
       runQuery: async (ref, args) => (await this.runQuery(ref, args, inner)).value as any,
       runMutation: async (ref, args) => (await this.runMutation(ref, args, inner)).value as any,
       runAction: (ref, args) => this.runAction(ref, args, inner) as any,

@@ -5,9 +5,12 @@
 export { defineSchema, defineTable, defineEnt, defineEntSchema, TableDefinition } from "./schema.ts";
 export type { DataModelOf, DocOf, GenericDataModel, SchemaDefinition, EdgeDefinition } from "./schema.ts";
 export { functionsFor, customMutation, isRegisteredFunction } from "./functions/define.ts";
+export { Triggers } from "./functions/triggers.ts";
+export type { Change, Trigger } from "./functions/triggers.ts";
 export type {
   ActionCtx,
   Auth,
+  EnvReader,
   FunctionBuilders,
   HttpAction,
   MutationCtx,

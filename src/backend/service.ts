@@ -8,6 +8,7 @@ import { logger } from "./logger.ts";
 import { Backend, type BackendOptions } from "./runtime.ts";
 import { openEngine } from "./storage/open.ts";
 import type { StorageEngine } from "./storage/engine.ts";
+import { attachSync, type SyncOptions } from "./sync/server.ts";
 
 export interface ServiceOptions extends Omit<BackendOptions, "engine"> {
   /** Storage engine; default from `databaseUrl` (SQLite file by default). */
@@ -23,8 +24,20 @@ export interface ServiceOptions extends Omit<BackendOptions, "engine"> {
    * returns the names it generated.
    */
   onAuthSync?: (backend: Backend) => Promise<string[]>;
-  /** Extra setup once the HTTP server listens (the live sync server attaches here). */
-  attach?: (backend: Backend, http: RunningHttpServer) => Promise<{ close(): Promise<void> } | void>;
+  /** Env values used when neither the process env nor the store has one. */
+  envDefaults?: Record<string, string>;
+  /** Runs after storage is ready and before the server listens; throw to refuse to start. */
+  prepare?: (backend: Backend) => Promise<void>;
+  /**
+   * Extra setup once the HTTP server listens. Default: the live sync server (`attachSync`) with
+   * the `sync` options; pass your own to replace it.
+   */
+  attach?: (
+    backend: Backend,
+    http: RunningHttpServer,
+  ) => Promise<{ close(): Promise<void> } | void> | { close(): Promise<void> } | void;
+  /** Options of the default live sync server at `/api/sync`. */
+  sync?: SyncOptions;
 }
 
 export interface RunningService {
@@ -39,7 +52,14 @@ export interface RunningService {
 export async function startService(options: ServiceOptions): Promise<RunningService> {
   const engine = options.engine ?? openEngine(options.databaseUrl);
   const backend = new Backend({ ...options, engine });
+  for (const [name, value] of Object.entries(options.envDefaults ?? {})) backend.env.setDefault(name, value);
   await backend.start();
+  try {
+    await options.prepare?.(backend);
+  } catch (error) {
+    await backend.close();
+    throw error;
+  }
   const routes = typeof options.routes === "function" ? options.routes(backend) : options.routes;
   const http = await listenHttp(backend, {
     routes,
@@ -47,7 +67,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     hostname: options.hostname,
     maxBodyBytes: options.maxBodyBytes,
   });
-  const attached = options.attach ? await options.attach(backend, http) : undefined;
+  const attach = options.attach ?? ((b: Backend, h: RunningHttpServer) => attachSync(b, h, options.sync));
+  const attached = await attach(backend, http);
   let closing: Promise<void> | undefined;
   return {
     backend,

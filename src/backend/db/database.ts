@@ -5,6 +5,7 @@
 import { ServiceError } from "../errors.ts";
 import { newId } from "../ids.ts";
 import type { GenericDataModel } from "../schema.ts";
+import type { Id } from "../values/validators.ts";
 import type { ReadTransaction, StoredDocument, WriteTransaction } from "../storage/engine.ts";
 import { validate } from "../values/validate.ts";
 import type { Catalog, TableInfo } from "./catalog.ts";
@@ -27,7 +28,8 @@ export interface DatabaseReader<DM extends GenericDataModel = GenericDataModel> 
 
 /** Read and write access, available in mutations only; writes are part of the mutation's transaction. */
 export interface DatabaseWriter<DM extends GenericDataModel = GenericDataModel> extends DatabaseReader<DM> {
-  insert<T extends TableName<DM>>(table: T, value: WithoutSystem<DocOf<DM, T>>): Promise<string>;
+  /** Inserts a document and returns its new id (typed as an id of `table`). */
+  insert<T extends TableName<DM>>(table: T, value: WithoutSystem<DocOf<DM, T>>): Promise<Id<T>>;
   /** Shallow-merges `value` into the document; a field set to `undefined` is removed. */
   patch(id: string, value: Partial<WithoutSystem<DM[TableName<DM>]["document"]>>): Promise<void>;
   patch<T extends TableName<DM>>(table: T, id: string, value: Partial<WithoutSystem<DocOf<DM, T>>>): Promise<void>;
@@ -68,6 +70,17 @@ export class DatabaseReaderImpl implements DatabaseReader<any> {
   }
 }
 
+let lastCreationTime = 0;
+
+/**
+ * Milliseconds since the epoch, strictly increasing within this process (fractions of a ms
+ * separate inserts made in the same ms), so the default creation-time order is insertion order.
+ */
+function nextCreationTime(): number {
+  lastCreationTime = Math.max(Date.now(), lastCreationTime + 1 / 1024);
+  return lastCreationTime;
+}
+
 function stripSystem(value: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value)) if (v !== undefined && k !== "_id" && k !== "_creationTime") out[k] = v;
@@ -101,10 +114,10 @@ export class DatabaseWriterImpl extends DatabaseReaderImpl implements DatabaseWr
     this.writes.push(write);
   }
 
-  async insert(table: string, value: Record<string, unknown>): Promise<string> {
+  async insert(table: string, value: Record<string, unknown>): Promise<any> {
     const info = this.catalog.table(table);
     this.check(info, value);
-    const doc = { ...stripSystem(value), _id: newId(info.tag), _creationTime: Date.now() } as StoredDocument;
+    const doc = { ...stripSystem(value), _id: newId(info.tag), _creationTime: nextCreationTime() } as StoredDocument;
     await this.tx.insert(table, doc, this.catalog.keysOf(table, doc));
     this.record({ table, id: doc._id, before: null, after: doc });
     return doc._id;

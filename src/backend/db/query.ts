@@ -157,14 +157,18 @@ export class Query<Doc extends StoredDocument = StoredDocument, Indexes extends 
         order: this.direction,
         limit: want,
       });
+      let consumed = 0;
       for (const row of rows) {
         lastKey = row.key;
+        consumed++;
         if (this.matches(row.doc as Doc)) {
           docs.push(row.doc as Doc);
           if (docs.length >= limit) break;
         }
       }
-      if (rows.length < want) {
+      // The range ended only if the engine ran out of rows and we looked at all of them; with a
+      // filter the limit can be reached mid-batch, and the rest of that batch is still unread.
+      if (rows.length < want && consumed === rows.length) {
         done = true;
         break;
       }

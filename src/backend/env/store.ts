@@ -10,6 +10,7 @@ const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 export class EnvStore {
   private values = new Map<string, string>();
+  private readonly defaults = new Map<string, string>();
   private readonly listeners = new Set<() => void>();
 
   constructor(private readonly backend: Backend) {}
@@ -20,7 +21,7 @@ export class EnvStore {
     const next = new Map(rows.map((r) => [r.name as string, r.value as string]));
     const changed = next.size !== this.values.size || [...next].some(([k, v]) => this.values.get(k) !== v);
     this.values = next;
-    if (changed) for (const l of this.listeners) l();
+    if (changed) this.notify();
   }
 
   /** Calls `listener` after stored values changed. */
@@ -29,9 +30,14 @@ export class EnvStore {
     return () => this.listeners.delete(listener);
   }
 
-  /** The effective value: the process environment first, then the stored value. */
+  /** The effective value: the process environment first, then the stored value, then the default. */
   get(name: string): string | undefined {
-    return process.env[name] ?? this.values.get(name);
+    return process.env[name] ?? this.values.get(name) ?? this.defaults.get(name);
+  }
+
+  /** A value used when neither the process environment nor the store has one (e.g. `SITE_URL`). */
+  setDefault(name: string, value: string): void {
+    this.defaults.set(name, value);
   }
 
   /** Stored values only (what `env list` shows), sorted by name. */
@@ -46,7 +52,14 @@ export class EnvStore {
       if (existing) await db.patch(existing._id, { value });
       else await db.insert("_env", { name, value });
     });
-    this.values.set(name, value);
+    if (this.values.get(name) !== value) {
+      this.values.set(name, value);
+      this.notify();
+    }
+  }
+
+  private notify(): void {
+    for (const l of this.listeners) l();
   }
 
   async remove(name: string): Promise<boolean> {
@@ -55,7 +68,7 @@ export class EnvStore {
       if (existing) await db.delete(existing._id);
       return Boolean(existing);
     });
-    this.values.delete(name);
+    if (this.values.delete(name)) this.notify();
     return removed;
   }
 }

@@ -25,6 +25,11 @@ export interface Auth {
   getToken(): string | null;
 }
 
+/** Read access to backend environment variables (env store, overridden by the process env). */
+export interface EnvReader {
+  get(name: string): string | undefined;
+}
+
 /** Facts about the request that are not identity (e.g. the client's address). */
 export interface RequestMeta {
   clientIp?: string;
@@ -32,18 +37,21 @@ export interface RequestMeta {
 }
 
 export interface QueryCtx<DM extends GenericDataModel = GenericDataModel> {
+  env: EnvReader;
   db: DatabaseReader<DM>;
   auth: Auth;
   meta: RequestMeta;
 }
 
 export interface MutationCtx<DM extends GenericDataModel = GenericDataModel> {
+  env: EnvReader;
   db: DatabaseWriter<DM>;
   auth: Auth;
   meta: RequestMeta;
 }
 
 export interface ActionCtx {
+  env: EnvReader;
   auth: Auth;
   meta: RequestMeta;
   runQuery<R extends FunctionReference<"query", any, any, any>>(ref: R, args: R["_args"]): Promise<R["_returns"]>;

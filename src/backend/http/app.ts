@@ -5,15 +5,23 @@
 import { randomUUID } from "node:crypto";
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
+import { cors } from "hono/cors";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { ServiceError } from "../errors.ts";
-import type { ActionCtx, RequestMeta } from "../functions/define.ts";
+import type { ActionCtx, EnvReader, RequestMeta } from "../functions/define.ts";
 import { logger } from "../logger.ts";
 import type { Backend } from "../runtime.ts";
+
+export type CorsOptions = NonNullable<Parameters<typeof cors>[0]>;
 
 /** Application routes: a Hono app whose handlers get the action ctx as `c.env`. */
 export interface HttpRoutes {
   fetch(request: Request, ctx: ActionCtx): Response | Promise<Response>;
+  /**
+   * Cross-origin rule for every `/api/*` path, the platform's own endpoints included (so a
+   * browser on another origin can call `/api/query` too). Built from the env on each request.
+   */
+  cors?: (env: EnvReader) => CorsOptions;
 }
 
 export interface HttpAppOptions {
@@ -58,6 +66,11 @@ export function createHttpApp(backend: Backend, options: HttpAppOptions = {}): H
     userAgent: request.headers.get("user-agent") ?? undefined,
   });
 
+  const corsRule = options.routes?.cors;
+  if (corsRule) {
+    app.use("/api/*", (c, next) => cors(corsRule(backend.env))(c, next));
+  }
+
   app.get("/healthz", async (c) => {
     try {
       await backend.engine.ping();
@@ -72,8 +85,14 @@ export function createHttpApp(backend: Backend, options: HttpAppOptions = {}): H
       `/api/${kind}`,
       bodyLimit({
         maxSize: maxBodyBytes,
-        onError: (c) =>
-          c.json({ status: "error", code: "PAYLOAD_TOO_LARGE", message: `Request body exceeds ${maxBodyBytes} bytes` }, 413),
+        onError: (c) => {
+          // The rest of the body is never read, so the connection cannot be reused for another request.
+          c.header("Connection", "close");
+          return c.json(
+            { status: "error", code: "PAYLOAD_TOO_LARGE", message: `Request body exceeds ${maxBodyBytes} bytes` },
+            413,
+          );
+        },
       }),
       async (c) => {
         const requestId = randomUUID();

@@ -23,12 +23,20 @@ export const KEY_MAX_BYTE = 0xff;
 
 export type KeyValue = unknown;
 
+/**
+ * Strings are encoded per UTF-16 code unit (each unit as its 1–3 byte UTF-8 form, surrogates
+ * included), so byte order equals JavaScript's string order, astral characters and lone
+ * surrogates included. 0x00 terminates; a NUL code unit is escaped as 0x00 0xff, which sorts it
+ * first among characters yet above every terminated string, and keeps `prefix + 0xff` a strict
+ * upper bound: "a\0" is not inside the range of `eq("a")`.
+ */
 function pushString(out: number[], s: string): void {
-  const bytes = Buffer.from(s, "utf8");
-  for (const b of bytes) {
-    // 0x00 terminates a string, so a literal 0x00 is escaped as 0x00 0xfe.
-    if (b === 0x00) out.push(0x00, 0xfe);
-    else out.push(b);
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c === 0) out.push(0x00, 0xff);
+    else if (c < 0x80) out.push(c);
+    else if (c < 0x800) out.push(0xc0 | (c >> 6), 0x80 | (c & 0x3f));
+    else out.push(0xe0 | (c >> 12), 0x80 | ((c >> 6) & 0x3f), 0x80 | (c & 0x3f));
   }
   out.push(0x00);
 }

@@ -74,6 +74,16 @@ function rangeSql(column: string, range: KeyRange, params: unknown[]): string {
   return parts.length ? `WHERE ${parts.join(" AND ")}` : "";
 }
 
+/** The SQL of a range scan; `explainScan` explains exactly this statement. */
+function scanSql(req: ScanRequest, params: unknown[]): string {
+  const col = q(keyColumn(req.index));
+  const where = rangeSql(col, req.range, params);
+  params.push(req.limit);
+  return `SELECT ${col} AS key, doc FROM ${q(tableName(req.table))} ${where} ORDER BY ${col} ${
+    req.order === "desc" ? "DESC" : "ASC"
+  } LIMIT ?`;
+}
+
 function parseDoc(row: { doc: string }): StoredDocument {
   return JSON.parse(row.doc);
 }
@@ -90,13 +100,8 @@ class SqliteReader implements ReadTransaction {
   }
 
   async scan(req: ScanRequest): Promise<ScannedRow[]> {
-    const col = q(keyColumn(req.index));
     const params: unknown[] = [];
-    const where = rangeSql(col, req.range, params);
-    params.push(req.limit);
-    const sql = `SELECT ${col} AS key, doc FROM ${q(tableName(req.table))} ${where} ORDER BY ${col} ${
-      req.order === "desc" ? "DESC" : "ASC"
-    } LIMIT ?`;
+    const sql = scanSql(req, params);
     const rows = this.conn.stmts.get(sql).all(...params) as { key: Buffer; doc: string }[];
     return rows.map((r) => ({ key: r.key, doc: parseDoc(r) }));
   }
@@ -313,12 +318,9 @@ export class SqliteEngine implements StorageEngine {
   }
 
   async explainScan(req: ScanRequest): Promise<string> {
-    const col = q(keyColumn(req.index));
     const params: unknown[] = [];
-    const where = rangeSql(col, req.range, params);
-    const rows = this.writer.db
-      .prepare(`EXPLAIN QUERY PLAN SELECT doc FROM ${q(tableName(req.table))} ${where} ORDER BY ${col} LIMIT 10`)
-      .all(...params) as { detail: string }[];
+    const sql = scanSql(req, params);
+    const rows = this.writer.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[];
     return rows.map((r) => r.detail).join("\n");
   }
 

@@ -67,7 +67,8 @@ export function findMismatch(validator: Validator, value: unknown, path: string)
       if (typeOf(value) !== "object") return [path, "object"];
       const fields = validator.fields as Record<string, Validator>;
       for (const key of Object.keys(value as object)) {
-        if (!(key in fields) && (value as Record<string, unknown>)[key] !== undefined) {
+        // Own keys only: `in` would let names like "constructor" or "__proto__" slip through.
+        if (!Object.hasOwn(fields, key) && (value as Record<string, unknown>)[key] !== undefined) {
           return [`${path}.${key}`, "no such field"];
         }
       }

@@ -1,0 +1,10 @@
+/**
+ * The registry of benchmark groups, in run order. To add one (e.g. `auth`, `sync`), create
+ * `bench/<name>.ts` exporting a {@link BenchGroup} and add it here; `npm run bench -- <name>` then
+ * runs it alone.
+ */
+import { http } from "./http.ts";
+import type { BenchGroup } from "./lib/types.ts";
+import { platform } from "./platform.ts";
+
+export const groups: Record<string, BenchGroup> = { platform, http };

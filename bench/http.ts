@@ -1,0 +1,106 @@
+/**
+ * HTTP throughput: `POST /api/query` of an indexed point read on the platform vs a plain Hono
+ * hello-world (and a plain Hono JSON echo), each server in its own process, the same autocannon
+ * settings for all, runs interleaved round by round; medians of the rounds are reported.
+ */
+import { fileURLToPath } from "node:url";
+import { pointReadBodies } from "./fixtures/point-app.ts";
+import { LOAD_DEFAULTS, type LoadResult, runLoad } from "./lib/load.ts";
+import { spawnServer } from "./lib/spawn.ts";
+import { formatCount, formatRatio, interleave, median } from "./lib/timing.ts";
+import type { BenchGroup, BenchRow } from "./lib/types.ts";
+
+const ROUNDS = 3;
+const WARMUP_SEC = 1;
+const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
+
+async function expectOk(response: Response, check: (text: string) => boolean, what: string): Promise<void> {
+  const text = await response.text();
+  if (!response.ok || !check(text)) throw new Error(`${what} answered ${response.status}: ${text.slice(0, 200)}`);
+}
+
+export const http: BenchGroup = {
+  title: "HTTP throughput, server and load generator in separate processes",
+  async run(ctx) {
+    const dataDir = await ctx.tempDir("bench-http-");
+    ctx.log("starting servers");
+    const [platformServer, hono] = await Promise.all([
+      spawnServer(fixture("platform-server.ts"), { BENCH_DATA_DIR: dataDir }),
+      spawnServer(fixture("hono-hello.ts")),
+    ]);
+    ctx.defer(() => platformServer.stop());
+    ctx.defer(() => hono.stop());
+
+    const bodies = pointReadBodies(64);
+    const echoBody = bodies[0];
+    const post = (url: string, body: string) =>
+      fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body });
+    await expectOk(await post(`${platformServer.url}/api/query`, bodies[1]), (t) => JSON.parse(t).value?.key !== undefined, "/api/query");
+    await expectOk(await fetch(`${hono.url}/`), (t) => t === "Hello Hono!", "hello-world");
+    await expectOk(await post(`${hono.url}/json`, echoBody), (t) => JSON.parse(t).status === "success", "JSON echo");
+
+    const targets = {
+      hello: (durationSec: number) => runLoad({ url: `${hono.url}/`, durationSec }),
+      echo: (durationSec: number) => runLoad({ url: `${hono.url}/json`, method: "POST", bodies: [echoBody], durationSec }),
+      query: (durationSec: number) => runLoad({ url: `${platformServer.url}/api/query`, method: "POST", bodies, durationSec }),
+    };
+    ctx.log("warming up");
+    // Short runs whose numbers are discarded: JIT warm-up on both sides.
+    for (const run of Object.values(targets)) await run(WARMUP_SEC);
+    ctx.log(`measuring ${ROUNDS} interleaved rounds of ${LOAD_DEFAULTS.durationSec} s per target`);
+    const results = await interleave<LoadResult>(ROUNDS, {
+      hello: () => targets.hello(LOAD_DEFAULTS.durationSec),
+      echo: () => targets.echo(LOAD_DEFAULTS.durationSec),
+      query: () => targets.query(LOAD_DEFAULTS.durationSec),
+    });
+
+    const rps = (name: keyof typeof targets) => median(results[name].map((r) => r.requestsPerSec));
+    // autocannon records whole milliseconds; 0 means "under 1 ms".
+    const p = (name: keyof typeof targets, key: "latencyP50Ms" | "latencyP99Ms") => {
+      const ms = median(results[name].map((r) => r[key]));
+      return ms < 1 ? "< 1 ms" : `${ms} ms`;
+    };
+    // Ratios pair the runs of the same round (back to back), then take the median over rounds.
+    const ratio = (a: keyof typeof targets, b: keyof typeof targets) =>
+      median(results[a].map((r, i) => r.requestsPerSec / results[b][i].requestsPerSec));
+    const settings = `${LOAD_DEFAULTS.connections} connections, pipelining ${LOAD_DEFAULTS.pipelining}, ${ROUNDS}×${LOAD_DEFAULTS.durationSec} s`;
+    const queryVsHello = ratio("query", "hello");
+
+    const rows: BenchRow[] = [
+      {
+        benchmark: "Hono hello-world `GET /` (baseline)",
+        result: `${formatCount(rps("hello"))} req/s`,
+        p50: p("hello", "latencyP50Ms"),
+        p99: p("hello", "latencyP99Ms"),
+        note: settings,
+      },
+      {
+        benchmark: "Hono JSON echo `POST /json` (reference)",
+        result: `${formatCount(rps("echo"))} req/s`,
+        p50: p("echo", "latencyP50Ms"),
+        p99: p("echo", "latencyP99Ms"),
+        note: "parses the body, answers JSON",
+      },
+      {
+        benchmark: "Platform `POST /api/query` indexed point read",
+        result: `${formatCount(rps("query"))} req/s`,
+        p50: p("query", "latencyP50Ms"),
+        p99: p("query", "latencyP99Ms"),
+        note: "10k docs, 64 different keys",
+      },
+      {
+        benchmark: "ratio: /api/query ÷ hello-world",
+        result: formatRatio(queryVsHello),
+        goal: "≥ 60%",
+        ok: queryVsHello >= 0.6,
+        note: "median of per-round ratios",
+      },
+      {
+        benchmark: "ratio: /api/query ÷ JSON echo",
+        result: formatRatio(ratio("query", "echo")),
+        note: "the platform's own share of the gap",
+      },
+    ];
+    return rows;
+  },
+};

@@ -1,0 +1,35 @@
+import { getAuthUserId } from "service-auth/auth";
+import { AppError, v } from "service-auth/server";
+import { internalMutation, query } from "./functions.ts";
+
+/** The signed-in user, or `UNAUTHORIZED`. */
+export const me = query({
+  args: {},
+  handler: async (ctx) => {
+    const userId = await getAuthUserId(ctx);
+    if (!userId) throw new AppError("UNAUTHORIZED", "Sign in first");
+    const user = await ctx.db.get("user", userId);
+    if (!user) throw new AppError("UNAUTHORIZED", "Sign in first");
+    return { _id: user._id, name: user.name, email: user.email, username: user.username ?? null, role: user.role ?? null };
+  },
+});
+
+/** Number of users, kept by an application trigger (public). */
+export const count = query({
+  args: {},
+  handler: async (ctx) => {
+    const counter = await ctx.db.query("counters").withIndex("name", (q) => q.eq("name", "users")).unique();
+    return counter?.value ?? 0;
+  },
+});
+
+/** Makes a user an administrator (or changes their role): `npm run cli -- run users:setRole '{"email":…,"role":"admin"}'`. */
+export const setRole = internalMutation({
+  args: { email: v.string(), role: v.string() },
+  handler: async (ctx, { email, role }) => {
+    const user = await ctx.db.query("user").withIndex("email", (q) => q.eq("email", email.toLowerCase())).unique();
+    if (!user) throw new AppError("NOT_FOUND", `No user with email ${email}`);
+    await ctx.db.patch(user._id, { role, updatedAt: Date.now() });
+    return { _id: user._id, email: user.email, role };
+  },
+});

@@ -1,0 +1,279 @@
+/**
+ * The two Better Auth database adapters (SPEC §1.4), both made with Better Auth's own
+ * `createAdapterFactory` and both running the same data functions:
+ *
+ * - `adapter(ctx, options)`: directly on `ctx.db`, inside the caller's transaction (queries and
+ *   mutations). In a query ctx every write is refused with `READ_ONLY` before anything happens.
+ * - `httpAdapter(ctx, { authFunctions })`: through `ctx.runQuery` / `ctx.runMutation` of the
+ *   internal data functions (HTTP routes and actions), one transaction per call.
+ *
+ * The database generates `_id`; Better Auth sees it as `id`. Dates are stored as numbers (ms) and
+ * come back as `Date`s (the jwt plugin calls `createdAt.getTime()`).
+ */
+import { type CleanedWhere, createAdapterFactory, type DBAdapterDebugLogOption } from "better-auth/adapters";
+import type { ActionCtx, MutationCtx, QueryCtx, SchemaDefinition } from "service-auth/server";
+import {
+  type AuthFunctions,
+  type CountArgs,
+  type CreateArgs,
+  type DataConfig,
+  dbCount,
+  dbCreate,
+  dbDeleteMany,
+  dbDeleteOne,
+  dbFindMany,
+  dbFindOne,
+  dbUpdateMany,
+  dbUpdateOne,
+  type DeleteArgs,
+  type FindManyArgs,
+  type FindOneArgs,
+  isWriteCtx,
+  type StoredDoc,
+  type UpdateArgs,
+} from "./data-functions.ts";
+import type { WhereClause } from "./where.ts";
+
+export type { AuthFunctions } from "./data-functions.ts";
+
+/** The stored-document operations an adapter runs (directly or through function calls). */
+interface StoreOps {
+  create(args: CreateArgs): Promise<StoredDoc>;
+  findOne(args: FindOneArgs): Promise<StoredDoc | null>;
+  findMany(args: FindManyArgs): Promise<StoredDoc[]>;
+  count(args: CountArgs): Promise<number>;
+  updateOne(args: UpdateArgs): Promise<StoredDoc | null>;
+  updateMany(args: UpdateArgs): Promise<number>;
+  deleteOne(args: DeleteArgs): Promise<unknown>;
+  deleteMany(args: DeleteArgs): Promise<number>;
+}
+
+type BetterAuthSchema = Record<string, { modelName: string; fields: Record<string, { fieldName?: string }> }>;
+
+/**
+ * Field names between Better Auth and storage. A field renamed in Better Auth's options (e.g.
+ * `user.fields.email = "email_address"`) is stored under that name when the schema has it, and
+ * under its default name otherwise, so renaming needs no schema change.
+ */
+class FieldNames {
+  private readonly toStored = new Map<string, Map<string, string>>();
+  private readonly toAuth = new Map<string, Map<string, string>>();
+  /** Per model: Better Auth's default field name → stored name (for select and sortBy). */
+  private readonly defaults = new Map<string, Map<string, string>>();
+
+  constructor(authSchema: BetterAuthSchema, tables: SchemaDefinition["tables"] | undefined) {
+    if (!tables) return;
+    for (const [key, model] of Object.entries(authSchema)) {
+      const table = tables[model.modelName];
+      if (!table) continue;
+      const toStored = new Map<string, string>();
+      const toAuth = new Map<string, string>();
+      const defaults = new Map<string, string>();
+      for (const [field, attributes] of Object.entries(model.fields)) {
+        const configured = attributes.fieldName ?? field;
+        if (configured === field || configured in table.fields || !(field in table.fields)) continue;
+        toStored.set(configured, field);
+        toAuth.set(field, configured);
+        defaults.set(field, field);
+      }
+      if (toStored.size) {
+        this.toStored.set(model.modelName, toStored);
+        this.toAuth.set(model.modelName, toAuth);
+        this.defaults.set(key, defaults);
+      }
+    }
+  }
+
+  field(model: string, name: string): string {
+    return this.toStored.get(model)?.get(name) ?? name;
+  }
+
+  /** A field named the way Better Auth names it in `select` / `sortBy` (default names, `id`). */
+  defaultField(model: string, name: string): string {
+    if (name === "id") return "_id";
+    const renamed = this.toStored.get(model);
+    if (!renamed) return name;
+    // `select`/`sortBy` use Better Auth's default name; stored under it unless the schema has the configured one.
+    const configured = [...(this.toAuth.get(model) ?? [])].find(([stored]) => stored === name)?.[0];
+    return configured ?? name;
+  }
+
+  data(model: string, data: Record<string, unknown>): Record<string, unknown> {
+    const renamed = this.toStored.get(model);
+    const out: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(data)) out[renamed?.get(key) ?? key] = value;
+    return out;
+  }
+
+  where(model: string, where: CleanedWhere[] | undefined): WhereClause[] | undefined {
+    return where?.map((w) => ({
+      field: this.field(model, w.field),
+      operator: w.operator,
+      connector: w.connector,
+      value: toStoredValue(w.value) as WhereClause["value"],
+    }));
+  }
+
+  doc(model: string, doc: StoredDoc | null): StoredDoc | null {
+    const back = this.toAuth.get(model);
+    if (!doc || !back) return doc;
+    const out: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(doc)) out[back.get(key) ?? key] = value;
+    return out as StoredDoc;
+  }
+}
+
+/** Dates inside arrays (`in` over dates) are not reached by the factory's per-value transform. */
+function toStoredValue(value: unknown): unknown {
+  if (value instanceof Date) return value.getTime();
+  if (Array.isArray(value)) return value.map((v) => (v instanceof Date ? v.getTime() : v));
+  return value;
+}
+
+function withoutId(data: Record<string, unknown>): Record<string, unknown> {
+  // A databaseHooks `before` hook may inject an id (`forceAllowId`); the database assigns ids.
+  const { _id, id, ...rest } = data;
+  return rest;
+}
+
+interface AdapterMeta {
+  adapterId: string;
+  adapterName: string;
+  tables?: SchemaDefinition["tables"];
+  debugLogs?: DBAdapterDebugLogOption;
+  /** Exposed as `adapter.options` (e.g. whether writes are possible here). */
+  info: Record<string, unknown>;
+}
+
+function makeAdapter(ops: StoreOps, meta: AdapterMeta) {
+  return createAdapterFactory({
+    config: {
+      adapterId: meta.adapterId,
+      adapterName: meta.adapterName,
+      debugLogs: meta.debugLogs ?? false,
+      usePlural: false,
+      // The database generates `_id` (random, with a table tag); Better Auth sees it as `id`.
+      disableIdGeneration: true,
+      mapKeysTransformInput: { id: "_id" },
+      mapKeysTransformOutput: { _id: "id" },
+      // Serial numeric ids would need a second id column; the factory refuses them with a clear error.
+      supportsNumericIds: false,
+      supportsJSON: false,
+      supportsArrays: false,
+      supportsBooleans: true,
+      // Kept true so Dates reach the transforms below (false would turn them into ISO strings).
+      supportsDates: true,
+      // Each call is its own transaction (HTTP) or part of the caller's (direct); no nested ones.
+      transaction: false,
+      customTransformInput: ({ data, fieldAttributes }) =>
+        data instanceof Date && fieldAttributes.type === "date" ? data.getTime() : data,
+      customTransformOutput: ({ data, fieldAttributes }) =>
+        typeof data === "number" && fieldAttributes.type === "date" ? new Date(data) : data,
+    },
+    adapter: ({ schema }) => {
+      const names = new FieldNames(schema as unknown as BetterAuthSchema, meta.tables);
+      const select = (model: string, fields: string[] | undefined) => fields?.map((f) => names.defaultField(model, f));
+      return {
+        create: async ({ model, data, select: fields }) =>
+          names.doc(
+            model,
+            await ops.create({ model, data: names.data(model, withoutId(data)), select: select(model, fields) }),
+          ) as any,
+        findOne: async ({ model, where, select: fields }) =>
+          names.doc(model, await ops.findOne({ model, where: names.where(model, where) ?? [], select: select(model, fields) })) as any,
+        findMany: async ({ model, where, limit, sortBy, offset }) => {
+          const docs = await ops.findMany({
+            model,
+            where: names.where(model, where),
+            limit,
+            offset,
+            sortBy: sortBy && { field: names.defaultField(model, sortBy.field), direction: sortBy.direction },
+          });
+          return docs.map((d) => names.doc(model, d)) as any[];
+        },
+        count: ({ model, where }) => ops.count({ model, where: names.where(model, where) }),
+        update: async ({ model, where, update }) =>
+          names.doc(
+            model,
+            await ops.updateOne({
+              model,
+              where: names.where(model, where) ?? [],
+              update: names.data(model, withoutId(update as Record<string, unknown>)),
+            }),
+          ) as any,
+        updateMany: ({ model, where, update }) =>
+          ops.updateMany({ model, where: names.where(model, where) ?? [], update: names.data(model, withoutId(update)) }),
+        delete: async ({ model, where }) => {
+          await ops.deleteOne({ model, where: names.where(model, where) ?? [] });
+        },
+        deleteMany: ({ model, where }) => ops.deleteMany({ model, where: names.where(model, where) ?? [] }),
+        options: meta.info,
+      };
+    },
+  });
+}
+
+/** Options of the direct adapter: the schema plus the data layer's triggers and unique fields. */
+export interface AdapterOptions extends DataConfig {
+  debugLogs?: DBAdapterDebugLogOption;
+}
+
+/**
+ * Better Auth adapter over `ctx.db`, inside the caller's transaction. Pass the result as
+ * `betterAuth({ database: adapter(ctx, { schema, triggers }) })`. In a query ctx, reads work and
+ * every write fails with `READ_ONLY` before touching anything.
+ */
+export function adapter(ctx: QueryCtx<any> | MutationCtx<any>, options: AdapterOptions) {
+  const { debugLogs, ...config } = options;
+  const ops: StoreOps = {
+    create: (a) => dbCreate(ctx, config, a),
+    findOne: (a) => dbFindOne(ctx, config, a),
+    findMany: (a) => dbFindMany(ctx, config, a),
+    count: (a) => dbCount(ctx, config, a),
+    updateOne: (a) => dbUpdateOne(ctx, config, a),
+    updateMany: (a) => dbUpdateMany(ctx, config, a),
+    deleteOne: (a) => dbDeleteOne(ctx, config, a),
+    deleteMany: (a) => dbDeleteMany(ctx, config, a),
+  };
+  return makeAdapter(ops, {
+    adapterId: "service-db",
+    adapterName: "Service DB (direct)",
+    tables: config.schema.tables,
+    debugLogs,
+    info: { serviceAdapter: "direct", writable: isWriteCtx(ctx) },
+  });
+}
+
+/** Options of the HTTP adapter. */
+export interface HttpAdapterOptions {
+  /** References to the data functions of `createApi`, e.g. `internal.auth`. */
+  authFunctions: AuthFunctions;
+  /** The schema, so renamed Better Auth fields can map to their stored names. */
+  schema?: SchemaDefinition;
+  debugLogs?: DBAdapterDebugLogOption;
+}
+
+/**
+ * Better Auth adapter that reads with `ctx.runQuery` and writes with `ctx.runMutation` of the
+ * internal data functions, for HTTP routes and actions (which have no `db`).
+ */
+export function httpAdapter(ctx: Pick<ActionCtx, "runQuery" | "runMutation">, options: HttpAdapterOptions) {
+  const fns = options.authFunctions;
+  const ops: StoreOps = {
+    create: (a) => ctx.runMutation(fns.create, a),
+    findOne: (a) => ctx.runQuery(fns.findOne, a),
+    findMany: (a) => ctx.runQuery(fns.findMany, a),
+    count: (a) => ctx.runQuery(fns.count, a),
+    updateOne: (a) => ctx.runMutation(fns.updateOne, a),
+    updateMany: (a) => ctx.runMutation(fns.updateMany, a),
+    deleteOne: (a) => ctx.runMutation(fns.deleteOne, a),
+    deleteMany: (a) => ctx.runMutation(fns.deleteMany, a),
+  };
+  return makeAdapter(ops, {
+    adapterId: "service-http",
+    adapterName: "Service DB (HTTP)",
+    tables: options.schema?.tables,
+    debugLogs: options.debugLogs,
+    info: { serviceAdapter: "http", writable: true },
+  });
+}

@@ -1,0 +1,39 @@
+/**
+ * The auth variables of SPEC §5: `SERVICE_AUTH_SECRET` (signing/encryption secret) and `JWKS`
+ * (static key set). `env sync --auth` and the first non-production start create them when absent.
+ */
+import { randomBytes } from "node:crypto";
+import type { Backend, FunctionReference } from "service-auth/server";
+
+export const AUTH_SECRET_VAR = "SERVICE_AUTH_SECRET";
+export const JWKS_VAR = "JWKS";
+
+/** The variables a production server refuses to start without. */
+export function missingAuthEnv(env: { get(name: string): string | undefined }): string[] {
+  return [AUTH_SECRET_VAR, JWKS_VAR].filter((name) => !env.get(name));
+}
+
+/** The command that creates them, printed when production refuses to start. */
+export const AUTH_ENV_COMMAND = "npm run cli -- env sync --auth";
+
+/**
+ * Generates missing auth variables and stores them in the env store. The secret comes first:
+ * signing keys are encrypted with it. Returns the names it generated.
+ */
+export async function ensureAuthEnv(
+  backend: Backend,
+  getLatestJwks: FunctionReference<"action", any, Record<string, never>, string> | string,
+): Promise<string[]> {
+  const generated: string[] = [];
+  if (!backend.env.get(AUTH_SECRET_VAR)) {
+    await backend.env.set(AUTH_SECRET_VAR, randomBytes(32).toString("base64url"));
+    generated.push(AUTH_SECRET_VAR);
+  }
+  if (!backend.env.get(JWKS_VAR)) {
+    const jwks = await backend.runAction(getLatestJwks, {}, { allowInternal: true });
+    if (typeof jwks !== "string") throw new Error("getLatestJwks did not return a key set");
+    await backend.env.set(JWKS_VAR, jwks);
+    generated.push(JWKS_VAR);
+  }
+  return generated;
+}

@@ -1,0 +1,45 @@
+/**
+ * Step 2 of every authenticated request (SPEC §1.2): the token's session must exist and be
+ * unexpired, and its user must not be banned. The session record, not the JWT, decides access.
+ */
+import { type IdentityResolver, ServiceError, type UserIdentity } from "service-auth/server";
+import { BANNED_MESSAGE, isBanned } from "./plugin/index.ts";
+
+/** The identity functions see; `subject` and `userId` are the user id. */
+export interface AuthIdentity extends UserIdentity {
+  userId: string;
+  sessionId: string;
+  /** ms since epoch; a live connection ends its identity at this time. */
+  sessionExpiresAt: number;
+}
+
+const unauthorized = (message: string) => new ServiceError("UNAUTHORIZED", message);
+
+/**
+ * Resolves verified claims against the `user` and `session` tables. The user is read first so a
+ * banned user gets 403 even after the ban deleted their sessions.
+ */
+export const resolveIdentity: IdentityResolver = async (claims, ctx): Promise<AuthIdentity> => {
+  const userId = claims.sub;
+  const sessionId = claims.sessionId;
+  if (typeof userId !== "string" || typeof sessionId !== "string") {
+    throw unauthorized("Token lacks sub or sessionId");
+  }
+  const user = await ctx.db.get("user", userId);
+  if (!user) throw unauthorized("User not found");
+  if (isBanned(user as { banned?: unknown; banExpires?: unknown })) throw new ServiceError("ACCOUNT_BANNED", BANNED_MESSAGE);
+  const session = await ctx.db.get("session", sessionId);
+  if (!session || session.userId !== userId) throw unauthorized("Session not found");
+  const expiresAt = Number(session.expiresAt);
+  if (!(expiresAt > Date.now())) throw unauthorized("Session expired");
+  const issuer = String(claims.iss ?? "");
+  return {
+    ...claims,
+    subject: userId,
+    issuer,
+    tokenIdentifier: `${issuer}|${userId}|${sessionId}`,
+    userId,
+    sessionId,
+    sessionExpiresAt: expiresAt,
+  };
+};

@@ -1,0 +1,32 @@
+/**
+ * SPEC §4.1: some HTTP runtimes lack `MessageChannel`, which HTTP handling needs. Import this
+ * module first in the HTTP entry; it defines a stand-in only when the global is absent.
+ */
+
+class StubPort {
+  onmessage: ((event: unknown) => void) | null = null;
+  onmessageerror: ((event: unknown) => void) | null = null;
+  addEventListener(): void {}
+  removeEventListener(): void {}
+  dispatchEvent(): boolean {
+    return false;
+  }
+  postMessage(): void {}
+  start(): void {}
+  close(): void {}
+}
+
+/** A channel whose two ports do nothing. */
+export class StubMessageChannel {
+  readonly port1 = new StubPort();
+  readonly port2 = new StubPort();
+}
+
+/** Defines `globalThis.MessageChannel` when absent; returns whether it did. */
+export function installMessageChannelPolyfill(target: Record<string, unknown> = globalThis as any): boolean {
+  if (typeof target.MessageChannel !== "undefined") return false;
+  target.MessageChannel = StubMessageChannel;
+  return true;
+}
+
+installMessageChannelPolyfill();

@@ -1,0 +1,160 @@
+/**
+ * The `backend` Better Auth plugin: issues RS256 JWTs for the backend, keeps them in the
+ * `service-auth.jwt` cookie, serves `GET {basePath}/backend/token` and `GET {basePath}/backend/jwks`,
+ * and offers server-only `getLatestJwks` / `rotateKeys` for key management.
+ *
+ * It wraps Better Auth's own `jwt` plugin (signing, key storage, private-key encryption) and fixes
+ * what SPEC needs on top: algorithm, claims, cookie, static keys and the ban check.
+ */
+import type { BetterAuthPlugin } from "better-auth";
+import { APIError, createAuthEndpoint, createAuthMiddleware, sessionMiddleware } from "better-auth/api";
+import { jwt } from "better-auth/plugins";
+import { createJwk, getJwtToken } from "better-auth/plugins/jwt";
+import { DEFAULT_ALG, parseStoredJwks, publicJwksOf, serializeJwks } from "../keys.ts";
+import { payloadWithRequiredClaims } from "./claims.ts";
+import {
+  type BackendPluginOptions,
+  DEFAULT_BASE_PATH,
+  DEFAULT_EXPIRATION_SECONDS,
+  JWT_COOKIE_NAME,
+} from "./options.ts";
+
+export type { BackendPluginOptions } from "./options.ts";
+
+/** Paths after which a fresh session exists and the JWT cookie must be (re)set. */
+const SESSION_PATHS = [/^\/sign-in\//, /^\/sign-up\//, /^\/callback\//, /^\/oauth2\/callback\//, /^\/get-session$/, /^\/magic-link\/verify$/, /^\/verify-email$/];
+/** Paths after which the session is gone and the JWT cookie must be cleared. */
+const SIGN_OUT_PATHS = [/^\/sign-out$/, /^\/delete-user/];
+
+/** True for a user whose ban is in force (`banned` set, `banExpires` absent or in the future). */
+export function isBanned(user: { banned?: unknown; banExpires?: unknown }): boolean {
+  if (!user.banned) return false;
+  if (user.banExpires == null) return true;
+  const expires = user.banExpires instanceof Date ? user.banExpires.getTime() : Number(user.banExpires);
+  return !(expires <= Date.now());
+}
+
+export const BANNED_MESSAGE = "This account is banned. Contact support if you believe this is an error.";
+
+/**
+ * Creates the plugin. Give it the platform's auth config (issuer and audience of tokens) and, in
+ * production, the static key set from the `JWKS` variable.
+ */
+export const backend = (options: BackendPluginOptions) => {
+  const provider = options.authConfig.providers[0];
+  if (!provider) throw new Error("backend plugin: authConfig needs one JWT provider");
+  const expirationSeconds = options.jwt?.expirationSeconds ?? DEFAULT_EXPIRATION_SECONDS;
+  if (!Number.isInteger(expirationSeconds) || expirationSeconds < 1) {
+    throw new Error("backend plugin: jwt.expirationSeconds must be a positive integer");
+  }
+  const basePath = options.options?.basePath ?? DEFAULT_BASE_PATH;
+  const audience = Array.isArray(provider.audience) ? provider.audience[0] : provider.audience;
+  const staticRows = options.jwks ? parseStoredJwks(options.jwks) : undefined;
+
+  const jwtOptions: Parameters<typeof jwt>[0] = {
+    disableSettingJwtHeader: true,
+    jwks: { keyPairConfig: { alg: DEFAULT_ALG as "RS256", modulusLength: 2048 } },
+    jwt: {
+      issuer: provider.issuer,
+      audience,
+      expirationTime: `${expirationSeconds}s`,
+      definePayload: payloadWithRequiredClaims(options.jwt?.definePayload) as any,
+    },
+    ...(staticRows
+      ? {
+          adapter: {
+            // Static keys: signing reads the variable, never the database, and never makes keys.
+            getJwks: async () =>
+              staticRows.map((r) => ({ ...r, createdAt: new Date(r.createdAt), alg: (r.alg ?? DEFAULT_ALG) as "RS256" })),
+            createJwk: async () => {
+              throw new APIError("INTERNAL_SERVER_ERROR", { message: "JWKS is static; rotate keys with auth:rotateKeys" });
+            },
+          },
+        }
+      : {}),
+  };
+  /** The same options without the static override, for writing keys to the `jwks` table. */
+  const storedKeyOptions: Parameters<typeof jwt>[0] = { ...jwtOptions, adapter: undefined };
+  const inner = jwt(jwtOptions);
+
+  const cookieFor = (ctx: any, maxAge: number) => ctx.context.createAuthCookie(JWT_COOKIE_NAME, { maxAge });
+
+  const setJwtCookie = async (ctx: any) => {
+    const token = await getJwtToken(ctx, jwtOptions);
+    const cookie = cookieFor(ctx, expirationSeconds);
+    ctx.setCookie(cookie.name, token, cookie.attributes);
+    return token;
+  };
+
+  const readKeyRows = async (ctx: any) =>
+    ((await ctx.context.adapter.findMany({ model: "jwks" })) as any[]).sort(
+      (a, b) => new Date(a.createdAt).getTime() - new Date(b.createdAt).getTime(),
+    );
+
+  return {
+    id: "backend",
+    schema: inner.schema,
+    endpoints: {
+      /** A fresh JWT for the current session (and the cookie); 401 without one, 403 when banned. */
+      getBackendToken: createAuthEndpoint(
+        "/backend/token",
+        { method: "GET", requireHeaders: true, use: [sessionMiddleware] },
+        async (ctx) => {
+          if (isBanned(ctx.context.session.user as any)) {
+            throw new APIError("FORBIDDEN", { message: BANNED_MESSAGE, code: "ACCOUNT_BANNED" });
+          }
+          const token = await setJwtCookie(ctx);
+          return ctx.json({ token });
+        },
+      ),
+      /** The public key set verifiers use (dynamic key mode fetches it). */
+      getBackendJwks: createAuthEndpoint("/backend/jwks", { method: "GET" }, async (ctx) => {
+        ctx.setHeader("Cache-Control", "public, max-age=60, stale-while-revalidate=60");
+        if (options.jwks) return ctx.json(JSON.parse(publicJwksOf(options.jwks)));
+        const result = (await inner.endpoints.getJwks({ ...ctx, returnHeaders: false, returnStatus: false } as any)) as any;
+        return ctx.json({ keys: (result.keys ?? result).map((k: any) => ({ ...k, use: "sig" })) });
+      }),
+      /** Server-only: the stored key set as the `JWKS` variable's value, making keys when none exist. */
+      getLatestJwks: createAuthEndpoint({ method: "POST" }, async (ctx) => {
+        let rows = await readKeyRows(ctx);
+        if (rows.length === 0) {
+          await createJwk(ctx as any, storedKeyOptions);
+          rows = await readKeyRows(ctx);
+        }
+        return ctx.json({ jwks: serializeJwks(rows) });
+      }),
+      /** Server-only: replaces every signing key; every token issued before becomes invalid. */
+      rotateKeys: createAuthEndpoint({ method: "POST" }, async (ctx) => {
+        await ctx.context.adapter.deleteMany({ model: "jwks", where: [] });
+        await createJwk(ctx as any, storedKeyOptions);
+        return ctx.json({ jwks: serializeJwks(await readKeyRows(ctx)) });
+      }),
+    },
+    hooks: {
+      after: [
+        {
+          matcher: (ctx) => SESSION_PATHS.some((p) => p.test(ctx.path ?? "")),
+          handler: createAuthMiddleware(async (ctx) => {
+            const session = (ctx.context.newSession ?? ctx.context.session) as any;
+            if (!session?.session || !session.user || isBanned(session.user)) return;
+            const previous = ctx.context.session;
+            ctx.context.session = session;
+            try {
+              await setJwtCookie(ctx);
+            } finally {
+              ctx.context.session = previous;
+            }
+          }),
+        },
+        {
+          matcher: (ctx) => SIGN_OUT_PATHS.some((p) => p.test(ctx.path ?? "")),
+          handler: createAuthMiddleware(async (ctx) => {
+            const cookie = cookieFor(ctx, 0);
+            ctx.setCookie(cookie.name, "", cookie.attributes);
+          }),
+        },
+      ],
+    },
+    options: { basePath, expirationSeconds },
+  } satisfies BetterAuthPlugin;
+};

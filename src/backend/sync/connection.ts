@@ -1,0 +1,463 @@
+/**
+ * One WebSocket connection: handshake, cached identity (re-checked whenever a commit touches what
+ * it was resolved from), subscriptions, calls and limits. Small on purpose: a server holds tens of
+ * thousands of these, so it keeps no timers of its own (the server's sweep checks deadlines).
+ */
+import type { WebSocket } from "ws";
+import { emptyReadSet, type ReadSet } from "../db/read-write-sets.ts";
+import type { RequestMeta, UserIdentity } from "../functions/define.ts";
+import { logger } from "../logger.ts";
+import type { Authenticated, Backend, Caller } from "../runtime.ts";
+import {
+  type ClientMessage,
+  CloseCode,
+  PROTOCOL_VERSIONS,
+  ProtocolError,
+  parseClientMessage,
+  type RequestId,
+  type WireError,
+} from "./protocol.ts";
+import { identityKey, type QueryGroups, type Subscriber, type Subscription } from "./query-group.ts";
+import { type Reactor, Watch } from "./reactor.ts";
+import { wireError } from "./wire-error.ts";
+
+/** Per-connection limits and timeouts (see docs/protocol.md "Limits"). */
+export interface SyncLimits {
+  /** Largest accepted frame; larger ones close the socket with 1009. */
+  maxMessageBytes: number;
+  maxSubscriptions: number;
+  /** Queries, mutations and actions awaiting their result. */
+  maxInFlight: number;
+  /** Close a connection that sent nothing (not even a ping) for this long. */
+  idleTimeoutMs: number;
+  /** Close a connection that did not send `connect` within this time. */
+  handshakeTimeoutMs: number;
+  /** Close a client that does not read its messages once this much is queued. */
+  maxBufferedBytes: number;
+  /** Malformed messages tolerated before the connection is closed with 4000. */
+  maxProtocolErrors: number;
+  /** Re-run the identity resolver at least this often (0: only when its reads change). */
+  identityRecheckMs: number;
+}
+
+/** What a connection needs from its server. */
+export interface ConnectionHost {
+  backend: Backend;
+  reactor: Reactor;
+  groups: QueryGroups;
+  limits: SyncLimits;
+  closed(conn: Connection): void;
+}
+
+/** Claims that change on every token refresh without changing who the caller is. */
+const VOLATILE_CLAIMS = new Set(["exp", "iat", "nbf", "jti"]);
+
+function sameIdentity(a: UserIdentity | null, b: UserIdentity | null): boolean {
+  if (a === b) return true;
+  if (!a || !b) return false;
+  const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
+  for (const k of keys) {
+    if (VOLATILE_CLAIMS.has(k)) continue;
+    if (JSON.stringify(a[k]) !== JSON.stringify(b[k])) return false;
+  }
+  return true;
+}
+
+/** Keeps a connection's identity current: steps 1 and 2 re-run whenever their reads change. */
+class IdentityWatch extends Watch {
+  readonly priority = true;
+  private succeeded: Authenticated | null = null;
+
+  constructor(private readonly conn: Connection) {
+    super();
+  }
+
+  async execute(): Promise<ReadSet> {
+    const token = this.conn.token;
+    if (!token) return emptyReadSet();
+    try {
+      const auth = await this.conn.host.backend.authenticate(token, this.conn.meta);
+      if (!this.removed && token === this.conn.token) this.succeeded = auth;
+      return auth.readSet;
+    } catch (e) {
+      // A failure ends the identity at once, even if newer commits are queued: revocation is urgent.
+      if (!this.removed && token === this.conn.token) this.conn.authFailed(wireError(e));
+      return emptyReadSet();
+    }
+  }
+
+  onInvalidated(): void {
+    this.succeeded = null;
+    this.conn.holdUpdates();
+  }
+
+  onSettled(): void {
+    const auth = this.succeeded;
+    this.succeeded = null;
+    if (auth) this.conn.authSucceeded(auth);
+  }
+}
+
+export class Connection implements Subscriber {
+  state: "handshake" | "open" | "closed" = "handshake";
+  token: string | null = null;
+  identity: UserIdentity | null = null;
+  /** Set after an auth error until the client authenticates again. */
+  private failed: WireError | null = null;
+  private watch: IdentityWatch | null = null;
+  /** `exp` of the token (seconds) and the session's end (ms), enforced by the sweep. */
+  private tokenExp: number | undefined;
+  private sessionEnd: number | undefined;
+  private lastAuthAt = 0;
+  /** The message waiting for the current authentication's outcome. */
+  private reply: "connect" | "authenticate" | null = null;
+  /** While the identity is being (re-)checked: requests wait, updates are held back. */
+  private pending: Promise<void> | null = null;
+  private releasePending: (() => void) | null = null;
+  private held: Map<Subscription, string> | null = null;
+  private readonly subs = new Map<RequestId, Subscription>();
+  private inFlight = 0;
+  private protocolErrors = 0;
+  private readonly openedAt = Date.now();
+  private lastSeen = this.openedAt;
+
+  constructor(
+    readonly host: ConnectionHost,
+    private readonly ws: WebSocket,
+    readonly meta: RequestMeta,
+  ) {
+    ws.on("message", (data, isBinary) => this.onMessage(data as Buffer, isBinary));
+    ws.on("close", () => this.dispose());
+    ws.on("error", () => ws.terminate());
+  }
+
+  /** The underlying socket (the server terminates stragglers at shutdown). */
+  get socket(): WebSocket {
+    return this.ws;
+  }
+
+  get subscriptionCount(): number {
+    return this.subs.size;
+  }
+
+  // ------------------------------------------------------------------------------ sending
+
+  private send(text: string): void {
+    if (this.ws.readyState !== 1) return;
+    if (this.ws.bufferedAmount > this.host.limits.maxBufferedBytes) {
+      this.close(CloseCode.SLOW_CONSUMER, "client is not reading its messages");
+      return;
+    }
+    this.ws.send(text);
+  }
+
+  private sendJson(message: Record<string, unknown>): void {
+    this.send(JSON.stringify(message));
+  }
+
+  private sendError(id: RequestId | undefined, error: WireError): void {
+    this.sendJson(id === undefined ? { type: "error", ...error } : { type: "error", id, ...error });
+  }
+
+  private sendResult(id: RequestId, body: { value: unknown } | { error: WireError }): void {
+    this.sendJson({ type: "result", id, ...body });
+  }
+
+  /** Subscriber: a group's new result for one of our subscriptions. */
+  deliver(sub: Subscription, body: string): void {
+    if (this.held) {
+      this.held.set(sub, body);
+      return;
+    }
+    this.send(`{"type":"update","id":${sub.idJson},${body.slice(1)}`);
+  }
+
+  close(code: number, reason: string): void {
+    if (this.state === "closed") return;
+    this.ws.close(code, reason);
+    this.dispose();
+  }
+
+  // ------------------------------------------------------------------------------ identity
+
+  holdUpdates(): void {
+    this.held ??= new Map();
+    if (!this.pending) this.pending = new Promise((resolve) => (this.releasePending = resolve));
+  }
+
+  private release(): void {
+    const held = this.held;
+    this.held = null;
+    if (held) for (const [sub, body] of held) if (this.subs.get(sub.id) === sub) this.deliver(sub, body);
+    const done = this.releasePending;
+    this.pending = null;
+    this.releasePending = null;
+    done?.();
+  }
+
+  private startAuthentication(): void {
+    if (this.watch) {
+      this.host.reactor.invalidate(this.watch);
+    } else {
+      this.watch = new IdentityWatch(this);
+      this.host.reactor.add(this.watch);
+    }
+  }
+
+  authSucceeded(auth: Authenticated): void {
+    if (this.state === "closed") return;
+    const before = this.identity;
+    const keyChanged = identityKey(before) !== identityKey(auth.identity);
+    const changed = !sameIdentity(before, auth.identity);
+    this.identity = auth.identity;
+    this.failed = null;
+    this.tokenExp = auth.expiresAt;
+    const end = (auth.identity as { sessionExpiresAt?: unknown }).sessionExpiresAt;
+    this.sessionEnd = typeof end === "number" ? end : undefined;
+    this.lastAuthAt = Date.now();
+    if (keyChanged) this.rejoinAll();
+    else if (changed) this.refreshPrincipal();
+    this.answer(true);
+    this.release();
+  }
+
+  /** Ends the identity: pushes the auth error and stops every subscription of this connection. */
+  authFailed(error: WireError): void {
+    if (this.state === "closed") return;
+    if (this.watch) this.host.reactor.remove(this.watch);
+    this.watch = null;
+    for (const sub of this.subs.values()) this.host.groups.leave(sub);
+    this.subs.clear();
+    this.held = null;
+    this.identity = null;
+    this.tokenExp = this.sessionEnd = undefined;
+    this.failed = error;
+    if (this.reply === "connect") this.sendJson({ type: "connected", v: 1, authenticated: false, ...this.limitsInfo() });
+    this.reply = null;
+    this.sendJson({ type: "auth_error", ...error });
+    this.release();
+  }
+
+  private answer(authenticated: boolean): void {
+    if (this.reply === "connect") this.sendJson({ type: "connected", v: 1, authenticated, ...this.limitsInfo() });
+    else if (this.reply === "authenticate") this.sendJson({ type: "authenticated", authenticated });
+    this.reply = null;
+  }
+
+  private limitsInfo(): Record<string, unknown> {
+    const l = this.host.limits;
+    return {
+      idleTimeoutMs: l.idleTimeoutMs,
+      maxMessageBytes: l.maxMessageBytes,
+      maxSubscriptions: l.maxSubscriptions,
+      maxInFlight: l.maxInFlight,
+    };
+  }
+
+  /** The identity key changed (another user, or anonymous): move every subscription. */
+  private rejoinAll(): void {
+    const subs = [...this.subs.values()];
+    this.subs.clear();
+    for (const sub of subs) {
+      this.held?.delete(sub);
+      this.host.groups.leave(sub);
+      const group = sub.group;
+      this.subs.set(sub.id, this.host.groups.join(this, sub.id, group.path, group.args, this.principal()));
+    }
+  }
+
+  /** Same caller, changed identity fields (e.g. a renamed user): re-run the shared queries with it. */
+  private refreshPrincipal(): void {
+    for (const sub of this.subs.values()) {
+      sub.group.principal = this.principal();
+      this.host.reactor.invalidate(sub.group);
+    }
+  }
+
+  private principal(): Caller & { identity: UserIdentity | null; token: string | null } {
+    return { identity: this.identity, token: this.token };
+  }
+
+  /** Called by the server's sweep: idle and handshake timeouts, token and session expiry. */
+  sweep(now: number): void {
+    const l = this.host.limits;
+    if (this.state === "handshake" && now - this.openedAt > l.handshakeTimeoutMs) {
+      this.close(CloseCode.HANDSHAKE_REQUIRED, "no connect message");
+      return;
+    }
+    if (l.idleTimeoutMs > 0 && now - this.lastSeen > l.idleTimeoutMs) {
+      this.close(CloseCode.IDLE_TIMEOUT, "idle timeout");
+      return;
+    }
+    if (!this.identity || !this.watch) return;
+    if (this.tokenExp !== undefined && now >= this.tokenExp * 1000) {
+      this.authFailed({ code: "UNAUTHORIZED", message: "Token expired" });
+    } else if (this.sessionEnd !== undefined && now >= this.sessionEnd) {
+      this.host.reactor.invalidate(this.watch); // the resolver refuses the expired session
+    } else if (l.identityRecheckMs > 0 && now - this.lastAuthAt > l.identityRecheckMs) {
+      this.lastAuthAt = now;
+      this.host.reactor.invalidate(this.watch);
+    }
+  }
+
+  // ------------------------------------------------------------------------------ messages
+
+  private onMessage(data: Buffer, isBinary: boolean): void {
+    if (this.state === "closed") return;
+    this.lastSeen = Date.now();
+    let message: ClientMessage;
+    try {
+      if (isBinary) throw new ProtocolError("BAD_MESSAGE", "Binary frames are not supported");
+      message = parseClientMessage(data.toString("utf8"));
+    } catch (e) {
+      const err = e instanceof ProtocolError ? e : new ProtocolError("BAD_MESSAGE", "Unreadable message");
+      if (this.state === "handshake") {
+        this.close(CloseCode.HANDSHAKE_REQUIRED, "expected a connect message");
+        return;
+      }
+      if (++this.protocolErrors > this.host.limits.maxProtocolErrors) {
+        this.close(CloseCode.PROTOCOL_ERROR, "too many malformed messages");
+        return;
+      }
+      this.sendError(err.id, { code: err.code, message: err.message });
+      return;
+    }
+    if (this.state === "handshake") {
+      if (message.type !== "connect") this.close(CloseCode.HANDSHAKE_REQUIRED, "expected a connect message");
+      else this.onConnect(message.v, message.token ?? null);
+      return;
+    }
+    void this.dispatch(message).catch((e) => logger.error("sync message failed", { error: String(e) }));
+  }
+
+  private onConnect(v: number, token: string | null): void {
+    if (!(PROTOCOL_VERSIONS as readonly number[]).includes(v)) {
+      this.close(CloseCode.UNSUPPORTED_VERSION, `unsupported protocol version; server speaks ${PROTOCOL_VERSIONS.join(",")}`);
+      return;
+    }
+    this.state = "open";
+    this.token = token;
+    if (token) {
+      this.reply = "connect";
+      this.startAuthentication();
+    } else {
+      this.sendJson({ type: "connected", v: 1, authenticated: false, ...this.limitsInfo() });
+    }
+  }
+
+  private onAuthenticate(token: string | null): void {
+    this.token = token;
+    if (token) {
+      this.reply = "authenticate";
+      this.startAuthentication();
+      return;
+    }
+    // Going anonymous: no identity to watch, queries move to the anonymous groups.
+    if (this.watch) this.host.reactor.remove(this.watch);
+    this.watch = null;
+    const hadIdentity = this.identity !== null;
+    this.identity = null;
+    this.failed = null;
+    this.tokenExp = this.sessionEnd = undefined;
+    if (hadIdentity) this.rejoinAll();
+    this.reply = "authenticate";
+    this.answer(false);
+    this.release();
+  }
+
+  private async dispatch(message: ClientMessage): Promise<void> {
+    switch (message.type) {
+      case "connect":
+        this.sendError(undefined, { code: "PROTOCOL_ERROR", message: "Already connected" });
+        return;
+      case "authenticate":
+        this.onAuthenticate(message.token);
+        return;
+      case "ping":
+        this.send('{"type":"pong"}');
+        return;
+      case "unsubscribe": {
+        if (this.pending) await this.pending;
+        const sub = this.subs.get(message.id);
+        if (sub) {
+          this.subs.delete(message.id);
+          this.held?.delete(sub);
+          this.host.groups.leave(sub);
+        }
+        return;
+      }
+      case "subscribe": {
+        if (this.pending) await this.pending;
+        if (this.state === "closed") return;
+        if (this.failed) return this.sendError(message.id, this.failed);
+        if (this.subs.has(message.id)) {
+          return this.sendError(message.id, { code: "DUPLICATE_ID", message: "Subscription id already in use" });
+        }
+        if (this.subs.size >= this.host.limits.maxSubscriptions) {
+          return this.sendError(message.id, {
+            code: "TOO_MANY_SUBSCRIPTIONS",
+            message: `At most ${this.host.limits.maxSubscriptions} subscriptions per connection`,
+          });
+        }
+        this.subs.set(message.id, this.host.groups.join(this, message.id, message.path, message.args, this.principal()));
+        return;
+      }
+      default:
+        return this.call(message);
+    }
+  }
+
+  private async call(message: Extract<ClientMessage, { type: "query" | "mutation" | "action" }>): Promise<void> {
+    const { id, path, args } = message;
+    if (this.inFlight >= this.host.limits.maxInFlight) {
+      return this.sendResult(id, {
+        error: { code: "TOO_MANY_REQUESTS", message: `At most ${this.host.limits.maxInFlight} requests in flight` },
+      });
+    }
+    this.inFlight++;
+    try {
+      if (this.pending) await this.pending;
+      if (this.failed) return this.sendResult(id, { error: this.failed });
+      const backend = this.host.backend;
+      const caller: Caller = { ...this.principal(), meta: this.meta };
+      let value: unknown;
+      if (message.type === "query") {
+        value = (await backend.runQuery(path, args, caller)).value;
+      } else if (message.type === "mutation") {
+        const result = await backend.runMutation(path, args, caller);
+        value = result.value;
+        await this.whenFresh(result.sequence);
+      } else {
+        value = await backend.runAction(path, args, caller);
+        await this.whenFresh(backend.lastSequence);
+      }
+      this.sendResult(id, { value });
+    } catch (e) {
+      this.sendResult(id, { error: wireError(e) });
+    } finally {
+      this.inFlight--;
+    }
+  }
+
+  /** Resolves once every subscription of this connection has been pushed commits up to `seq`. */
+  private async whenFresh(seq: number): Promise<void> {
+    const waits: Promise<void>[] = [];
+    for (const sub of this.subs.values()) {
+      if (sub.group.dirty || sub.group.running) waits.push(this.host.reactor.whenFresh(sub.group, seq));
+    }
+    if (waits.length) await Promise.all(waits);
+    if (this.pending) await this.pending;
+  }
+
+  private dispose(): void {
+    if (this.state === "closed") return;
+    this.state = "closed";
+    if (this.watch) this.host.reactor.remove(this.watch);
+    this.watch = null;
+    for (const sub of this.subs.values()) this.host.groups.leave(sub);
+    this.subs.clear();
+    this.held = null;
+    this.release();
+    this.host.closed(this);
+  }
+}

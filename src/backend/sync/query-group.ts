@@ -1,0 +1,114 @@
+/**
+ * Shared query executions: every subscription with the same (path, args, identity key) joins one
+ * group, which runs the query once per relevant commit and fans the result out. A result is
+ * pushed only when its serialized JSON differs from the last one.
+ */
+import { emptyReadSet, type ReadSet } from "../db/read-write-sets.ts";
+import type { UserIdentity } from "../functions/define.ts";
+import type { Backend } from "../runtime.ts";
+import { type RequestId, stableStringify } from "./protocol.ts";
+import { Watch, type Reactor } from "./reactor.ts";
+import { wireError } from "./wire-error.ts";
+
+/** The connection side of a subscription: where a group delivers results. */
+export interface Subscriber {
+  /** Delivers `body` (`{"value":…}` or `{"error":…}`) for subscription `sub`. */
+  deliver(sub: Subscription, body: string): void;
+}
+
+/** One client subscription; `idJson` is pre-serialized for cheap fan-out. */
+export interface Subscription {
+  id: RequestId;
+  idJson: string;
+  owner: Subscriber;
+  group: QueryGroup;
+}
+
+/** Who a group runs the query as. */
+export interface Principal {
+  identity: UserIdentity | null;
+  token: string | null;
+}
+
+export class QueryGroup extends Watch {
+  readonly priority = false;
+  readonly subs = new Set<Subscription>();
+  /** Last pushed body, compared with each new result and sent to late joiners. */
+  body: string | null = null;
+
+  constructor(
+    private readonly backend: Backend,
+    readonly key: string,
+    readonly path: string,
+    readonly args: Record<string, unknown>,
+    public principal: Principal,
+  ) {
+    super();
+  }
+
+  async execute(): Promise<ReadSet> {
+    const readSet = emptyReadSet();
+    let body: string;
+    try {
+      const { value } = await this.backend.runQuery(this.path, this.args, this.principal, readSet);
+      body = JSON.stringify({ value });
+    } catch (e) {
+      body = JSON.stringify({ error: wireError(e) });
+    }
+    if (!this.removed && body !== this.body) {
+      this.body = body;
+      for (const sub of this.subs) sub.owner.deliver(sub, body);
+    }
+    return readSet;
+  }
+}
+
+/** Identity key for grouping: results may depend on who asks. */
+export function identityKey(identity: UserIdentity | null): string {
+  return identity ? `u:${identity.tokenIdentifier}` : "anon";
+}
+
+/** All groups of one server. */
+export class QueryGroups {
+  private readonly groups = new Map<string, QueryGroup>();
+
+  constructor(
+    private readonly backend: Backend,
+    private readonly reactor: Reactor,
+  ) {}
+
+  get size(): number {
+    return this.groups.size;
+  }
+
+  /** Adds a subscription; a late joiner gets the group's current result at once. */
+  join(
+    owner: Subscriber,
+    id: RequestId,
+    path: string,
+    args: Record<string, unknown>,
+    principal: Principal,
+  ): Subscription {
+    const key = `${path}\u0000${stableStringify(args)}\u0000${identityKey(principal.identity)}`;
+    let group = this.groups.get(key);
+    const fresh = !group;
+    if (!group) {
+      group = new QueryGroup(this.backend, key, path, args, principal);
+      this.groups.set(key, group);
+    }
+    const sub: Subscription = { id, idJson: JSON.stringify(id), owner, group };
+    group.subs.add(sub);
+    if (fresh) this.reactor.add(group);
+    else if (group.body !== null) owner.deliver(sub, group.body);
+    return sub;
+  }
+
+  leave(sub: Subscription): void {
+    const group = sub.group;
+    group.subs.delete(sub);
+    if (group.subs.size === 0) {
+      this.groups.delete(group.key);
+      this.reactor.remove(group);
+    }
+  }
+}

@@ -1,0 +1,115 @@
+/**
+ * The live sync server: WebSockets at `/api/sync` on the HTTP server's own port. One reactor
+ * keeps every shared query and every connection's identity current with the commits; one
+ * sweeping interval enforces timeouts and expiries for all connections.
+ */
+import type { IncomingMessage } from "node:http";
+import type { Duplex } from "node:stream";
+import { WebSocketServer } from "ws";
+import type { RunningHttpServer } from "../http/node-server.ts";
+import { logger } from "../logger.ts";
+import type { Backend } from "../runtime.ts";
+import { Connection, type ConnectionHost, type SyncLimits } from "./connection.ts";
+import { CloseCode } from "./protocol.ts";
+import { QueryGroups } from "./query-group.ts";
+import { Reactor } from "./reactor.ts";
+
+export interface SyncOptions extends Partial<SyncLimits> {
+  /** URL path of the endpoint (default `/api/sync`). */
+  path?: string;
+  /** How often timeouts and expiries are checked (default 1000 ms). */
+  sweepIntervalMs?: number;
+  /** Largest number of query/identity executions at once (default 8). */
+  concurrency?: number;
+}
+
+export const DEFAULT_LIMITS: SyncLimits = {
+  maxMessageBytes: 1024 * 1024,
+  maxSubscriptions: 1000,
+  maxInFlight: 64,
+  idleTimeoutMs: 60_000,
+  handshakeTimeoutMs: 10_000,
+  maxBufferedBytes: 16 * 1024 * 1024,
+  maxProtocolErrors: 20,
+  identityRecheckMs: 5 * 60_000,
+};
+
+/** A running sync endpoint. */
+export interface SyncServer {
+  readonly connections: ReadonlySet<Connection>;
+  readonly reactor: Reactor;
+  readonly groups: QueryGroups;
+  /** Closes every connection with 1001 and detaches from the HTTP server. */
+  close(): Promise<void>;
+}
+
+/**
+ * Attaches the sync endpoint to a running HTTP server; usable as `startService({ attach })`.
+ * `startService` attaches it by default.
+ */
+export function attachSync(backend: Backend, http: RunningHttpServer, options: SyncOptions = {}): SyncServer {
+  const path = options.path ?? "/api/sync";
+  const limits: SyncLimits = { ...DEFAULT_LIMITS };
+  for (const k of Object.keys(DEFAULT_LIMITS) as (keyof SyncLimits)[]) {
+    if (typeof options[k] === "number") limits[k] = options[k];
+  }
+  const reactor = new Reactor(backend.catalog, () => backend.lastSequence, { concurrency: options.concurrency });
+  const groups = new QueryGroups(backend, reactor);
+  const connections = new Set<Connection>();
+  const host: ConnectionHost = { backend, reactor, groups, limits, closed: (c) => connections.delete(c) };
+  const unsubscribe = backend.onCommit((commit) => reactor.onCommit(commit));
+
+  const wss = new WebSocketServer({
+    noServer: true,
+    maxPayload: limits.maxMessageBytes,
+    perMessageDeflate: false,
+    clientTracking: false,
+  });
+
+  const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const url = req.url ?? "/";
+    const q = url.indexOf("?");
+    if ((q < 0 ? url : url.slice(0, q)) !== path) {
+      // Leave other paths to other upgrade handlers; refuse them when there are none.
+      if (http.server.listenerCount("upgrade") === 1) {
+        socket.end("HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
+      }
+      return;
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      const meta = { clientIp: req.socket.remoteAddress, userAgent: req.headers["user-agent"] };
+      connections.add(new Connection(host, ws, meta));
+    });
+  };
+  http.server.on("upgrade", onUpgrade);
+
+  const sweep = setInterval(() => {
+    const now = Date.now();
+    for (const c of connections) c.sweep(now);
+  }, options.sweepIntervalMs ?? 1000);
+  sweep.unref();
+
+  let closing: Promise<void> | undefined;
+  return {
+    connections,
+    reactor,
+    groups,
+    close: () =>
+      (closing ??= (async () => {
+        clearInterval(sweep);
+        http.server.off("upgrade", onUpgrade);
+        unsubscribe();
+        const sockets = [...connections].map((c) => c.socket);
+        for (const c of [...connections]) c.close(CloseCode.GOING_AWAY, "server shutting down");
+        // Give clients a moment to answer the close frame, then cut the rest: the HTTP server's
+        // close waits for every socket, upgraded ones included.
+        await Promise.race([
+          Promise.all(sockets.map((ws) => (ws.readyState === 3 ? null : new Promise((done) => ws.once("close", done))))),
+          new Promise((done) => setTimeout(done, 1000).unref()),
+        ]);
+        for (const ws of sockets) if (ws.readyState !== 3) ws.terminate();
+        await new Promise<void>((done) => wss.close(() => done()));
+        logger.info("sync server stopped");
+      })()),
+  };
+}

@@ -1,0 +1,26 @@
+/**
+ * Better Auth client plugin exposing the backend token call:
+ * `authClient.backend.getToken()` → the JWT for the current session, or null when signed out.
+ */
+import type { BetterAuthClientPlugin } from "better-auth/client";
+import type { backend } from "../auth/plugin/index.ts";
+
+export const backendClient = () =>
+  ({
+    id: "backend",
+    $InferServerPlugin: {} as ReturnType<typeof backend>,
+    pathMethods: { "/backend/token": "GET", "/backend/jwks": "GET" },
+    getActions: ($fetch) => ({
+      backend: {
+        /** A fresh JWT (also set as the `service-auth.jwt` cookie); null when there is no valid session. */
+        getToken: async (): Promise<string | null> => {
+          const res = await $fetch<{ token: string }>("/backend/token", { method: "GET" });
+          if (res.error) {
+            if (res.error.status === 401 || res.error.status === 403) return null;
+            throw new Error(`token request failed with ${res.error.status}`);
+          }
+          return res.data?.token ?? null;
+        },
+      },
+    }),
+  }) satisfies BetterAuthClientPlugin;

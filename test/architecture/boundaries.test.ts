@@ -1,0 +1,100 @@
+/**
+ * The folder layout is the architecture (docs/architecture.md): these tests fail when an import
+ * points the wrong way.
+ */
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join, relative, resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+
+const root = resolve(import.meta.dirname, "../..");
+
+function files(dir: string): string[] {
+  const out: string[] = [];
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) out.push(...files(path));
+    else if (/\.tsx?$/.test(name)) out.push(path);
+  }
+  return out;
+}
+
+/** Every module specifier imported (statically or dynamically) by a file, with whether it is type-only. */
+function imports(file: string): { spec: string; typeOnly: boolean }[] {
+  const text = readFileSync(file, "utf8");
+  const out: { spec: string; typeOnly: boolean }[] = [];
+  for (const m of text.matchAll(/^\s*(import|export)\s+(type\s+)?[^'"]*?from\s+["']([^"']+)["']/gm)) {
+    out.push({ spec: m[3], typeOnly: Boolean(m[2]) });
+  }
+  for (const m of text.matchAll(/^\s*import\s+["']([^"']+)["']/gm)) out.push({ spec: m[1], typeOnly: false });
+  for (const m of text.matchAll(/import\(\s*["']([^"']+)["']\s*\)/g)) out.push({ spec: m[1], typeOnly: false });
+  return out;
+}
+
+function resolveRelative(file: string, spec: string): string {
+  return relative(root, resolve(file, "..", spec));
+}
+
+describe("architecture boundaries", () => {
+  it("src/auth uses only the platform's public entry points", () => {
+    const offenders: string[] = [];
+    for (const file of files(join(root, "src/auth"))) {
+      for (const { spec } of imports(file)) {
+        if (spec.startsWith(".")) {
+          const target = resolveRelative(file, spec);
+          if (!target.startsWith("src/auth/")) offenders.push(`${relative(root, file)} -> ${spec}`);
+        } else if (spec.startsWith("service-auth/") && !["service-auth/server", "service-auth/values"].includes(spec)) {
+          offenders.push(`${relative(root, file)} -> ${spec}`);
+        }
+      }
+    }
+    expect(offenders).toEqual([]);
+  });
+
+  it("the platform never imports the auth integration, clients or the example", () => {
+    const offenders: string[] = [];
+    for (const file of files(join(root, "src/backend"))) {
+      for (const { spec } of imports(file)) {
+        const target = spec.startsWith(".") ? resolveRelative(file, spec) : spec;
+        if (/^(src\/(auth|client|react)|examples)\//.test(target) || /^service-auth\/(auth|client|react)/.test(target)) {
+          offenders.push(`${relative(root, file)} -> ${spec}`);
+        }
+      }
+    }
+    expect(offenders).toEqual([]);
+  });
+
+  it("clients import only types from the platform and the auth integration", () => {
+    const offenders: string[] = [];
+    for (const dir of ["src/client", "src/react"]) {
+      let list: string[] = [];
+      try {
+        list = files(join(root, dir));
+      } catch {
+        continue;
+      }
+      for (const file of list) {
+        for (const { spec, typeOnly } of imports(file)) {
+          const target = spec.startsWith(".") ? resolveRelative(file, spec) : spec;
+          const platform = target.startsWith("src/backend/") || target.startsWith("service-auth/server");
+          const auth = target.startsWith("src/auth/") || target === "service-auth/auth";
+          if ((platform || auth) && !typeOnly) {
+            offenders.push(`${relative(root, file)} -> ${spec}`);
+          }
+        }
+      }
+    }
+    expect(offenders).toEqual([]);
+  });
+
+  it("the example app imports the package's public exports only", () => {
+    const offenders: string[] = [];
+    for (const file of files(join(root, "examples/app"))) {
+      for (const { spec } of imports(file)) {
+        if (spec.startsWith(".")) {
+          if (!resolveRelative(file, spec).startsWith("examples/app/")) offenders.push(`${relative(root, file)} -> ${spec}`);
+        }
+      }
+    }
+    expect(offenders).toEqual([]);
+  });
+});

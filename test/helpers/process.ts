@@ -1,0 +1,104 @@
+/** Child processes for tests: the CLI and fixture servers, run with tsx from the repository root. */
+import { type ChildProcess, spawn } from "node:child_process";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** Repository root (two levels above this file). */
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+const TSX = join(ROOT, "node_modules", ".bin", "tsx");
+
+export interface RunResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `tsx script ...args` to completion; `stdin` is written and closed. */
+export function runTsx(
+  script: string,
+  args: string[],
+  options: { env?: Record<string, string | undefined>; stdin?: string; timeoutMs?: number } = {},
+): Promise<RunResult> {
+  return new Promise((done, fail) => {
+    const child = spawn(TSX, [script, ...args], {
+      cwd: ROOT,
+      env: { ...process.env, LOG_LEVEL: "silent", ...options.env },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      fail(new Error(`tsx ${script} ${args.join(" ")} timed out\nstderr: ${stderr}`));
+    }, options.timeoutMs ?? 30_000);
+    child.on("error", fail);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      done({ code, stdout, stderr });
+    });
+    child.stdin.end(options.stdin ?? "");
+  });
+}
+
+/** Runs the platform CLI (`src/backend/cli/main.ts`). */
+export function runCli(
+  args: string[],
+  options: { env?: Record<string, string | undefined>; stdin?: string } = {},
+): Promise<RunResult> {
+  return runTsx(join(ROOT, "src/backend/cli/main.ts"), args, options);
+}
+
+export interface SpawnedServer {
+  child: ChildProcess;
+  port: number;
+  url: string;
+  /** Everything the process wrote to stderr so far. */
+  stderr(): string;
+  /** SIGKILLs the process and waits until it is gone. */
+  kill(signal?: NodeJS.Signals): Promise<void>;
+}
+
+/**
+ * Spawns a server script that prints `listening <port>` on stdout once it serves, and waits for
+ * that line. The script gets `PORT=0` unless `env.PORT` says otherwise.
+ */
+export function spawnServer(
+  script: string,
+  env: Record<string, string | undefined>,
+  timeoutMs = 30_000,
+): Promise<SpawnedServer> {
+  return new Promise((done, fail) => {
+    const child = spawn(TSX, [script], {
+      cwd: ROOT,
+      env: { ...process.env, LOG_LEVEL: "silent", PORT: "0", ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    const exited = new Promise<void>((r) => child.once("exit", () => r()));
+    const kill = async (signal: NodeJS.Signals = "SIGKILL") => {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      await exited;
+    };
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      fail(new Error(`server ${script} did not start\nstderr: ${stderr}`));
+    }, timeoutMs);
+    child.stderr!.on("data", (d) => (stderr += d));
+    child.stdout!.on("data", (d) => {
+      stdout += d;
+      const m = /listening (\d+)/.exec(stdout);
+      if (m) {
+        clearTimeout(timer);
+        const port = Number(m[1]);
+        done({ child, port, url: `http://127.0.0.1:${port}`, stderr: () => stderr, kill });
+      }
+    });
+    child.once("exit", (code, signal) => {
+      clearTimeout(timer);
+      fail(new Error(`server ${script} exited (${code ?? signal}) before listening\nstderr: ${stderr}`));
+    });
+  });
+}
