@@ -10,8 +10,8 @@ import { formatNs, interleave, sampleAsync, summarize } from "./lib/timing.ts";
 import type { BenchGroup, BenchRow } from "./lib/types.ts";
 
 const ROUNDS = 5;
-const QUERIES_PER_ROUND = 4_000;
-const MUTATIONS_PER_ROUND = 1_000;
+const QUERIES_PER_ROUND = 10_000;
+const MUTATIONS_PER_ROUND = 2_000;
 
 export const platform: BenchGroup = {
   title: "In-process function calls (runQuery / runMutation)",

@@ -1,8 +1,24 @@
-/** The example application: schema, function modules and HTTP routes, as the server and CLI load it. */
-import type { ServiceOptions } from "service-auth/server";
+/** The example application as the server and the CLI load it: schema, modules, auth, HTTP routes. */
+import { authConfig, ensureAuthEnv } from "service-auth/auth";
+import { anyApi, type ApiOf, type InternalApiOf, type ServiceOptions } from "service-auth/server";
+import * as auth from "./auth.ts";
+import http from "./http.ts";
 import * as messages from "./messages.ts";
+import * as profiles from "./profiles.ts";
 import schema from "./schema.ts";
+import * as users from "./users.ts";
 
-export const modules = { messages };
+export const modules = { auth, messages, profiles, users };
 
-export const app: ServiceOptions = { schema, modules };
+/** Typed references to the public functions, e.g. `api.messages.send`. */
+export const api: ApiOf<typeof modules> = anyApi;
+/** Typed references to the internal functions, e.g. `internal.users.setRole`. */
+export const internal: InternalApiOf<typeof modules> = anyApi;
+
+export const app: ServiceOptions = {
+  schema,
+  modules,
+  auth: (env) => authConfig(env),
+  routes: http,
+  onAuthSync: (backend) => ensureAuthEnv(backend, internal.auth.getLatestJwks),
+};

@@ -1,13 +1,44 @@
-/** `npm start`: serves the example app on embedded SQLite at http://localhost:$PORT. */
+/**
+ * `npm start`: serves the example app on embedded SQLite at http://localhost:$PORT.
+ * Outside production the first start generates SERVICE_AUTH_SECRET and JWKS and says so; with
+ * NODE_ENV=production it refuses to start without them and prints the command that makes them.
+ */
+import { AUTH_ENV_COMMAND, ensureAuthEnv, missingAuthEnv } from "service-auth/auth";
 import { logger, startService } from "service-auth/server";
-import { app } from "./app.ts";
+import { app, internal } from "./app.ts";
 
 const port = Number(process.env.PORT ?? 3000);
-const service = await startService({ ...app, port, databaseUrl: process.env.DATABASE_URL });
-logger.info(`listening on ${service.url}`);
+const production = process.env.NODE_ENV === "production";
 
-for (const signal of ["SIGINT", "SIGTERM"] as const) {
-  process.once(signal, () => {
-    void service.close().then(() => process.exit(0));
+class RefusedToStart extends Error {}
+
+try {
+  const service = await startService({
+    ...app,
+    port,
+    databaseUrl: process.env.DATABASE_URL,
+    prepare: async (backend) => {
+      const missing = missingAuthEnv(backend.env);
+      if (missing.length === 0) return;
+      if (production) {
+        throw new RefusedToStart(
+          `refusing to start: ${missing.join(" and ")} not set (NODE_ENV=production). Create them with:\n  ${AUTH_ENV_COMMAND}`,
+        );
+      }
+      const generated = await ensureAuthEnv(backend, internal.auth.getLatestJwks);
+      logger.warn(`generated ${generated.join(" and ")} for development and stored them in the database; for production run: ${AUTH_ENV_COMMAND}`);
+    },
   });
+  logger.info(`listening on ${service.url}`);
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    process.once(signal, () => {
+      void service.close().then(() => process.exit(0));
+    });
+  }
+} catch (error) {
+  if (error instanceof RefusedToStart) {
+    process.stderr.write(`${error.message}\n`);
+    process.exit(1);
+  }
+  throw error;
 }

@@ -56,46 +56,37 @@ type BetterAuthSchema = Record<string, { modelName: string; fields: Record<strin
  * under its default name otherwise, so renaming needs no schema change.
  */
 class FieldNames {
+  /** Per model: configured name → stored name, where they differ. */
   private readonly toStored = new Map<string, Map<string, string>>();
+  /** Per model: stored name → configured name (the inverse, for documents going out). */
   private readonly toAuth = new Map<string, Map<string, string>>();
-  /** Per model: Better Auth's default field name → stored name (for select and sortBy). */
-  private readonly defaults = new Map<string, Map<string, string>>();
+  /** Per model: default name → configured name, where they differ. */
+  private readonly configured = new Map<string, Map<string, string>>();
 
   constructor(authSchema: BetterAuthSchema, tables: SchemaDefinition["tables"] | undefined) {
-    if (!tables) return;
-    for (const [key, model] of Object.entries(authSchema)) {
-      const table = tables[model.modelName];
-      if (!table) continue;
-      const toStored = new Map<string, string>();
-      const toAuth = new Map<string, string>();
-      const defaults = new Map<string, string>();
+    for (const model of Object.values(authSchema)) {
+      const table = tables?.[model.modelName];
       for (const [field, attributes] of Object.entries(model.fields)) {
-        const configured = attributes.fieldName ?? field;
-        if (configured === field || configured in table.fields || !(field in table.fields)) continue;
-        toStored.set(configured, field);
-        toAuth.set(field, configured);
-        defaults.set(field, field);
-      }
-      if (toStored.size) {
-        this.toStored.set(model.modelName, toStored);
-        this.toAuth.set(model.modelName, toAuth);
-        this.defaults.set(key, defaults);
+        const name = attributes.fieldName ?? field;
+        if (name === field) continue;
+        mapIn(this.configured, model.modelName).set(field, name);
+        if (table && !(name in table.fields) && field in table.fields) {
+          mapIn(this.toStored, model.modelName).set(name, field);
+          mapIn(this.toAuth, model.modelName).set(field, name);
+        }
       }
     }
   }
 
+  /** The stored name of a field as the factory names it (configured name, `_id`). */
   field(model: string, name: string): string {
     return this.toStored.get(model)?.get(name) ?? name;
   }
 
-  /** A field named the way Better Auth names it in `select` / `sortBy` (default names, `id`). */
+  /** The stored name of a field named by its default name (`select`, `sortBy`; `id` too). */
   defaultField(model: string, name: string): string {
     if (name === "id") return "_id";
-    const renamed = this.toStored.get(model);
-    if (!renamed) return name;
-    // `select`/`sortBy` use Better Auth's default name; stored under it unless the schema has the configured one.
-    const configured = [...(this.toAuth.get(model) ?? [])].find(([stored]) => stored === name)?.[0];
-    return configured ?? name;
+    return this.field(model, this.configured.get(model)?.get(name) ?? name);
   }
 
   data(model: string, data: Record<string, unknown>): Record<string, unknown> {
@@ -121,6 +112,12 @@ class FieldNames {
     for (const [key, value] of Object.entries(doc)) out[back.get(key) ?? key] = value;
     return out as StoredDoc;
   }
+}
+
+function mapIn(maps: Map<string, Map<string, string>>, key: string): Map<string, string> {
+  let map = maps.get(key);
+  if (!map) maps.set(key, (map = new Map()));
+  return map;
 }
 
 /** Dates inside arrays (`in` over dates) are not reached by the factory's per-value transform. */

@@ -14,10 +14,12 @@ export interface AuthConfigOptions {
   basePath?: string;
 }
 
-/** The site URL tokens are issued by (`iss`). */
+/**
+ * The site URL tokens are issued by (`iss`): `SITE_URL`, falling back to the local development
+ * address `http://localhost:$PORT` (port 3000 by default).
+ */
 export function siteUrlOf(env: EnvReader): string {
-  const url = env.get("SITE_URL");
-  if (!url) throw new Error("SITE_URL is not set");
+  const url = env.get("SITE_URL") ?? `http://localhost:${env.get("PORT") ?? 3000}`;
   return url.replace(/\/+$/, "");
 }
 

@@ -399,7 +399,7 @@ export interface CreateApiOptions<S extends SchemaDefinition = SchemaDefinition>
 }
 
 /** The internal data functions of {@link createApi}. */
-export interface AuthApi {
+export type AuthApi = {
   create: RegisteredFunction<"mutation", "internal", CreateArgs, StoredDoc>;
   findOne: RegisteredFunction<"query", "internal", FindOneArgs, StoredDoc | null>;
   findMany: RegisteredFunction<"query", "internal", FindManyArgs, StoredDoc[]>;
@@ -408,7 +408,7 @@ export interface AuthApi {
   updateMany: RegisteredFunction<"mutation", "internal", UpdateArgs, number>;
   deleteOne: RegisteredFunction<"mutation", "internal", DeleteArgs, null>;
   deleteMany: RegisteredFunction<"mutation", "internal", DeleteArgs, number>;
-}
+};
 
 /**
  * References to the data functions, as the HTTP adapter calls them: the `internal.<module>` of

@@ -7,6 +7,7 @@
  */
 import { Hono, type MiddlewareHandler } from "hono";
 import type { ActionCtx, EnvReader, HttpRoutes } from "service-auth/server";
+import { siteUrlOf } from "./config.ts";
 import { DEFAULT_BASE_PATH } from "./plugin/options.ts";
 
 /** What `authMiddleware` needs from an auth instance. */
@@ -54,9 +55,8 @@ export function authMiddleware(createAuth: CreateAuth, options: { basePath?: str
 
 /** The cross-origin rule of SPEC §4.1 (origin `SITE_URL`, credentials allowed). */
 export function corsRule(env: EnvReader) {
-  const origin = env.get("SITE_URL")?.replace(/\/+$/, "") ?? "http://localhost:3000";
   return {
-    origin,
+    origin: siteUrlOf(env),
     allowHeaders: ["Content-Type", "Authorization", "Service-Auth-Cookie"],
     exposeHeaders: ["Set-Service-Auth-Cookie"],
     allowMethods: ["GET", "POST", "OPTIONS"],

@@ -18,3 +18,8 @@ export { ensureAuthEnv, missingAuthEnv, AUTH_ENV_COMMAND, AUTH_SECRET_VAR, JWKS_
 export { parseStoredJwks, publicJwksOf, serializeJwks } from "./keys.ts";
 export type { StoredJwk } from "./keys.ts";
 export { installMessageChannelPolyfill } from "./message-channel-polyfill.ts";
+export { createClient } from "./client.ts";
+export type { ClientOptions } from "./client.ts";
+export { adapter, httpAdapter } from "./adapter.ts";
+export { createApi } from "./data-functions.ts";
+export type { AuthFunctions, AuthTriggers, ModelTriggers, CreateApiOptions } from "./data-functions.ts";

@@ -396,7 +396,7 @@ export function planWhere(shape: TableShape, where: readonly WhereClause[] | und
 
 function rangeBuilder(fields: string[], range: IndexRange) {
   return (q: any) => {
-    range.eq.forEach((value, i) => q.eq(fields[i], value));
+    for (let i = 0; i < range.eq.length; i++) q.eq(fields[i], range.eq[i]);
     const field = fields[range.eq.length];
     if (range.lower) q[range.lower.inclusive ? "gte" : "gt"](field, range.lower.value);
     if (range.upper) q[range.upper.inclusive ? "lte" : "lt"](field, range.upper.value);
@@ -441,6 +441,7 @@ async function readSource(
   where: readonly WhereClause[] | undefined,
   max: number,
   order: "asc" | "desc",
+  exact: boolean,
 ): Promise<Doc[]> {
   const match = (doc: Doc) => matchesWhere(doc, where);
   if (source.kind === "ids") {
@@ -456,7 +457,8 @@ async function readSource(
   for (const range of source.ranges) {
     if (out.length >= max) break;
     let query = db.query(table).withIndex(source.index as any, rangeBuilder(source.fields, range)).order(order);
-    if (where?.length) query = query.filter(match as any);
+    // When the ranges are exactly the matches, no filter: the read then stops at exactly `max` rows.
+    if (where?.length && !exact) query = query.filter(match as any);
     const left = max - out.length;
     out.push(...((left === Number.POSITIVE_INFINITY ? await query.collect() : await query.take(left)) as Doc[]));
   }
@@ -475,7 +477,7 @@ export async function findDocs(db: DatabaseReader<any>, table: string, shape: Ta
   const wanted = offset + limit;
   if (plan.sorted) {
     // One index read already in the requested order: stop after offset + limit matches.
-    const docs = await readSource(db, table, plan.sources[0], options.where, wanted, options.sortBy?.direction ?? "asc");
+    const docs = await readSource(db, table, plan.sources[0], options.where, wanted, options.sortBy?.direction ?? "asc", plan.exact);
     return docs.slice(offset, wanted);
   }
   // Unordered or merged reads: every match is needed before sorting; without sortBy any window will do.
@@ -484,7 +486,7 @@ export async function findDocs(db: DatabaseReader<any>, table: string, shape: Ta
   for (const source of plan.sources) {
     if (byId.size >= max) break;
     // Each source reads up to `max` itself: its first rows may be duplicates of an earlier source's.
-    for (const doc of await readSource(db, table, source, options.where, max, "asc")) byId.set(doc._id, doc);
+    for (const doc of await readSource(db, table, source, options.where, max, "asc", plan.exact)) byId.set(doc._id, doc);
   }
   let docs = [...byId.values()];
   if (options.sortBy) docs = sortDocs(docs, options.sortBy);

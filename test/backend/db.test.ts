@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import type { DatabaseReader, DatabaseWriter } from "../../src/backend/db/database.ts";
+import type { DatabaseReader as Reader, DatabaseWriter as Writer } from "../../src/backend/db/database.ts";
 import { ServiceError } from "../../src/backend/errors.ts";
 import { functionsFor } from "../../src/backend/functions/define.ts";
 import { idTag, tableTag } from "../../src/backend/ids.ts";
 import type { Backend } from "../../src/backend/runtime.ts";
-import { defineSchema, defineTable } from "../../src/backend/schema.ts";
+import { type DataModelOf, defineSchema, defineTable } from "../../src/backend/schema.ts";
 import { v } from "../../src/backend/values/index.ts";
 import { startTestBackend } from "../helpers/service.ts";
 
@@ -14,6 +14,8 @@ const schema = defineSchema({
     .index("by_city_age", ["city", "age"]),
   pets: defineTable({ name: v.string() }),
 });
+type DatabaseReader = Reader<DataModelOf<typeof schema>>;
+type DatabaseWriter = Writer<DataModelOf<typeof schema>>;
 const { query, mutation } = functionsFor();
 
 // Test bodies run inside real queries/mutations: each registers a closure and calls it by name.
@@ -21,8 +23,8 @@ const bodies = new Map<string, (db: any) => Promise<unknown>>();
 let counter = 0;
 const modules = {
   t: {
-    read: query({ args: { name: v.string() }, handler: (ctx, { name }) => bodies.get(name)!(ctx.db) }),
-    write: mutation({ args: { name: v.string() }, handler: (ctx, { name }) => bodies.get(name)!(ctx.db) }),
+    read: query({ args: { name: v.string() }, handler: (ctx, { name }) => bodies.get(name)!(ctx.db as any) }),
+    write: mutation({ args: { name: v.string() }, handler: (ctx, { name }) => bodies.get(name)!(ctx.db as any) }),
   },
 };
 

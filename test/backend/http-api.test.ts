@@ -86,6 +86,7 @@ describe("HTTP API", () => {
     const r = await postJson(`${service.url}/api/mutation`, big);
     expect(r.status).toBe(413);
     expect(r.body).toMatchObject({ status: "error", code: "PAYLOAD_TOO_LARGE" });
+    expect(r.headers.get("connection")).toBe("close");
 
     // Chunked: the server must stop reading at the limit and answer 413.
     const chunked = await postChunked(`${service.url}/api/mutation`, 64 * 1024, 40);

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import type { DatabaseReader, DatabaseWriter } from "../../src/backend/db/database.ts";
+import type { DatabaseReader as Reader, DatabaseWriter as Writer } from "../../src/backend/db/database.ts";
 import { type Commit, commitTouches, type ReadSet, tablesOf } from "../../src/backend/db/read-write-sets.ts";
 import { functionsFor } from "../../src/backend/functions/define.ts";
 import type { Backend } from "../../src/backend/runtime.ts";
-import { defineSchema, defineTable } from "../../src/backend/schema.ts";
+import { type DataModelOf, defineSchema, defineTable } from "../../src/backend/schema.ts";
 import { v } from "../../src/backend/values/index.ts";
 import { startTestBackend } from "../helpers/service.ts";
 
@@ -13,13 +13,15 @@ const schema = defineSchema({
     .index("by_score", ["score"]),
   notes: defineTable({ text: v.string() }),
 });
+type DatabaseReader = Reader<DataModelOf<typeof schema>>;
+type DatabaseWriter = Writer<DataModelOf<typeof schema>>;
 const { query, mutation } = functionsFor();
 const bodies = new Map<string, (db: any) => Promise<unknown>>();
 let counter = 0;
 const modules = {
   t: {
-    read: query({ args: { name: v.string() }, handler: (ctx, { name }) => bodies.get(name)!(ctx.db) }),
-    write: mutation({ args: { name: v.string() }, handler: (ctx, { name }) => bodies.get(name)!(ctx.db) }),
+    read: query({ args: { name: v.string() }, handler: (ctx, { name }) => bodies.get(name)!(ctx.db as any) }),
+    write: mutation({ args: { name: v.string() }, handler: (ctx, { name }) => bodies.get(name)!(ctx.db as any) }),
   },
 };
 

@@ -1,19 +1,20 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { DatabaseWriter } from "../../src/backend/db/database.ts";
-import { ServiceError, ValidationError } from "../../src/backend/errors.ts";
+import type { DatabaseWriter as Writer } from "../../src/backend/db/database.ts";
+import { ServiceError, type ValidationError } from "../../src/backend/errors.ts";
 import { functionsFor } from "../../src/backend/functions/define.ts";
 import type { Backend } from "../../src/backend/runtime.ts";
-import { defineEnt, defineEntSchema, defineSchema, defineTable } from "../../src/backend/schema.ts";
-import { v } from "../../src/backend/values/index.ts";
+import { type DataModelOf, defineEnt, defineEntSchema, defineSchema, defineTable } from "../../src/backend/schema.ts";
+import { type Id, v } from "../../src/backend/values/index.ts";
 import schema from "../fixtures/schema.ts";
 import { startTestBackend } from "../helpers/service.ts";
 
+type DatabaseWriter = Writer<DataModelOf<typeof schema>>;
 const { query, mutation } = functionsFor();
 const bodies = new Map<string, (db: DatabaseWriter) => Promise<unknown>>();
 let counter = 0;
 const modules = {
   t: {
-    write: mutation({ args: { name: v.string() }, handler: (ctx, { name }) => bodies.get(name)!(ctx.db) }),
+    write: mutation({ args: { name: v.string() }, handler: (ctx, { name }) => bodies.get(name)!(ctx.db as any) }),
     items: query({ args: {}, handler: (ctx) => ctx.db.query("items").collect() }),
     count: query({
       args: {},
@@ -52,7 +53,7 @@ const item = { name: "pen", price: 2, tags: ["a"], status: "live" as const };
 
 describe("schema enforcement", () => {
   it("accepts documents that match the schema", async () => {
-    const owner = (await write((db) => db.insert("messages", { body: "b", author: "a" }))).value as string;
+    const owner = (await write((db) => db.insert("messages", { body: "b", author: "a" }))).value as Id<"messages">;
     await write(async (db) => {
       await db.insert("items", item);
       await db.insert("items", {
@@ -104,11 +105,28 @@ describe("schema enforcement", () => {
     const e3 = await violation((db) => db.replace(id, { name: "only a name" } as any));
     expect(e3.path).toBe("items.price");
     await violation((db) => db.insert("items", { ...item, _secret: 1 } as any));
+    // Values the validators accept but JSON storage would silently change.
+    for (const [doc, path] of [
+      [{ ...item, price: Infinity }, "items.price"],
+      [{ ...item, price: -Infinity }, "items.price"],
+      [{ ...item, data: { when: new Date() } }, "items.data.when"],
+      [{ ...item, data: [1, undefined] }, "items.data[1]"],
+      [{ ...item, data: { n: [Number.NaN] } }, "items.data.n[0]"],
+      [{ ...item, data: 10n }, "items.data"],
+    ] as const) {
+      const e = await violation((db) => db.insert("items", doc as any));
+      expect(e.path).toBe(path);
+    }
     await violation((db) => db.insert("items", null as any));
     const after = ((await backend.runQuery("t:items", {})).value as { _id: string; name: string }[]).find(
       (d) => d._id === id,
     );
     expect(after?.name).toBe("pen");
+    // Plain JSON-like values in an `any` field are fine, and a nested undefined field is dropped.
+    const ok = (await write((db) => db.insert("items", { ...item, data: { a: [1, "x", null, { b: true }], c: undefined } })))
+      .value as string;
+    const stored = ((await backend.runQuery("t:items", {})).value as { _id: string; data: unknown }[]).find((d) => d._id === ok);
+    expect(stored?.data).toEqual({ a: [1, "x", null, { b: true }] });
   });
 });
 

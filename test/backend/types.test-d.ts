@@ -7,7 +7,7 @@ import { expectTypeOf } from "vitest";
 import { anyApi, type ApiOf, type Id, type Infer, type InternalApiOf } from "../../src/backend/server.ts";
 import { v } from "../../src/backend/values/index.ts";
 import type * as actions from "../fixtures/actions.ts";
-import { query } from "../fixtures/functions.ts";
+import { mutation, query } from "../fixtures/functions.ts";
 import type * as messages from "../fixtures/messages.ts";
 
 // --- Infer<> of validators -----------------------------------------------------------------
@@ -60,6 +60,31 @@ export const typedQuery = query({
     // @ts-expect-error no such table
     ctx.db.query("nope");
     return rows;
+  },
+});
+
+// --- typed writes: ids carry their table ---------------------------------------------------------
+export const typedMutation = mutation({
+  args: {},
+  handler: async (ctx) => {
+    const id = await ctx.db.insert("messages", { body: "b", author: "a" });
+    expectTypeOf(id).toEqualTypeOf<Id<"messages">>();
+    const doc = await ctx.db.get(id);
+    expectTypeOf(doc!._id).toEqualTypeOf<Id<"messages">>();
+    expectTypeOf(doc!.seq).toEqualTypeOf<number | undefined>();
+    // @ts-expect-error a message has no count
+    doc!.count;
+    await ctx.db.patch(id, { seq: 2, author: undefined });
+    // @ts-expect-error seq is a number
+    await ctx.db.patch(id, { seq: "2" });
+    await ctx.db.replace(id, { body: "c", author: "d" });
+    // @ts-expect-error replace needs every required field
+    await ctx.db.replace(id, { body: "c" });
+    // With an untyped id, fields of any one table are accepted.
+    const untyped: string = id;
+    await ctx.db.patch(untyped, { count: 1 });
+    // @ts-expect-error insert checks the document type
+    await ctx.db.insert("messages", { body: 1, author: "a" });
   },
 });
 

@@ -5,7 +5,11 @@ import { fileURLToPath } from "node:url";
 
 /** Repository root (two levels above this file). */
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
-const TSX = join(ROOT, "node_modules", ".bin", "tsx");
+/**
+ * `node --import tsx script`: one process (the `tsx` binary forks a second node process, which
+ * a SIGKILL of the parent would leave running).
+ */
+const NODE_ARGS = ["--import", "tsx"];
 
 export interface RunResult {
   code: number | null;
@@ -20,7 +24,7 @@ export function runTsx(
   options: { env?: Record<string, string | undefined>; stdin?: string; timeoutMs?: number } = {},
 ): Promise<RunResult> {
   return new Promise((done, fail) => {
-    const child = spawn(TSX, [script, ...args], {
+    const child = spawn(process.execPath, [...NODE_ARGS, script, ...args], {
       cwd: ROOT,
       env: { ...process.env, LOG_LEVEL: "silent", ...options.env },
       stdio: ["pipe", "pipe", "pipe"],
@@ -70,7 +74,7 @@ export function spawnServer(
   timeoutMs = 30_000,
 ): Promise<SpawnedServer> {
   return new Promise((done, fail) => {
-    const child = spawn(TSX, [script], {
+    const child = spawn(process.execPath, [...NODE_ARGS, script], {
       cwd: ROOT,
       env: { ...process.env, LOG_LEVEL: "silent", PORT: "0", ...env },
       stdio: ["ignore", "pipe", "pipe"],

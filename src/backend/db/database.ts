@@ -2,7 +2,7 @@
  * `ctx.db`: typed document reads for queries and reads + validated writes for mutations. Every
  * read is recorded in the execution's read set, every write in its write set.
  */
-import { ServiceError } from "../errors.ts";
+import { ServiceError, ValidationError } from "../errors.ts";
 import { newId } from "../ids.ts";
 import type { GenericDataModel } from "../schema.ts";
 import type { Id } from "../values/validators.ts";
@@ -15,12 +15,17 @@ import type { DocumentWrite, ReadSet } from "./read-write-sets.ts";
 type TableName<DM> = keyof DM & string;
 type DocOf<DM extends GenericDataModel, T extends TableName<DM>> = DM[T]["document"];
 type WithoutSystem<D> = Omit<D, "_id" | "_creationTime">;
+/** Per-table unions (`Omit` over a union of documents would keep only the fields they share). */
+type AnyDoc<DM extends GenericDataModel> = { [T in TableName<DM>]: DocOf<DM, T> }[TableName<DM>];
+type AnyValue<DM extends GenericDataModel> = { [T in TableName<DM>]: WithoutSystem<DocOf<DM, T>> }[TableName<DM>];
+type AnyPatch<DM extends GenericDataModel> = { [T in TableName<DM>]: Partial<WithoutSystem<DocOf<DM, T>>> }[TableName<DM>];
 
 /** Read access to the database, available in queries and mutations. */
 export interface DatabaseReader<DM extends GenericDataModel = GenericDataModel> {
   /** The document with this id, or null (also for ids that are malformed or of another table). */
   get<T extends TableName<DM>>(table: T, id: string): Promise<DocOf<DM, T> | null>;
-  get(id: string): Promise<DM[TableName<DM>]["document"] | null>;
+  get<T extends TableName<DM>>(id: Id<T>): Promise<DocOf<DM, T> | null>;
+  get(id: string): Promise<AnyDoc<DM> | null>;
   query<T extends TableName<DM>>(table: T): Query<DocOf<DM, T>, DM[T]["indexes"]>;
   /** The table a well-formed id belongs to, or null. */
   tableOf(id: string): TableName<DM> | null;
@@ -31,9 +36,12 @@ export interface DatabaseWriter<DM extends GenericDataModel = GenericDataModel> 
   /** Inserts a document and returns its new id (typed as an id of `table`). */
   insert<T extends TableName<DM>>(table: T, value: WithoutSystem<DocOf<DM, T>>): Promise<Id<T>>;
   /** Shallow-merges `value` into the document; a field set to `undefined` is removed. */
-  patch(id: string, value: Partial<WithoutSystem<DM[TableName<DM>]["document"]>>): Promise<void>;
+  patch<T extends TableName<DM>>(id: Id<T>, value: Partial<WithoutSystem<DocOf<DM, T>>>): Promise<void>;
+  patch(id: string, value: AnyPatch<DM>): Promise<void>;
   patch<T extends TableName<DM>>(table: T, id: string, value: Partial<WithoutSystem<DocOf<DM, T>>>): Promise<void>;
-  replace(id: string, value: WithoutSystem<DM[TableName<DM>]["document"]>): Promise<void>;
+  /** Replaces every field of the document; `_id` and `_creationTime` stay. */
+  replace<T extends TableName<DM>>(id: Id<T>, value: WithoutSystem<DocOf<DM, T>>): Promise<void>;
+  replace(id: string, value: AnyValue<DM>): Promise<void>;
   delete(id: string): Promise<void>;
   delete<T extends TableName<DM>>(table: T, id: string): Promise<void>;
 }
@@ -67,6 +75,42 @@ export class DatabaseReaderImpl implements DatabaseReader<any> {
 
   tableOf(id: string): string | null {
     return this.catalog.tableOfId(id)?.name ?? null;
+  }
+}
+
+/**
+ * The path of the first value JSON storage would silently change (Infinity/NaN become null,
+ * `undefined` in an array becomes null, a Date becomes a string, a bigint throws), or null.
+ * Validators like `v.number()` or `v.any()` accept such values, so documents are checked here.
+ */
+function nonJsonPath(value: unknown, path: string): string | null {
+  switch (typeof value) {
+    case "string":
+    case "boolean":
+      return null;
+    case "number":
+      return Number.isFinite(value) ? null : path;
+    case "object": {
+      if (value === null) return null;
+      if (Array.isArray(value)) {
+        for (let i = 0; i < value.length; i++) {
+          if (value[i] === undefined) return `${path}[${i}]`;
+          const bad = nonJsonPath(value[i], `${path}[${i}]`);
+          if (bad) return bad;
+        }
+        return null;
+      }
+      const proto = Object.getPrototypeOf(value);
+      if (proto !== Object.prototype && proto !== null) return path;
+      for (const [k, item] of Object.entries(value)) {
+        // An undefined field is absent, as in `patch`.
+        const bad = item === undefined ? null : nonJsonPath(item, `${path}.${k}`);
+        if (bad) return bad;
+      }
+      return null;
+    }
+    default:
+      return path;
   }
 }
 
@@ -106,7 +150,12 @@ export class DatabaseWriterImpl extends DatabaseReaderImpl implements DatabaseWr
         throw new ServiceError("SCHEMA_VIOLATION", `${table.name}.${key}: field names may not start with "_"`);
       }
     }
-    validate({ kind: "object", fields: table.definition.fields, isOptional: false }, stripSystem(fields), table.name, "SCHEMA_VIOLATION");
+    const stored = stripSystem(fields);
+    validate({ kind: "object", fields: table.definition.fields, isOptional: false }, stored, table.name, "SCHEMA_VIOLATION");
+    const bad = nonJsonPath(stored, table.name);
+    if (bad) {
+      throw new ValidationError("SCHEMA_VIOLATION", bad, "a JSON value", `${bad} cannot be stored (not a finite number, string, boolean, null, array or plain object)`);
+    }
   }
 
   /** Keeps our own writes visible to later reads of the same mutation and records the change. */

@@ -10,7 +10,7 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { ServiceError } from "../errors.ts";
 import type { ActionCtx, EnvReader, RequestMeta } from "../functions/define.ts";
 import { logger } from "../logger.ts";
-import type { Backend } from "../runtime.ts";
+import type { Backend, Caller } from "../runtime.ts";
 
 export type CorsOptions = NonNullable<Parameters<typeof cors>[0]>;
 
@@ -57,6 +57,37 @@ export function errorResponse(error: unknown, requestId: string): { status: numb
   };
 }
 
+/** The platform's function endpoints: `POST /api/{kind}`. */
+export type FunctionEndpointKind = "query" | "mutation" | "action";
+
+/** Message of the 400 answered when a function call's body is not JSON. */
+export const NOT_JSON_MESSAGE = "Request body must be JSON";
+
+/** The JSON body of the 413 answered when a request body exceeds `maxBodyBytes`. */
+export function payloadTooLargeBody(maxBodyBytes: number): Record<string, unknown> {
+  return { status: "error", code: "PAYLOAD_TOO_LARGE", message: `Request body exceeds ${maxBodyBytes} bytes` };
+}
+
+/**
+ * Runs the function named by a parsed `POST /api/{kind}` body (`{path, args}`) and returns its
+ * value. Shared by the Hono route and the Node fast path so both answer exactly alike; throws a
+ * `ServiceError` (400 BAD_REQUEST for a body of the wrong shape) or whatever the function throws.
+ */
+export async function runFunctionRequest(
+  backend: Backend,
+  kind: FunctionEndpointKind,
+  body: unknown,
+  caller: Caller,
+): Promise<unknown> {
+  if (typeof body !== "object" || body === null || typeof (body as any).path !== "string") {
+    throw new ServiceError("BAD_REQUEST", 'Request body must be {"path": "module:name", "args": {...}}');
+  }
+  const { path, args } = body as { path: string; args?: unknown };
+  if (kind === "query") return (await backend.runQuery(path, args, caller)).value;
+  if (kind === "mutation") return (await backend.runMutation(path, args, caller)).value;
+  return backend.runAction(path, args, caller);
+}
+
 export function createHttpApp(backend: Backend, options: HttpAppOptions = {}): Hono {
   const app = new Hono();
   const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
@@ -88,35 +119,21 @@ export function createHttpApp(backend: Backend, options: HttpAppOptions = {}): H
         onError: (c) => {
           // The rest of the body is never read, so the connection cannot be reused for another request.
           c.header("Connection", "close");
-          return c.json(
-            { status: "error", code: "PAYLOAD_TOO_LARGE", message: `Request body exceeds ${maxBodyBytes} bytes` },
-            413,
-          );
+          return c.json(payloadTooLargeBody(maxBodyBytes), 413);
         },
       }),
       async (c) => {
-        const requestId = randomUUID();
         try {
           let body: unknown;
           try {
             body = await c.req.json();
           } catch {
-            throw new ServiceError("BAD_REQUEST", "Request body must be JSON");
+            throw new ServiceError("BAD_REQUEST", NOT_JSON_MESSAGE);
           }
-          if (typeof body !== "object" || body === null || typeof (body as any).path !== "string") {
-            throw new ServiceError("BAD_REQUEST", 'Request body must be {"path": "module:name", "args": {...}}');
-          }
-          const { path, args } = body as { path: string; args?: unknown };
           const caller = { token: bearerToken(c.req.header("authorization")), meta: meta(c.req.raw, c.env) };
-          const value =
-            kind === "query"
-              ? (await backend.runQuery(path, args, caller)).value
-              : kind === "mutation"
-                ? (await backend.runMutation(path, args, caller)).value
-                : await backend.runAction(path, args, caller);
-          return c.json({ status: "success", value });
+          return c.json({ status: "success", value: await runFunctionRequest(backend, kind, body, caller) });
         } catch (error) {
-          const { status, body } = errorResponse(error, requestId);
+          const { status, body } = errorResponse(error, randomUUID());
           return c.json(body, status as ContentfulStatusCode);
         }
       },

@@ -1,0 +1,79 @@
+/**
+ * Authentication of the example app (SPEC §4.3): Better Auth with email + password, the admin
+ * plugin and the `backend` plugin, storing everything in this app's tables.
+ *
+ * This module is also the app's `auth` function module: its exports `create` … `deleteMany`,
+ * `getLatestJwks` and `rotateKeys` are the internal data functions (`auth:rotateKeys` in the CLI).
+ */
+import { type BetterAuthOptions, betterAuth } from "better-auth";
+import { admin } from "better-auth/plugins";
+import { type AuthFunctions, authConfig, backend, createClient, siteUrlOf } from "service-auth/auth";
+import { type ActionCtx, anyApi, type EnvReader, type MutationCtx, type QueryCtx } from "service-auth/server";
+import { type DataModel, internalMutation } from "./functions.ts";
+import schema from "./schema.ts";
+
+/** References to this module's data functions (`internal.auth`). */
+const authFunctions: AuthFunctions = anyApi.auth;
+
+/** A username from the email's local part, made unique with a number when taken. */
+async function uniqueUsername(ctx: MutationCtx<DataModel>, email: string): Promise<string> {
+  const base = email.split("@")[0].toLowerCase().replace(/[^a-z0-9_]/g, "") || "user";
+  for (let n = 0; ; n++) {
+    const candidate = n === 0 ? base : `${base}${n}`;
+    const taken = await ctx.db.query("user").withIndex("username", (q) => q.eq("username", candidate)).first();
+    if (!taken) return candidate;
+  }
+}
+
+export const authClient = createClient({
+  authFunctions,
+  schema,
+  // Auth writes go through the app's wrapper, so the user-count trigger runs on sign-up.
+  internalMutation,
+  triggers: {
+    user: {
+      beforeCreate: async (ctx, data) => ({ ...data, username: await uniqueUsername(ctx, data.email) }),
+      onCreate: async (ctx, user) => {
+        await ctx.db.insert("profiles", { userId: user._id, bio: "" });
+      },
+    },
+  },
+});
+
+/** Social providers configured by `<PROVIDER>_CLIENT_ID` / `<PROVIDER>_CLIENT_SECRET`. */
+function socialProviders(env: EnvReader): BetterAuthOptions["socialProviders"] {
+  const out: Record<string, { clientId: string; clientSecret: string }> = {};
+  for (const provider of ["github", "google", "discord", "gitlab", "microsoft"]) {
+    const clientId = env.get(`${provider.toUpperCase()}_CLIENT_ID`);
+    const clientSecret = env.get(`${provider.toUpperCase()}_CLIENT_SECRET`);
+    if (clientId && clientSecret) out[provider] = { clientId, clientSecret };
+  }
+  return out;
+}
+
+function authOptions(env: EnvReader, database: BetterAuthOptions["database"]) {
+  const siteUrl = siteUrlOf(env);
+  return {
+    baseURL: siteUrl,
+    basePath: "/api/auth",
+    secret: env.get("SERVICE_AUTH_SECRET"),
+    database,
+    emailAndPassword: { enabled: true },
+    session: { expiresIn: 60 * 60 * 24 * 30, updateAge: 60 * 60 * 24 * 15 },
+    socialProviders: socialProviders(env),
+    trustedOrigins: [siteUrl || "http://localhost:3000"],
+    advanced: { cookiePrefix: "service-auth" },
+    telemetry: { enabled: false },
+    plugins: [backend({ authConfig: authConfig(env), jwks: env.get("JWKS") }), admin()],
+  } satisfies BetterAuthOptions;
+}
+
+/** Auth over the HTTP adapter: HTTP routes and actions. */
+export const createAuth = (ctx: ActionCtx) => betterAuth(authOptions(ctx.env, authClient.httpAdapter(ctx)));
+
+/** Auth over the direct adapter: inside a query or mutation's own transaction. */
+export const getAuth = (ctx: QueryCtx<DataModel> | MutationCtx<DataModel>) =>
+  betterAuth(authOptions(ctx.env, authClient.adapter(ctx)));
+
+export const { create, findOne, findMany, count, updateOne, updateMany, deleteOne, deleteMany, getLatestJwks, rotateKeys } =
+  authClient.createAuthFunctions(createAuth);

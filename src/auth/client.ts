@@ -1,0 +1,50 @@
+/**
+ * `createClient` (SPEC §4.3 "Client creation options"): binds the auth tables' schema, the data
+ * function references and the triggers once, and hands out the two adapters, the data functions
+ * and the identity helpers.
+ */
+import type { ActionCtx, MutationCtx, QueryCtx, SchemaDefinition } from "service-auth/server";
+import { adapter, httpAdapter } from "./adapter.ts";
+import { type AuthFunctions, type AuthTriggers, type CreateApiOptions, createApi } from "./data-functions.ts";
+import { getAuthUserId, getAuthUserIdentity, getHeaders, getSession } from "./helpers.ts";
+import { type KeyManagingAuth, keyFunctions } from "./key-functions.ts";
+
+export interface ClientOptions<S extends SchemaDefinition> {
+  /** References to the app's auth data functions, e.g. `internal.auth`. */
+  authFunctions: AuthFunctions;
+  schema: S;
+  /**
+   * The app's wrapped mutation builder, so auth writes run application triggers. Without it auth
+   * writes use the platform default and application triggers do not run.
+   */
+  internalMutation?: CreateApiOptions<S>["internalMutation"];
+  /** Triggers on auth tables (e.g. `user.beforeCreate`), run in the auth write's transaction. */
+  triggers?: AuthTriggers<S>;
+}
+
+export function createClient<S extends SchemaDefinition>(options: ClientOptions<S>) {
+  const config = { schema: options.schema, triggers: options.triggers as AuthTriggers<any> | undefined };
+  return {
+    /** Better Auth database adapter over `ctx.db`, inside the caller's transaction (queries and mutations). */
+    adapter: (ctx: QueryCtx<any> | MutationCtx<any>) => adapter(ctx, config),
+    /** Better Auth database adapter through `runQuery`/`runMutation` (HTTP routes and actions). */
+    httpAdapter: (ctx: Pick<ActionCtx, "runQuery" | "runMutation">) =>
+      httpAdapter(ctx, { authFunctions: options.authFunctions, schema: options.schema }),
+    /**
+     * The internal data functions of SPEC §4.2 (`create` … `deleteMany`, `getLatestJwks`,
+     * `rotateKeys`); export them from the app's `auth` module.
+     */
+    createAuthFunctions: (createAuth: (ctx: ActionCtx) => KeyManagingAuth, extra: { skipValidation?: boolean } = {}) => ({
+      ...createApi(options.schema, {
+        internalMutation: options.internalMutation,
+        triggers: options.triggers,
+        skipValidation: extra.skipValidation,
+      }),
+      ...keyFunctions(createAuth),
+    }),
+    getAuthUserIdentity,
+    getAuthUserId,
+    getSession,
+    getHeaders,
+  };
+}

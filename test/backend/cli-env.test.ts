@@ -1,0 +1,146 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parseEnvFile } from "../../src/backend/env/store.ts";
+import { modules } from "../fixtures/app.ts";
+import schema from "../fixtures/schema.ts";
+import { callFunction } from "../helpers/http.ts";
+import { ROOT, runCli } from "../helpers/process.ts";
+import { startTestService, type TestService } from "../helpers/service.ts";
+import { tempDir } from "../helpers/temp.ts";
+
+const APP = join(ROOT, "test/fixtures/app.ts");
+
+/** A running service and the CLI pointed at the same database file. */
+let service: TestService;
+let cli: (args: string[], stdin?: string) => ReturnType<typeof runCli>;
+beforeAll(async () => {
+  service = await startTestService({ schema, modules });
+  cli = (args, stdin) => runCli(args, { stdin, env: { DATABASE_URL: service.databaseFile, SERVICE_APP: APP } });
+});
+afterAll(() => service.close());
+
+/** Waits until `check` is true, for at most `ms` (the contract's propagation bound). */
+async function within(ms: number, check: () => boolean): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (check()) return true;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  return check();
+}
+
+describe("CLI env", () => {
+  it("set, get, list and remove; the running service sees each change within 2 s", async () => {
+    const set = await cli(["env", "set", "ZED_VAR", "last"]);
+    expect(set).toMatchObject({ code: 0, stdout: "" });
+    expect(set.stderr).toContain("ZED_VAR");
+    expect(await within(2000, () => service.backend.env.get("ZED_VAR") === "last")).toBe(true);
+
+    // Without a value, `env set` reads it from stdin (one trailing newline dropped).
+    expect((await cli(["env", "set", "ALPHA"], "line one\nline two\n")).code).toBe(0);
+    const get = await cli(["env", "get", "ALPHA"]);
+    expect(get).toMatchObject({ code: 0, stdout: "line one\nline two\n" });
+    expect(await within(2000, () => service.backend.env.get("ALPHA") === "line one\nline two")).toBe(true);
+
+    // Overwrite keeps one row; list is sorted by name.
+    expect((await cli(["env", "set", "ZED_VAR", "changed"])).code).toBe(0);
+    const list = await cli(["env", "list"]);
+    expect(list.code).toBe(0);
+    expect(list.stdout).toBe("ALPHA=line one\nline two\nZED_VAR=changed\n");
+    expect(await within(2000, () => service.backend.env.get("ZED_VAR") === "changed")).toBe(true);
+
+    const removed = await cli(["env", "remove", "ZED_VAR"]);
+    expect(removed.code).toBe(0);
+    expect(await within(2000, () => service.backend.env.get("ZED_VAR") === undefined)).toBe(true);
+    const missing = await cli(["env", "get", "ZED_VAR"]);
+    expect(missing.code).toBe(1);
+    expect(missing.stdout).toBe("");
+    expect(missing.stderr).toContain("ZED_VAR is not set");
+  });
+
+  it("sync loads a dotenv file", async () => {
+    const file = join(tempDir(), ".env.test");
+    writeFileSync(file, '# comment\nexport SYNC_A=1\nSYNC_B="two words"\nSYNC_C=\'raw\'\n\nSYNC_D=a=b\n');
+    const r = await cli(["env", "sync", file]);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain("synced 4 variable(s)");
+    expect(await within(2000, () => service.backend.env.get("SYNC_D") === "a=b")).toBe(true);
+    expect(service.backend.env.get("SYNC_A")).toBe("1");
+    expect(service.backend.env.get("SYNC_B")).toBe("two words");
+    expect(service.backend.env.get("SYNC_C")).toBe("raw");
+
+    const bad = await cli(["env", "sync", join(tempDir(), "missing.env")]);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/error: .*ENOENT/);
+  });
+
+  it("the service's own env writes are stored and the process env overrides stored values", async () => {
+    await service.backend.env.set("FROM_SERVER", "s");
+    expect((await cli(["env", "get", "FROM_SERVER"])).stdout).toBe("s\n");
+    process.env.FROM_SERVER = "override";
+    try {
+      expect(service.backend.env.get("FROM_SERVER")).toBe("override");
+    } finally {
+      delete process.env.FROM_SERVER;
+    }
+    await expect(service.backend.env.set("bad-name", "x")).rejects.toThrow(/Invalid variable name/);
+  });
+
+  it("parses dotenv syntax", () => {
+    expect(parseEnvFile('A=1\r\n  # x\nexport B = "q\\"uo\\nte"\nC=\n')).toEqual([
+      ["A", "1"],
+      ["B", 'q"uo\nte'],
+      ["C", ""],
+    ]);
+    expect(() => parseEnvFile("not a line")).toThrow(/Cannot parse/);
+  });
+});
+
+describe("CLI run", () => {
+  it("prints only the value: strings raw, everything else as JSON", async () => {
+    const sent = await cli(["run", "messages:send", '{"body":"from cli","author":"cli"}']);
+    expect(sent.code).toBe(0);
+    expect(sent.stdout).toMatch(/^[a-z2-7]{30}\n$/);
+    const id = sent.stdout.trim();
+
+    const listed = await cli(["run", "messages:byAuthor", '{"author":"cli"}']);
+    expect(listed.code).toBe(0);
+    expect(JSON.parse(listed.stdout)).toEqual([{ _id: id, _creationTime: expect.any(Number), body: "from cli", author: "cli" }]);
+
+    // The running service sees the CLI's write.
+    const viaHttp = await callFunction(service.url, "query", "messages:byAuthor", { author: "cli" });
+    expect(viaHttp.body.value.map((m: { _id: string }) => m._id)).toEqual([id]);
+  });
+
+  it("runs internal queries, mutations and actions", async () => {
+    const [greet, purge, total] = await Promise.all([
+      cli(["run", "messages:greet", '{"name":"ops"}']),
+      cli(["run", "messages:purge", '{"author":"nobody"}']),
+      cli(["run", "tasks:total"]),
+    ]);
+    expect(greet).toMatchObject({ code: 0, stdout: "hello ops\n" });
+    expect(purge).toMatchObject({ code: 0, stdout: "0\n" });
+    expect(total.code).toBe(0);
+    expect(Number(total.stdout)).toBeGreaterThanOrEqual(0);
+  });
+
+  it("exits 1 with the error on stderr and nothing on stdout", async () => {
+    const [unknown, badArgs, failing, notJson] = await Promise.all([
+      cli(["run", "messages:nope"]),
+      cli(["run", "messages:send", '{"body":1}']),
+      cli(["run", "messages:sendTwoThenThrow", '{"author":"x"}']),
+      cli(["run", "messages:send", "{body"]),
+    ]);
+    expect(unknown).toMatchObject({ code: 1, stdout: "" });
+    expect(unknown.stderr).toContain("FUNCTION_NOT_FOUND");
+    expect(badArgs).toMatchObject({ code: 1, stdout: "" });
+    expect(badArgs.stderr).toContain("INVALID_ARGUMENTS");
+    expect(badArgs.stderr).toContain("args.body");
+    expect(failing).toMatchObject({ code: 1, stdout: "" });
+    expect(failing.stderr).toContain("changed my mind");
+    expect(notJson.code).not.toBe(0);
+    expect(notJson.stdout).toBe("");
+    expect(notJson.stderr).toContain("args must be JSON");
+  });
+});

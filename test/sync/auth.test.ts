@@ -1,0 +1,161 @@
+/** Authentication on live connections: steps 1+2 at connect, then revocation, ban and expiry pushes. */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { makeKeys, signToken } from "./fixtures/auth.ts";
+import { RawSocket, type SyncApp, startSyncApp } from "./fixtures/harness.ts";
+
+let app: SyncApp;
+beforeAll(async () => {
+  app = await startSyncApp();
+});
+afterAll(() => app?.close());
+
+async function connectAs(token: string): Promise<RawSocket> {
+  const s = await RawSocket.open(app.wsUrl);
+  s.send({ type: "connect", v: 1, token });
+  const connected = await s.next((m) => m.type === "connected");
+  expect(connected.authenticated).toBe(true);
+  return s;
+}
+
+async function subscribeWhoami(s: RawSocket, id: number | string = "me"): Promise<unknown> {
+  s.send({ type: "subscribe", id, path: "messages:whoami", args: {} });
+  return (await s.next((m) => m.type === "update" && m.id === id)).value;
+}
+
+/** The connection is stopped: its subscriptions get no more pushes and new requests are refused. */
+async function expectStopped(s: RawSocket, code: string): Promise<void> {
+  s.send({ type: "subscribe", id: "after", path: "messages:byChannel", args: { channel: "z" } });
+  expect(await s.next((m) => m.id === "after")).toMatchObject({ type: "error", id: "after", code });
+  s.send({ type: "query", id: "q", path: "messages:whoami", args: {} });
+  expect(await s.next((m) => m.id === "q")).toMatchObject({ type: "result", error: { code } });
+}
+
+describe("connect", () => {
+  it("authenticates with the token of the connect message", async () => {
+    const alice = await app.signIn("alice");
+    const s = await connectAs(alice.token);
+    expect(await subscribeWhoami(s)).toBe(alice.userId);
+    s.close();
+  });
+
+  it("answers a bad token with connected(false) and a typed auth error", async () => {
+    const s = await RawSocket.open(app.wsUrl);
+    s.send({ type: "connect", v: 1, token: "not.a.jwt" });
+    expect(await s.next()).toMatchObject({ type: "connected", v: 1, authenticated: false });
+    expect(await s.next()).toMatchObject({ type: "auth_error", code: "UNAUTHORIZED" });
+    await expectStopped(s, "UNAUTHORIZED");
+    s.close();
+  });
+
+  it("refuses a token signed by an unknown key", async () => {
+    const stranger = await makeKeys("k1");
+    const alice = await app.signIn("alice-2");
+    const forged = await signToken(stranger, { sub: alice.userId, sessionId: alice.sessionId });
+    const s = await RawSocket.open(app.wsUrl);
+    s.send({ type: "connect", v: 1, token: forged });
+    await s.next((m) => m.type === "connected");
+    expect(await s.next()).toMatchObject({ type: "auth_error", code: "UNAUTHORIZED" });
+    s.close();
+  });
+
+  it("keeps results of different users apart", async () => {
+    const [a, b] = [await app.signIn("a"), await app.signIn("b")];
+    const [sa, sb, anon] = [await connectAs(a.token), await connectAs(b.token), await RawSocket.connect(app.wsUrl)];
+    expect(await subscribeWhoami(sa)).toBe(a.userId);
+    expect(await subscribeWhoami(sb)).toBe(b.userId);
+    expect(await subscribeWhoami(anon)).toBe(null);
+    for (const s of [sa, sb, anon]) s.close();
+  });
+
+  it("moves live queries to the new identity on re-authentication", async () => {
+    const [a, b] = [await app.signIn("c"), await app.signIn("d")];
+    const s = await connectAs(a.token);
+    expect(await subscribeWhoami(s)).toBe(a.userId);
+    s.send({ type: "authenticate", token: b.token });
+    expect(await s.next((m) => m.type === "authenticated")).toEqual({ type: "authenticated", authenticated: true });
+    expect((await s.next((m) => m.type === "update")).value).toBe(b.userId);
+    s.send({ type: "authenticate", token: null });
+    expect(await s.next((m) => m.type === "authenticated")).toEqual({ type: "authenticated", authenticated: false });
+    expect((await s.next((m) => m.type === "update")).value).toBe(null);
+    s.close();
+  });
+});
+
+describe("live identity", () => {
+  it("pushes UNAUTHORIZED and stops queries when the session is deleted", async () => {
+    const alice = await app.signIn("revoked");
+    const s = await connectAs(alice.token);
+    s.send({ type: "subscribe", id: 1, path: "messages:byChannel", args: { channel: "rev" } });
+    await s.next((m) => m.type === "update");
+    await app.service.backend.write((db) => db.delete("sessions", alice.sessionId));
+    expect(await s.next()).toMatchObject({ type: "auth_error", code: "UNAUTHORIZED" });
+    await app.service.backend.runMutation("messages:post", { channel: "rev", body: "secret" });
+    await expectStopped(s, "UNAUTHORIZED");
+    expect(s.pending().filter((m) => m.type === "update")).toEqual([]);
+    s.close();
+  });
+
+  it("pushes ACCOUNT_BANNED when the user is banned", async () => {
+    const bob = await app.signIn("bob");
+    const s = await connectAs(bob.token);
+    await subscribeWhoami(s);
+    await app.service.backend.write((db) => db.patch("users", bob.userId, { banned: true }));
+    expect(await s.next()).toMatchObject({ type: "auth_error", code: "ACCOUNT_BANNED", message: "This account is banned" });
+    await expectStopped(s, "ACCOUNT_BANNED");
+    s.close();
+  });
+
+  it("is not disturbed by writes to other users and sessions", async () => {
+    const [carol, dave] = [await app.signIn("carol"), await app.signIn("dave")];
+    const s = await connectAs(carol.token);
+    await subscribeWhoami(s);
+    await app.service.backend.write((db) => db.delete("sessions", dave.sessionId));
+    await app.service.backend.write((db) => db.patch("users", dave.userId, { banned: true }));
+    s.send({ type: "query", id: "q", path: "messages:whoami", args: {} });
+    expect(await s.next((m) => m.id === "q")).toEqual({ type: "result", id: "q", value: carol.userId });
+    expect(s.pending()).toEqual([]);
+    s.close();
+  });
+
+  it("ends the identity when the session expires", async () => {
+    const erin = await app.signIn("erin", { sessionTtlMs: 1200 });
+    const s = await connectAs(erin.token);
+    await subscribeWhoami(s);
+    expect(await s.next((m) => m.type === "auth_error", 5000)).toMatchObject({ code: "UNAUTHORIZED" });
+    s.close();
+  });
+
+  it("enforces the token's exp on the live connection", async () => {
+    const frank = await app.signIn("frank", { tokenTtlSeconds: 1 });
+    const s = await connectAs(frank.token);
+    await subscribeWhoami(s);
+    expect(await s.next((m) => m.type === "auth_error", 5000)).toMatchObject({
+      code: "UNAUTHORIZED",
+      message: "Token expired",
+    });
+    // A fresh token for the still-valid session restores the connection.
+    s.send({ type: "authenticate", token: await frank.newToken(900) });
+    expect(await s.next((m) => m.type === "authenticated")).toMatchObject({ authenticated: true });
+    expect(await subscribeWhoami(s, "again")).toBe(frank.userId);
+    s.close();
+  });
+
+  it("re-authenticates with a token of a rotated key after an auth error", async () => {
+    const gina = await app.signIn("gina");
+    const s = await connectAs(gina.token);
+    await subscribeWhoami(s);
+    const old = app.keyState.keys;
+    app.keyState.keys = [await makeKeys("k2")];
+    try {
+      // Any change to the session makes the server re-check the identity, with the new key set.
+      await app.service.backend.write((db) => db.patch("sessions", gina.sessionId, { touchedAt: Date.now() }));
+      expect(await s.next()).toMatchObject({ type: "auth_error", code: "UNAUTHORIZED" });
+      s.send({ type: "authenticate", token: await gina.newToken() });
+      expect(await s.next((m) => m.type === "authenticated")).toMatchObject({ authenticated: true });
+      expect(await subscribeWhoami(s, 2)).toBe(gina.userId);
+    } finally {
+      app.keyState.keys = old;
+    }
+    s.close();
+  });
+});
