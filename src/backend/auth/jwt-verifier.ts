@@ -275,7 +275,8 @@ export function createJwtVerifier(providers: JwtProviderConfig[], opts: JwtVerif
       const fresh = await provider.source.refresh();
       if (fresh) keys = candidates(fresh, kid, alg);
     }
-    if (keys.length === 0) fail('UNKNOWN_KEY', 'No matching key for token');
+    // SPEC §7: a token from before a rotation does not match the current key set.
+    if (keys.length === 0) fail('UNKNOWN_KEY', 'Invalid token signature');
 
     const data = Buffer.from(token.slice(0, dot2), 'latin1');
     const sig = Buffer.from(sigSeg, 'base64url');
