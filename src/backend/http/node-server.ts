@@ -1,39 +1,53 @@
-/** Serves a backend over Node's HTTP server (Hono's node adapter), for the WebSocket to share. */
+/**
+ * Serves a backend over Node's HTTP server, for the WebSocket to share: the function API on the
+ * `node:http` fast path (`fast-api.ts`), everything else through Hono's node adapter.
+ */
+import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { Server } from "node:http";
-import { serve } from "@hono/node-server";
+import { getRequestListener } from "@hono/node-server";
 import { createHttpApp, type HttpAppOptions } from "./app.ts";
+import { fastApiListener } from "./fast-api.ts";
 import type { Backend } from "../runtime.ts";
 
 export interface RunningHttpServer {
+  /** A plain Node HTTP server: attach `upgrade` listeners to it. */
   server: Server;
   port: number;
   url: string;
   close(): Promise<void>;
 }
 
+const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+
 export async function listenHttp(
   backend: Backend,
   options: HttpAppOptions & { port?: number; hostname?: string } = {},
 ): Promise<RunningHttpServer> {
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const app = createHttpApp(backend, {
     ...options,
+    maxBodyBytes,
     clientIp: (_req, env) => (env as { incoming?: { socket?: { remoteAddress?: string } } })?.incoming?.socket?.remoteAddress,
   });
+  // The same options @hono/node-server's `serve` passes.
+  const honoListener = getRequestListener(app.fetch, { hostname: options.hostname });
+  const server = createServer(fastApiListener(backend, { maxBodyBytes, cors: options.routes?.cors }, honoListener));
   return new Promise((resolveServer, reject) => {
-    const server = serve({ fetch: app.fetch, port: options.port ?? 3000, hostname: options.hostname }, (info: AddressInfo) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 3000, options.hostname, () => {
+      server.off("error", reject);
+      const info = server.address() as AddressInfo;
       const host = options.hostname && options.hostname !== "0.0.0.0" ? options.hostname : "localhost";
       resolveServer({
-        server: server as Server,
+        server,
         port: info.port,
         url: `http://${host}:${info.port}`,
         close: () =>
           new Promise<void>((done) => {
-            (server as Server).closeAllConnections?.();
+            server.closeAllConnections?.();
             server.close(() => done());
           }),
       });
-    }) as Server;
-    server.once("error", reject);
+    });
   });
 }

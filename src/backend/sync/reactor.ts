@@ -7,8 +7,10 @@
  * and a touched watch runs again. Re-runs go through a bounded queue (identity re-checks first),
  * so a burst of commits never opens more read transactions than `concurrency`.
  */
-import type { Catalog } from "../db/catalog.ts";
-import { type Commit, commitTouches, type ReadSet, tablesOf } from "../db/read-write-sets.ts";
+import { type Catalog, indexKey } from "../db/catalog.ts";
+import type { Commit, DocumentWrite, ReadSet } from "../db/read-write-sets.ts";
+import { tablesOf } from "../db/read-write-sets.ts";
+import { inRange } from "../storage/index-key.ts";
 import { logger } from "../logger.ts";
 
 /** Something kept current by the reactor. `execute` must not throw; it returns what it read. */
@@ -30,6 +32,44 @@ export abstract class Watch {
   onInvalidated?(): void;
   /** Called after a run when no newer commit touched the watch: its result is current. */
   onSettled?(): void;
+}
+
+/**
+ * `commitTouches` with the index keys of each write computed once per commit rather than once per
+ * watch: a commit is checked against every watch of its tables, possibly thousands.
+ */
+class CommitMatcher {
+  private readonly keys = new Map<DocumentWrite, Map<string, (Buffer | null)[]>>();
+
+  constructor(
+    private readonly catalog: Catalog,
+    readonly commit: Commit,
+  ) {}
+
+  private keysOf(write: DocumentWrite, index: string, fields: string[]): (Buffer | null)[] {
+    let byIndex = this.keys.get(write);
+    if (!byIndex) this.keys.set(write, (byIndex = new Map()));
+    let k = byIndex.get(index);
+    if (!k) {
+      k = [write.before && indexKey(write.before, fields), write.after && indexKey(write.after, fields)];
+      byIndex.set(index, k);
+    }
+    return k;
+  }
+
+  touches(readSet: ReadSet): boolean {
+    if (this.commit.unknown) return true;
+    for (const w of this.commit.writes) {
+      for (const r of readSet.ids) if (r.id === w.id && r.table === w.table) return true;
+      for (const r of readSet.ranges) {
+        if (r.table !== w.table) continue;
+        const fields = this.catalog.table(r.table).indexes.get(r.index);
+        if (!fields) return true;
+        for (const key of this.keysOf(w, r.index, fields)) if (key && inRange(key, r.range)) return true;
+      }
+    }
+    return false;
+  }
 }
 
 export interface ReactorOptions {
@@ -99,6 +139,7 @@ export class Reactor {
       for (const w of this.all) if (!w.running) this.invalidate(w);
       return;
     }
+    const matcher = new CommitMatcher(this.catalog, commit);
     let tables: Set<string> | string[];
     if (commit.writes.length === 1) tables = [commit.writes[0].table];
     else tables = new Set(commit.writes.map((w) => w.table));
@@ -108,7 +149,7 @@ export class Reactor {
       for (const w of bucket) {
         // Running watches are checked against the log when they finish (their read set is changing).
         if (w.dirty || w.running || !w.readSet) continue;
-        if (commitTouches(this.catalog, w.readSet, commit)) this.invalidate(w);
+        if (matcher.touches(w.readSet)) this.invalidate(w);
       }
     }
   }
@@ -147,7 +188,7 @@ export class Reactor {
       if (readSet) this.rebucket(watch, readSet);
       if (!watch.dirty && readSet) {
         for (const c of this.log) {
-          if (c.sequence > watch.startSeq && commitTouches(this.catalog, readSet, c)) {
+          if (c.sequence > watch.startSeq && new CommitMatcher(this.catalog, c).touches(readSet)) {
             watch.dirty = true;
             break;
           }
