@@ -3,8 +3,9 @@
  * `bench/<name>.ts` exporting a {@link BenchGroup} and add it here; `npm run bench -- <name>` then
  * runs it alone.
  */
+import { auth } from "./auth.ts";
 import { http } from "./http.ts";
 import type { BenchGroup } from "./lib/types.ts";
 import { platform } from "./platform.ts";
 
-export const groups: Record<string, BenchGroup> = { platform, http };
+export const groups: Record<string, BenchGroup> = { platform, http, auth };
