@@ -7,5 +7,6 @@ import { auth } from "./auth.ts";
 import { http } from "./http.ts";
 import type { BenchGroup } from "./lib/types.ts";
 import { platform } from "./platform.ts";
+import { sync } from "./sync.ts";
 
-export const groups: Record<string, BenchGroup> = { platform, http, auth };
+export const groups: Record<string, BenchGroup> = { platform, http, auth, sync };

@@ -59,6 +59,8 @@ function authOptions(env: EnvReader, database: BetterAuthOptions["database"]) {
     secret: env.get("SERVICE_AUTH_SECRET"),
     database,
     emailAndPassword: { enabled: true },
+    // Declared so Better Auth returns the trigger-made `username` with the user (session, JWT claims).
+    user: { additionalFields: { username: { type: "string", required: false, input: false } } },
     session: { expiresIn: 60 * 60 * 24 * 30, updateAge: 60 * 60 * 24 * 15 },
     socialProviders: socialProviders(env),
     trustedOrigins: [siteUrl || "http://localhost:3000"],

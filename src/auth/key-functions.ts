@@ -2,7 +2,8 @@
  * `getLatestJwks` and `rotateKeys` (SPEC §4.2) as internal actions, so they run from the CLI:
  * `npm run --silent cli -- run auth:rotateKeys | npm run --silent cli -- env set JWKS`.
  */
-import { type ActionCtx, functionsFor } from "service-auth/server";
+import { type ActionCtx, functionsFor, ServiceError } from "service-auth/server";
+import { AUTH_ENV_COMMAND, AUTH_SECRET_VAR } from "./env.ts";
 
 /** The part of an auth instance the key functions call (the `backend` plugin's server-only endpoints). */
 export interface KeyManagingAuth {
@@ -14,17 +15,36 @@ export interface KeyManagingAuth {
 
 const { internalAction } = functionsFor();
 
+/**
+ * Private keys are encrypted with `SERVICE_AUTH_SECRET`. Without it Better Auth would fall back to
+ * its built-in default secret, and keys made that way fail to decrypt once the real secret is set.
+ */
+function requireSecret(ctx: ActionCtx): void {
+  if (!ctx.env.get(AUTH_SECRET_VAR)) {
+    throw new ServiceError(
+      "BAD_REQUEST",
+      `${AUTH_SECRET_VAR} is not set; signing keys are encrypted with it. Create it first with: ${AUTH_ENV_COMMAND}`,
+    );
+  }
+}
+
 export function keyFunctions(createAuth: (ctx: ActionCtx) => KeyManagingAuth) {
   return {
     /** The current key set as the `JWKS` value; generates signing keys if none exist. */
     getLatestJwks: internalAction({
       args: {},
-      handler: async (ctx): Promise<string> => (await createAuth(ctx).api.getLatestJwks({})).jwks,
+      handler: async (ctx): Promise<string> => {
+        requireSecret(ctx);
+        return (await createAuth(ctx).api.getLatestJwks({})).jwks;
+      },
     }),
     /** New signing keys as the `JWKS` value; every existing token becomes invalid. */
     rotateKeys: internalAction({
       args: {},
-      handler: async (ctx): Promise<string> => (await createAuth(ctx).api.rotateKeys({})).jwks,
+      handler: async (ctx): Promise<string> => {
+        requireSecret(ctx);
+        return (await createAuth(ctx).api.rotateKeys({})).jwks;
+      },
     }),
   };
 }

@@ -5,6 +5,7 @@
  */
 import { createJwtVerifier, type JwtProviderConfig, type JwtVerifier } from "./auth/jwt-verifier.ts";
 import { TokenError } from "./auth/jwks-source.ts";
+import { IdentityCache } from "./auth/identity-cache.ts";
 import { Catalog } from "./db/catalog.ts";
 import { DatabaseReaderImpl, DatabaseWriterImpl } from "./db/database.ts";
 import { type Commit, type DocumentWrite, emptyReadSet, type ReadSet } from "./db/read-write-sets.ts";
@@ -23,7 +24,8 @@ import type {
 import { isRegisteredFunction } from "./functions/define.ts";
 import { type FunctionReference, functionPath } from "./functions/references.ts";
 import type { SchemaDefinition } from "./schema.ts";
-import type { StorageEngine } from "./storage/engine.ts";
+import { decodeWrites, encodeWrites } from "./storage/commit-payload.ts";
+import type { ReadTransaction, StorageEngine } from "./storage/engine.ts";
 import { validate } from "./values/validate.ts";
 import { EnvStore } from "./env/store.ts";
 import { logger } from "./logger.ts";
@@ -83,6 +85,8 @@ export class Backend {
   private sequence = 0;
   private authConfig?: AuthConfig;
   private verifier?: JwtVerifier;
+  /** Steps 1+2 results per token; see identity-cache.ts for why this is safe. */
+  private readonly identities = new IdentityCache();
   private readonly authSource?: BackendOptions["auth"];
 
   constructor(options: BackendOptions) {
@@ -102,7 +106,11 @@ export class Backend {
     await this.engine.migrate(this.catalog.layout(), this.catalog.keysOf);
     await this.env.load();
     this.env.onChange(() => this.configureAuth());
-    this.engine.onExternalCommit(() => {
+    this.engine.onExternalCommit((payload) => {
+      // Another instance's exact write set when it was sent (`_env` writes reload env in publish);
+      // otherwise re-check everything.
+      const writes = decodeWrites(payload);
+      if (writes) return this.publish(writes);
       void this.env.load().catch((e) => logger.error("env reload failed", { error: String(e) }));
       this.publish([], true);
     });
@@ -114,6 +122,8 @@ export class Backend {
     if (!this.authSource) return;
     this.authConfig = typeof this.authSource === "function" ? this.authSource(this.env) : this.authSource;
     this.verifier = this.authConfig.providers.length ? createJwtVerifier(this.authConfig.providers) : undefined;
+    // New key set or settings: nothing verified under the old ones may be reused.
+    this.identities.clear();
   }
 
   /** Registered function at `path`, or a 404 error. */
@@ -138,6 +148,8 @@ export class Backend {
   }
 
   private publish(writes: DocumentWrite[], unknown = false): void {
+    // Before anyone hears of the commit: a revoked session or banned user must not hit the cache.
+    this.identities.commit(this.sequence + 1, unknown ? null : writes);
     const commit: Commit = { sequence: ++this.sequence, writes, unknown };
     if (!unknown && writes.some((w) => w.table === "_env")) {
       void this.env.load().catch((e) => logger.error("env reload failed", { error: String(e) }));
@@ -180,22 +192,35 @@ export class Backend {
 
   /** Steps 1 and 2 for a token; used by the WebSocket at connect and re-authentication. */
   async authenticate(token: string, meta: RequestMeta = {}): Promise<Authenticated> {
+    const cached = this.identities.get(token);
+    if (cached) return { identity: cached.identity, readSet: cached.readSet, expiresAt: cached.exp };
     const claims = await this.verifyToken(token);
     const readSet = emptyReadSet();
+    const since = this.sequence;
     const identity = await this.engine.read(async (tx) => {
       const db = new DatabaseReaderImpl(this.catalog, tx, readSet);
       return this.resolve(claims, { db, auth: staticAuth(null, token), meta, env: this.env });
     });
-    return { identity, readSet, expiresAt: typeof claims.exp === "number" ? claims.exp : undefined };
+    const exp = typeof claims.exp === "number" ? claims.exp : undefined;
+    this.identities.set(token, identity, readSet, exp, since);
+    return { identity, readSet, expiresAt: exp };
   }
 
-  /** Identity for one call: cached on the caller, or steps 1+2 with `db` (same snapshot as the call). */
-  private async identityFor(caller: Caller, db: DatabaseReaderImpl): Promise<UserIdentity | null> {
+  /** Identity for one call: cached on the caller or per token, else steps 1+2 with `db` (same snapshot as the call). */
+  private async identityFor(caller: Caller, tx: ReadTransaction): Promise<UserIdentity | null> {
     if (caller.identity !== undefined) return caller.identity;
     if (caller.lazyIdentity) return caller.lazyIdentity();
-    if (!caller.token) return null;
-    const claims = await this.verifyToken(caller.token);
-    return this.resolve(claims, { db, auth: staticAuth(null, caller.token), meta: caller.meta ?? {}, env: this.env });
+    const token = caller.token;
+    if (!token) return null;
+    const cached = this.identities.get(token);
+    if (cached) return cached.identity;
+    const since = this.sequence;
+    const claims = await this.verifyToken(token);
+    const readSet = emptyReadSet();
+    const db = new DatabaseReaderImpl(this.catalog, tx, readSet);
+    const identity = await this.resolve(claims, { db, auth: staticAuth(null, token), meta: caller.meta ?? {}, env: this.env });
+    this.identities.set(token, identity, readSet, typeof claims.exp === "number" ? claims.exp : undefined, since);
+    return identity;
   }
 
   // ------------------------------------------------------------------------------ execution
@@ -221,7 +246,7 @@ export class Backend {
     const parsed = this.args(fn, args);
     return this.engine.read(async (tx) => {
       // Identity reads are not part of the query's read set: the connection watches them itself.
-      const identity = await this.identityFor(caller, new DatabaseReaderImpl(this.catalog, tx, emptyReadSet()));
+      const identity = await this.identityFor(caller, tx);
       const readSet = into ?? emptyReadSet();
       const db = new DatabaseReaderImpl(this.catalog, tx, readSet);
       const ctx: QueryCtx = { db, auth: staticAuth(identity, caller.token ?? null), meta: caller.meta ?? {}, env: this.env };
@@ -238,15 +263,12 @@ export class Backend {
     const value = await this.engine.write(async (tx) => {
       writes = [];
       const readSet = emptyReadSet();
-      const identity = await this.identityFor(caller, new DatabaseReaderImpl(this.catalog, tx, emptyReadSet()));
+      const identity = await this.identityFor(caller, tx);
       const db = new DatabaseWriterImpl(this.catalog, tx, readSet, writes);
       const ctx: MutationCtx = { db, auth: staticAuth(identity, caller.token ?? null), meta: caller.meta ?? {}, env: this.env };
       return fn.handler(ctx, parsed);
     });
-    if (writes.length) {
-      this.publish(writes);
-      void this.engine.publishCommit(JSON.stringify(writes.map((w) => ({ t: w.table, id: w.id })))).catch(() => {});
-    }
+    if (writes.length) this.committed(writes);
     return { value: value === undefined ? null : value, sequence: this.sequence };
   }
 
@@ -302,8 +324,16 @@ export class Backend {
       writes = [];
       return fn(new DatabaseWriterImpl(this.catalog, tx, emptyReadSet(), writes));
     });
-    if (writes.length) this.publish(writes);
+    if (writes.length) this.committed(writes);
     return value;
+  }
+
+  /** Announces a commit here and to other instances (env changes made here must reach them too). */
+  private committed(writes: DocumentWrite[]): void {
+    this.publish(writes);
+    void this.engine
+      .publishCommit(encodeWrites(writes))
+      .catch((e) => logger.error("commit announcement failed", { error: String(e) }));
   }
 
   async close(): Promise<void> {

@@ -33,6 +33,8 @@ describe("SPEC §3.3 over HTTP", () => {
 
   it("user signs out: session deleted, JWT cookie cleared with Max-Age=0, next request 401", async () => {
     const { browser, token } = await app.signUp(email());
+    // Warm the server's per-token identity cache: sign-out must still apply on the next request.
+    expect((await me(token)).status).toBe(200);
     const out = await browser.post("/api/auth/sign-out", {});
     expect(out.status).toBe(200);
     const cleared = browser.jar.lastSetCookies.find((c) => c.startsWith("service-auth.jwt="));
@@ -51,6 +53,7 @@ describe("SPEC §3.3 over HTTP", () => {
     const admin = await app.signUp(adminEmail);
     await app.makeAdmin(adminEmail);
     const victim = await app.signUp(email());
+    expect((await me(victim.token)).status).toBe(200);
     const session = await app.backend.read((db) =>
       db.query("session").withIndex("userId", (q) => q.eq("userId", victim.userId)).first(),
     );
@@ -94,6 +97,7 @@ describe("SPEC §3.3 over HTTP", () => {
 
   it("JWT valid, session expired: 401 on the next request", async () => {
     const { token, userId } = await app.signUp(email());
+    expect((await me(token)).status).toBe(200);
     await app.backend.write(async (db) => {
       const session = await db.query("session").withIndex("userId", (q) => q.eq("userId", userId)).first();
       await db.patch(session!._id, { expiresAt: Date.now() - 1000 });
@@ -109,6 +113,7 @@ describe("SPEC §3.3 over HTTP", () => {
     await app.makeAdmin(adminEmail);
     const victimEmail = email();
     const victim = await app.signUp(victimEmail);
+    expect((await me(victim.token)).status).toBe(200);
 
     const ban = await admin.browser.post("/api/auth/admin/ban-user", { userId: victim.userId, banReason: "spam" });
     expect(ban.status).toBe(200);

@@ -6,6 +6,7 @@
 import { createServer } from "node:net";
 import { ensureAuthEnv } from "../../src/auth/env.ts";
 import type { Backend } from "../../src/backend/runtime.ts";
+import type { SyncOptions } from "../../src/backend/sync/server.ts";
 import { app, internal } from "../../examples/app/app.ts";
 import { type JsonResponse, postJson } from "./http.ts";
 import { startTestService, type TestService } from "./service.ts";
@@ -76,13 +77,16 @@ export interface ExampleApp {
 
 export const PASSWORD = "correct horse battery";
 
-export async function startExampleApp(options: { databaseUrl?: string; staticKeys?: boolean } = {}): Promise<ExampleApp> {
-  const port = await freePort();
+export async function startExampleApp(
+  options: { databaseUrl?: string; staticKeys?: boolean; port?: number; sync?: SyncOptions } = {},
+): Promise<ExampleApp> {
+  const port = options.port ?? (await freePort());
   const url = `http://127.0.0.1:${port}`;
   const service = await startTestService({
     ...app,
     port,
     databaseUrl: options.databaseUrl,
+    sync: options.sync,
     envDefaults: { SITE_URL: url },
     prepare: async (backend) => {
       if (options.staticKeys === false) {

@@ -36,6 +36,12 @@ function renderMessages(messages: { _id: string; author: string; body: string }[
 function signedOut() {
   for (const stop of stopSignedIn) stop();
   stopSignedIn = [];
+  // The client stops every live query when it reports signed-out, public ones included.
+  stopUserCount();
+  stopUserCount = watchUserCount();
+  // Nothing of the signed-in user's stays in the page.
+  renderMessages([]);
+  for (const id of ["me-name", "me-username", "me-role"]) $(id).textContent = "";
   $("signed-in").hidden = true;
   $("signed-out").hidden = false;
 }
@@ -62,9 +68,13 @@ function startAuth() {
   );
 }
 
-backend.subscribe("users:count", {}, (n: number) => {
-  $("user-count").textContent = String(n);
-});
+/** The public user count; resubscribed on every sign-out, which stops all live queries. */
+function watchUserCount(): () => void {
+  return backend.subscribe("users:count", {}, (n: number) => {
+    $("user-count").textContent = String(n);
+  });
+}
+let stopUserCount = watchUserCount();
 
 function formValues(form: HTMLFormElement): Record<string, string> {
   return Object.fromEntries(new FormData(form).entries()) as Record<string, string>;

@@ -1,6 +1,7 @@
 /** Chooses the storage engine from `DATABASE_URL`. */
 import { resolve } from "node:path";
 import type { StorageEngine } from "./engine.ts";
+import { PostgresEngine } from "./postgres.ts";
 import { SqliteEngine } from "./sqlite.ts";
 
 /** Default embedded database file, relative to the working directory. */
@@ -8,12 +9,12 @@ export const DEFAULT_DATABASE_FILE = "./.data/service.sqlite";
 
 /**
  * `undefined` or a path → SQLite file; `sqlite:PATH` / `file:PATH` → SQLite file;
- * `postgres://…` → PostgreSQL (not available in this build: the error says so).
+ * `postgres://…` / `postgresql://…` → PostgreSQL (connections open lazily, at `migrate`).
  */
 export function openEngine(databaseUrl: string | undefined): StorageEngine {
   const url = databaseUrl?.trim() || DEFAULT_DATABASE_FILE;
   if (/^postgres(ql)?:\/\//i.test(url)) {
-    throw new Error("DATABASE_URL selects PostgreSQL, which this build does not support yet; unset it to use SQLite");
+    return new PostgresEngine({ connectionString: url });
   }
   const file = url.replace(/^(sqlite|file):(\/\/)?/i, "");
   return new SqliteEngine({ filename: file === ":memory:" ? file : resolve(file) });

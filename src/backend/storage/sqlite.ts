@@ -78,10 +78,23 @@ function rangeSql(column: string, range: KeyRange, params: unknown[]): string {
 function scanSql(req: ScanRequest, params: unknown[]): string {
   const col = q(keyColumn(req.index));
   const where = rangeSql(col, req.range, params);
-  params.push(req.limit);
   return `SELECT ${col} AS key, doc FROM ${q(tableName(req.table))} ${where} ORDER BY ${col} ${
     req.order === "desc" ? "DESC" : "ASC"
-  } LIMIT ?`;
+  } LIMIT ${limitSql(req.limit, params)}`;
+}
+
+/**
+ * The LIMIT clause's value. SQLite re-prepares a statement on every run when a bound LIMIT
+ * parameter is rebound (the planner reads its value), which doubles the cost of a point read, so
+ * common limits (small ones and powers of two) are written into the SQL; the statement cache
+ * then holds at most a few variants per scan shape.
+ */
+function limitSql(limit: number, params: unknown[]): string {
+  if (Number.isInteger(limit) && limit > 0 && (limit <= 8 || (limit <= 1024 && (limit & (limit - 1)) === 0))) {
+    return String(limit);
+  }
+  params.push(limit);
+  return "?";
 }
 
 function parseDoc(row: { doc: string }): StoredDocument {

@@ -278,6 +278,14 @@ export class Connection implements Subscriber {
     return { identity: this.identity, token: this.token };
   }
 
+  /**
+   * Re-runs steps 1 and 2 now (e.g. the signing keys changed): a token the new configuration
+   * refuses ends the identity with an auth error, like a revocation.
+   */
+  recheckIdentity(): void {
+    if (this.identity && this.watch) this.host.reactor.invalidate(this.watch);
+  }
+
   /** Called by the server's sweep: idle and handshake timeouts, token and session expiry. */
   sweep(now: number): void {
     const l = this.host.limits;

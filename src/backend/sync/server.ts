@@ -58,6 +58,12 @@ export function attachSync(backend: Backend, http: RunningHttpServer, options: S
   const connections = new Set<Connection>();
   const host: ConnectionHost = { backend, reactor, groups, limits, closed: (c) => connections.delete(c) };
   const unsubscribe = backend.onCommit((commit) => reactor.onCommit(commit));
+  // The verifier follows the env store (e.g. a new `JWKS` after key rotation), but no identity's
+  // read set covers it: re-check every live identity so tokens of retired keys end at once.
+  // Registered after the backend's own listener, so the re-checks use the rebuilt verifier.
+  const unwatchEnv = backend.env.onChange(() => {
+    for (const c of connections) c.recheckIdentity();
+  });
 
   const wss = new WebSocketServer({
     noServer: true,
@@ -99,6 +105,7 @@ export function attachSync(backend: Backend, http: RunningHttpServer, options: S
         clearInterval(sweep);
         http.server.off("upgrade", onUpgrade);
         unsubscribe();
+        unwatchEnv();
         const sockets = [...connections].map((c) => c.socket);
         for (const c of [...connections]) c.close(CloseCode.GOING_AWAY, "server shutting down");
         // Give clients a moment to answer the close frame, then cut the rest: the HTTP server's

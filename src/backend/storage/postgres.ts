@@ -1,0 +1,393 @@
+/**
+ * Production / scale-out storage on PostgreSQL, with the same physical layout as SQLite: one
+ * table `t_<name>` per schema table holding each document as JSON text plus one BYTEA key column
+ * per index (bytea compares with memcmp, exactly like the encoded keys), a btree index per key
+ * column, and a `_layout` table recording which index fields each key column was built from.
+ *
+ * Reads run in one REPEATABLE READ READ ONLY transaction (a consistent snapshot); writes run in
+ * SERIALIZABLE transactions, retried on serialization failures and deadlocks. Several server
+ * instances may share one database: commits are announced with NOTIFY (see postgres-notify.ts).
+ *
+ * Documents are stored as TEXT rather than JSONB: JSONB rejects the NUL character in strings and
+ * reorders object keys, while documents must round-trip exactly as on SQLite; nothing queries
+ * inside documents in SQL (every indexed value lives in a key column).
+ */
+import { createHash } from "node:crypto";
+import pg from "pg";
+import { ServiceError } from "../errors.ts";
+import { logger } from "../logger.ts";
+import type {
+  KeyFunction,
+  ReadTransaction,
+  ScannedRow,
+  ScanRequest,
+  StorageEngine,
+  StorageLayout,
+  StoredDocument,
+  WriteTransaction,
+} from "./engine.ts";
+import type { KeyRange } from "./index-key.ts";
+import { CommitChannel } from "./postgres-notify.ts";
+import { indexIdent, keyColumnIdent, keyColumnRawName, tableIdent, tableRawName } from "./postgres-names.ts";
+
+export interface PostgresOptions {
+  /** `postgres://user:password@host:port/database` */
+  connectionString: string;
+  /** Largest number of pooled connections (default 10). */
+  maxConnections?: number;
+  /** Attempts of a write transaction before giving up on serialization conflicts (default 30). */
+  maxWriteAttempts?: number;
+  /** NOTIFY channel shared by the instances of one deployment (default `service_auth_commits`). */
+  channel?: string;
+}
+
+/** SQLSTATEs after which the whole transaction may simply run again. */
+const RETRYABLE = new Set(["40001", "40P01"]);
+/** Serializes concurrent migrations of several instances starting at once. */
+const MIGRATION_LOCK_SQL = "SELECT pg_advisory_xact_lock(hashtext('service-auth:migrate'))";
+const BACKFILL_BATCH = 500;
+
+function sqlState(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" ? code : undefined;
+}
+
+const statementNames = new Map<string, string>();
+/** Named prepared statement for `text`: each connection parses and plans it once. */
+function prepared(text: string, values: unknown[]): pg.QueryConfig {
+  let name = statementNames.get(text);
+  if (!name) {
+    name = `sa_${createHash("sha1").update(text).digest("hex").slice(0, 20)}`;
+    statementNames.set(text, name);
+  }
+  return { name, text, values };
+}
+
+function rangeSql(column: string, range: KeyRange, params: unknown[]): string {
+  const parts: string[] = [];
+  if (range.lower) {
+    params.push(range.lower);
+    parts.push(`${column} >= $${params.length}`);
+  }
+  if (range.upper) {
+    params.push(range.upper);
+    parts.push(`${column} < $${params.length}`);
+  }
+  return parts.length ? `WHERE ${parts.join(" AND ")}` : "";
+}
+
+/** The SQL of a range scan; `explainScan` explains exactly this statement. */
+function scanSql(req: ScanRequest, params: unknown[]): string {
+  const col = keyColumnIdent(req.index);
+  const where = rangeSql(col, req.range, params);
+  params.push(req.limit);
+  return `SELECT ${col} AS key, doc FROM ${tableIdent(req.table)} ${where} ORDER BY ${col} ${
+    req.order === "desc" ? "DESC" : "ASC"
+  } LIMIT $${params.length}`;
+}
+
+class PgReader implements ReadTransaction {
+  /** Set when a statement hit a serialization failure: the transaction is doomed and retryable. */
+  conflicted = false;
+
+  constructor(protected readonly client: pg.PoolClient) {}
+
+  protected async run<R extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
+    try {
+      return await this.client.query<R>(prepared(text, values));
+    } catch (error) {
+      // Application code may catch this error and go on; the retry decision must not depend on it.
+      if (RETRYABLE.has(sqlState(error) ?? "")) this.conflicted = true;
+      throw error;
+    }
+  }
+
+  async get(table: string, id: string): Promise<StoredDocument | null> {
+    const { rows } = await this.run<{ doc: string }>(`SELECT doc FROM ${tableIdent(table)} WHERE id = $1`, [id]);
+    return rows.length ? JSON.parse(rows[0].doc) : null;
+  }
+
+  async scan(req: ScanRequest): Promise<ScannedRow[]> {
+    const params: unknown[] = [];
+    const { rows } = await this.run<{ key: Buffer; doc: string }>(scanSql(req, params), params);
+    return rows.map((r) => ({ key: r.key, doc: JSON.parse(r.doc) }));
+  }
+
+  async count(table: string, index: string, range: KeyRange): Promise<number> {
+    const params: unknown[] = [];
+    const where = rangeSql(keyColumnIdent(index), range, params);
+    const { rows } = await this.run<{ n: string }>(`SELECT count(*) AS n FROM ${tableIdent(table)} ${where}`, params);
+    return Number(rows[0].n);
+  }
+}
+
+class PgWriter extends PgReader implements WriteTransaction {
+  constructor(
+    client: pg.PoolClient,
+    private readonly layout: StorageLayout,
+  ) {
+    super(client);
+  }
+
+  private indexNames(table: string): string[] {
+    const t = this.layout.tables[table];
+    if (!t) throw new Error(`Unknown table "${table}"`);
+    return ["by_creation_time", ...t.indexes.map((i) => i.name)];
+  }
+
+  async insert(table: string, doc: StoredDocument, keys: Record<string, Buffer>): Promise<void> {
+    const names = this.indexNames(table);
+    const cols = ["id", "doc", ...names.map(keyColumnIdent)].join(", ");
+    const marks = names.map((_, i) => `$${i + 3}`).join(", ");
+    await this.run(`INSERT INTO ${tableIdent(table)} (${cols}) VALUES ($1, $2, ${marks})`, [
+      doc._id,
+      JSON.stringify(doc),
+      ...names.map((n) => keys[n]),
+    ]);
+  }
+
+  async replace(table: string, doc: StoredDocument, keys: Record<string, Buffer>): Promise<void> {
+    const names = this.indexNames(table);
+    const sets = ["doc = $1", ...names.map((n, i) => `${keyColumnIdent(n)} = $${i + 2}`)].join(", ");
+    const result = await this.run(`UPDATE ${tableIdent(table)} SET ${sets} WHERE id = $${names.length + 2}`, [
+      JSON.stringify(doc),
+      ...names.map((n) => keys[n]),
+      doc._id,
+    ]);
+    if (result.rowCount !== 1) throw new Error(`Document ${doc._id} not found in "${table}"`);
+  }
+
+  async delete(table: string, id: string): Promise<void> {
+    await this.run(`DELETE FROM ${tableIdent(table)} WHERE id = $1`, [id]);
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export class PostgresEngine implements StorageEngine {
+  readonly kind = "postgres" as const;
+  private readonly pool: pg.Pool;
+  private readonly commits: CommitChannel;
+  private layout: StorageLayout = { tables: {} };
+  private readonly maxWriteAttempts: number;
+
+  constructor(private readonly options: PostgresOptions) {
+    this.pool = new pg.Pool({
+      connectionString: options.connectionString,
+      max: options.maxConnections ?? 10,
+      application_name: "service-auth",
+    });
+    // An idle pooled connection that dies (server restart) is dropped; the next checkout reconnects.
+    this.pool.on("error", (error) => logger.warn("PostgreSQL pooled connection failed", { error: String(error) }));
+    this.maxWriteAttempts = options.maxWriteAttempts ?? 30;
+    this.commits = new CommitChannel({
+      connection: { connectionString: options.connectionString },
+      pool: this.pool,
+      channel: options.channel ?? "service_auth_commits",
+    });
+  }
+
+  /** Distinguishes this instance's commit notifications from other instances'. */
+  get instanceId(): string {
+    return this.commits.instanceId;
+  }
+
+  /** Backend pid of the LISTEN connection (tests terminate it to prove reconnection). */
+  listenerPid(): Promise<number | undefined> {
+    return this.commits.listenerPid();
+  }
+
+  async migrate(layout: StorageLayout, keysOf: KeyFunction): Promise<void> {
+    const client = await this.pool.connect();
+    let broken: Error | undefined;
+    try {
+      // READ COMMITTED: once the lock is ours, each statement sees what an earlier migrator committed.
+      await client.query("BEGIN");
+      await client.query(MIGRATION_LOCK_SQL);
+      await client.query(`CREATE TABLE IF NOT EXISTS "_layout" (tbl TEXT PRIMARY KEY, indexes TEXT NOT NULL)`);
+      const known = new Map(
+        (await client.query<{ tbl: string; indexes: string }>(`SELECT tbl, indexes FROM "_layout"`)).rows.map((r) => [
+          r.tbl,
+          JSON.parse(r.indexes) as Record<string, string[]>,
+        ]),
+      );
+      for (const [table, def] of Object.entries(layout.tables)) {
+        await this.migrateTable(client, table, def.indexes, known.get(table) ?? {}, keysOf);
+      }
+      await client.query("COMMIT");
+    } catch (error) {
+      await client.query("ROLLBACK").catch((e) => (broken = e));
+      throw error;
+    } finally {
+      client.release(broken);
+    }
+    this.layout = layout;
+    await this.commits.start();
+  }
+
+  private async migrateTable(
+    client: pg.PoolClient,
+    table: string,
+    indexes: { name: string; fields: string[] }[],
+    before: Record<string, string[]>,
+    keysOf: KeyFunction,
+  ): Promise<void> {
+    const t = tableIdent(table);
+    await client.query(
+      `CREATE TABLE IF NOT EXISTS ${t} (id TEXT PRIMARY KEY, doc TEXT NOT NULL, ${keyColumnIdent("by_creation_time")} BYTEA NOT NULL)`,
+    );
+    await client.query(
+      `CREATE INDEX IF NOT EXISTS ${indexIdent(table, "by_creation_time")} ON ${t} (${keyColumnIdent("by_creation_time")})`,
+    );
+    const columns = new Set(
+      (
+        await client.query<{ column_name: string }>(
+          "SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1",
+          [tableRawName(table)],
+        )
+      ).rows.map((r) => r.column_name),
+    );
+    const wanted = new Map(indexes.map((i) => [i.name, i.fields]));
+    // Drop indexes that disappeared or changed their fields; (re)build the rest.
+    for (const [name, fields] of Object.entries(before)) {
+      const now = wanted.get(name);
+      if (!now || JSON.stringify(now) !== JSON.stringify(fields)) {
+        await client.query(`DROP INDEX IF EXISTS ${indexIdent(table, name)}`);
+        await client.query(`ALTER TABLE ${t} DROP COLUMN IF EXISTS ${keyColumnIdent(name)}`);
+        columns.delete(keyColumnRawName(name));
+      }
+    }
+    const backfill: string[] = [];
+    for (const { name } of indexes) {
+      if (!columns.has(keyColumnRawName(name))) {
+        await client.query(`ALTER TABLE ${t} ADD COLUMN ${keyColumnIdent(name)} BYTEA`);
+        backfill.push(name);
+      }
+    }
+    if (backfill.length) await this.backfill(client, table, backfill, keysOf);
+    for (const { name } of indexes) {
+      await client.query(`CREATE INDEX IF NOT EXISTS ${indexIdent(table, name)} ON ${t} (${keyColumnIdent(name)})`);
+    }
+    await client.query(
+      `INSERT INTO "_layout" (tbl, indexes) VALUES ($1, $2) ON CONFLICT (tbl) DO UPDATE SET indexes = EXCLUDED.indexes`,
+      [table, JSON.stringify(Object.fromEntries(wanted))],
+    );
+  }
+
+  /** Computes new key columns in JS (the key encoding lives here, not in SQL), a batch at a time. */
+  private async backfill(client: pg.PoolClient, table: string, names: string[], keysOf: KeyFunction): Promise<void> {
+    const t = tableIdent(table);
+    const sets = names.map((n, i) => `${keyColumnIdent(n)} = v.k${i}`).join(", ");
+    const unnest = names.map((_, i) => `$${i + 2}::bytea[]`).join(", ");
+    const aliases = names.map((_, i) => `k${i}`).join(", ");
+    const update = `UPDATE ${t} SET ${sets} FROM unnest($1::text[], ${unnest}) AS v(id, ${aliases}) WHERE ${t}.id = v.id`;
+    let after: string | null = null;
+    for (;;) {
+      const { rows }: { rows: { id: string; doc: string }[] } = await client.query(
+        after === null
+          ? `SELECT id, doc FROM ${t} ORDER BY id LIMIT ${BACKFILL_BATCH}`
+          : `SELECT id, doc FROM ${t} WHERE id > $1 ORDER BY id LIMIT ${BACKFILL_BATCH}`,
+        after === null ? [] : [after],
+      );
+      if (!rows.length) return;
+      const ids: string[] = [];
+      const keys: Buffer[][] = names.map(() => []);
+      for (const row of rows) {
+        const k = keysOf(table, JSON.parse(row.doc) as StoredDocument);
+        ids.push(row.id);
+        names.forEach((n, i) => keys[i].push(k[n]));
+      }
+      await client.query(update, [ids, ...keys]);
+      after = rows[rows.length - 1].id;
+    }
+  }
+
+  async read<T>(fn: (tx: ReadTransaction) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    // A connection whose BEGIN, COMMIT or ROLLBACK failed is not returned to the pool.
+    let broken: Error | undefined;
+    const control = (sql: string) =>
+      client.query(sql).catch((error) => {
+        broken = error;
+        throw error;
+      });
+    try {
+      await control("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+      let result: T;
+      try {
+        result = await fn(new PgReader(client));
+      } catch (error) {
+        await control("ROLLBACK").catch(() => {});
+        throw error;
+      }
+      await control("COMMIT");
+      return result;
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  async write<T>(fn: (tx: WriteTransaction) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    let broken: Error | undefined;
+    try {
+      for (let attempt = 1; ; attempt++) {
+        const tx = new PgWriter(client, this.layout);
+        try {
+          await client.query("BEGIN ISOLATION LEVEL SERIALIZABLE");
+          const result = await fn(tx);
+          await client.query("COMMIT");
+          return result;
+        } catch (error) {
+          await client.query("ROLLBACK").catch((e) => (broken = e));
+          if (broken) throw error;
+          const retryable = tx.conflicted || RETRYABLE.has(sqlState(error) ?? "");
+          if (!retryable) throw error;
+          if (attempt >= this.maxWriteAttempts) {
+            throw new ServiceError("CONFLICT", "The transaction kept conflicting with concurrent writes; try again");
+          }
+          // Jittered, growing backoff so the conflicting transactions stop meeting each other.
+          await sleep(Math.random() * Math.min(100, 2 * 2 ** Math.min(attempt, 6)));
+        }
+      }
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  onExternalCommit(listener: (payload?: string) => void): () => void {
+    return this.commits.onCommit(listener);
+  }
+
+  publishCommit(payload: string): Promise<void> {
+    return this.commits.publish(payload);
+  }
+
+  async ping(): Promise<void> {
+    await this.pool.query("SELECT 1");
+  }
+
+  /**
+   * The plan of a scan. Sequential scans are disabled for this EXPLAIN only: on a small table the
+   * planner rightly prefers one, and the question asked is whether the index serves the scan.
+   */
+  async explainScan(req: ScanRequest): Promise<string> {
+    const client = await this.pool.connect();
+    try {
+      await client.query("BEGIN");
+      await client.query("SET LOCAL enable_seqscan = off");
+      const params: unknown[] = [];
+      const sql = scanSql(req, params);
+      const { rows } = await client.query<{ "QUERY PLAN": string }>(`EXPLAIN ${sql}`, params);
+      return rows.map((r) => r["QUERY PLAN"]).join("\n");
+    } finally {
+      await client.query("ROLLBACK").catch(() => {});
+      client.release();
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.commits.close();
+    await this.pool.end();
+  }
+}

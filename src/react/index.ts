@@ -1,0 +1,23 @@
+/**
+ * `service-auth/react`: React bindings for the backend client.
+ *
+ * ```tsx
+ * const client = new BackendClient(location.origin);
+ * const authClient = createAuthClient({ plugins: [backendClient()] });
+ * <BackendAuthProvider client={client} authClient={authClient}><App /></BackendAuthProvider>
+ *
+ * const { isAuthenticated } = useAuth();
+ * const messages = useQuery(api.messages.list, isAuthenticated ? {} : "skip");
+ * const send = useMutation(api.messages.send);
+ * ```
+ */
+export { BackendProvider, BackendAuthProvider } from "./provider.tsx";
+export type { BackendProviderProps, BackendAuthProviderProps } from "./provider.tsx";
+export type { BetterAuthClientLike } from "./better-auth-binding.ts";
+export { useBackendClient } from "./context.ts";
+export { useQuery, useQueryResult, usePreloadedQuery } from "./use-query.ts";
+export type { QueryArgsOrSkip, QueryResult } from "./use-query.ts";
+export { useMutation, useAction } from "./use-mutation.ts";
+export type { CallArgs, ReactCall } from "./use-mutation.ts";
+export { useAuth } from "./use-auth.ts";
+export type { AuthState } from "./use-auth.ts";

@@ -1,0 +1,43 @@
+/**
+ * `<BackendProvider>` (no authentication, or authentication the app wires itself) and
+ * `<BackendAuthProvider>` (a Better Auth client wired to the backend client).
+ */
+import { type ReactNode, useEffect, useMemo, useState } from "react";
+import type { BackendClient } from "../client/client.ts";
+import { AuthStore, UNMANAGED_AUTH } from "./auth-store.ts";
+import { type BetterAuthClientLike, BetterAuthBinding } from "./better-auth-binding.ts";
+import { BackendContext } from "./context.ts";
+
+export interface BackendProviderProps {
+  client: BackendClient;
+  children?: ReactNode;
+}
+
+/**
+ * Makes `client` available to the hooks. Queries subscribe at once; `useAuth` is not available
+ * (use {@link BackendAuthProvider} for that).
+ */
+export function BackendProvider({ client, children }: BackendProviderProps): ReactNode {
+  const value = useMemo(() => ({ client, auth: UNMANAGED_AUTH }), [client]);
+  return <BackendContext.Provider value={value}>{children}</BackendContext.Provider>;
+}
+
+export interface BackendAuthProviderProps extends BackendProviderProps {
+  /** A Better Auth client (`better-auth/react` or `better-auth/client`) with the `backendClient()` plugin. */
+  authClient: BetterAuthClientLike;
+}
+
+/**
+ * Makes `client` available to the hooks and authenticates it with the Better Auth session:
+ * `client.setAuth(() => authClient.backend.getToken(), …)` for each session, re-wired when the
+ * session changes, `client.clearAuth()` on sign-out (and on unmount).
+ *
+ * While the session and the token are being resolved, `useAuth().isLoading` is true and query
+ * hooks wait, so a query never runs as anonymous first and fails for lack of a user.
+ */
+export function BackendAuthProvider({ client, authClient, children }: BackendAuthProviderProps): ReactNode {
+  const [auth] = useState(() => new AuthStore({ isLoading: true, isAuthenticated: false, identity: 0 }, true));
+  useEffect(() => new BetterAuthBinding(client, authClient, auth).start(), [client, authClient, auth]);
+  const value = useMemo(() => ({ client, auth }), [client, auth]);
+  return <BackendContext.Provider value={value}>{children}</BackendContext.Provider>;
+}

@@ -1,0 +1,30 @@
+/** `useMutation` and `useAction`: stable callbacks that call the backend over the live connection. */
+import { useCallback } from "react";
+import type { FunctionReference } from "../backend/functions/references.ts";
+import { useBackendClient } from "./context.ts";
+import { functionPath } from "./function-path.ts";
+
+type CallRef = FunctionReference<"mutation" | "action", "public">;
+
+/** The call's argument list: optional when the function takes no arguments. */
+export type CallArgs<F extends CallRef> = {} extends F["_args"] ? [args?: F["_args"]] : [args: F["_args"]];
+
+/** A function that runs `F` and resolves with its return value (rejects with a `BackendError`). */
+export type ReactCall<F extends CallRef> = (...args: CallArgs<F>) => Promise<F["_returns"]>;
+
+/**
+ * A callback running the mutation. It resolves after this client's live queries show the
+ * mutation's writes. The callback is stable: it changes only with the client or the path.
+ */
+export function useMutation<M extends FunctionReference<"mutation", "public">>(ref: M): ReactCall<M> {
+  const client = useBackendClient();
+  const path = functionPath(ref); // references are fresh proxies per access: depend on the path
+  return useCallback((...args: CallArgs<M>) => client.mutation<M>(path, args[0] ?? {}), [client, path]);
+}
+
+/** A callback running the action; stable like {@link useMutation}'s. */
+export function useAction<A extends FunctionReference<"action", "public">>(ref: A): ReactCall<A> {
+  const client = useBackendClient();
+  const path = functionPath(ref);
+  return useCallback((...args: CallArgs<A>) => client.action<A>(path, args[0] ?? {}), [client, path]);
+}

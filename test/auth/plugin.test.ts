@@ -1,0 +1,218 @@
+/**
+ * The `backend` Better Auth plugin (SPEC §2.6, §4.1, §4.3): claims of the issued JWT, the
+ * `service-auth.jwt` cookie on every session-making response and its removal on sign-out, the
+ * token and key-set endpoints, a custom payload and lifetime, and a non-default base path.
+ */
+import { decodeJwt, decodeProtectedHeader } from "jose";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type AuthFixture, startAuthFixture } from "../helpers/auth-fixture.ts";
+import { type ExampleApp, PASSWORD, startExampleApp } from "../helpers/example-app.ts";
+import { getJson } from "../helpers/http.ts";
+
+let app: ExampleApp;
+let n = 0;
+const email = () => `plugin${++n}@example.com`;
+
+beforeAll(async () => {
+  app = await startExampleApp();
+});
+afterAll(async () => {
+  await app.close();
+});
+
+/** The `service-auth.jwt` line among `Set-Cookie` lines. */
+const jwtCookie = (lines: string[]) => lines.find((l) => l.startsWith("service-auth.jwt="));
+
+function expectJwtCookieAttributes(line: string | undefined, maxAge: number) {
+  expect(line).toBeDefined();
+  const attributes = line!.split(";").slice(1).map((a) => a.trim().toLowerCase());
+  expect(attributes).toContain("httponly");
+  expect(attributes).toContain("path=/");
+  expect(attributes).toContain("samesite=lax");
+  expect(attributes).toContain(`max-age=${maxAge}`);
+}
+
+describe("default claims (SPEC §2.6)", () => {
+  it("every user field except id and image, plus sessionId and iat; RS256 with the JWKS kid; iss, aud, exp", async () => {
+    const address = email();
+    const b = app.browser();
+    const res = await b.post("/api/auth/sign-up/email", {
+      email: address,
+      password: PASSWORD,
+      name: "Claire Claims",
+      image: "https://example.com/claire.png",
+    });
+    expect(res.status).toBe(200);
+    const token = b.jar.get("service-auth.jwt")!;
+    const payload = decodeJwt(token) as Record<string, unknown>;
+    const header = decodeProtectedHeader(token);
+    const userId = res.body.user.id as string;
+
+    const user = (await app.backend.read((db) => db.get("user", userId)))!;
+    const session = (await app.backend.read((db) =>
+      db.query("session").withIndex("userId", (q) => q.eq("userId", userId)).first(),
+    ))!;
+    expect(user.image).toBe("https://example.com/claire.png");
+
+    // Every stored user field except id and image is a claim, with the stored value.
+    for (const [field, value] of Object.entries(user)) {
+      if (field === "_id" || field === "_creationTime" || field === "image") continue;
+      expect(payload[field], field).toEqual(value);
+    }
+    expect(payload).toMatchObject({ name: "Claire Claims", email: address, emailVerified: false, username: `plugin${n}` });
+    expect(typeof payload.createdAt).toBe("number");
+    expect(payload).not.toHaveProperty("id");
+    expect(payload).not.toHaveProperty("image");
+
+    expect(payload.sessionId).toBe(session._id);
+    expect(payload.sub).toBe(userId);
+    expect(Number.isInteger(payload.iat)).toBe(true);
+    expect(Math.abs((payload.iat as number) - Date.now() / 1000)).toBeLessThan(60);
+    expect(payload.exp).toBe((payload.iat as number) + 900);
+    expect(payload.iss).toBe(app.url);
+    expect(payload.aud).toBe("backend");
+
+    expect(header.alg).toBe("RS256");
+    const jwks = await getJson(`${app.url}/api/auth/backend/jwks`);
+    expect(jwks.body.keys.map((k: { kid: string }) => k.kid)).toContain(header.kid);
+  });
+});
+
+describe("the service-auth.jwt cookie", () => {
+  it("is set on sign-up, sign-in and get-session (HttpOnly, Path=/, SameSite=Lax, Max-Age=900) and cleared on sign-out", async () => {
+    const address = email();
+    const b = app.browser();
+    await b.post("/api/auth/sign-up/email", { email: address, password: PASSWORD, name: "Cookie" });
+    expectJwtCookieAttributes(jwtCookie(b.jar.lastSetCookies), 900);
+
+    const fresh = app.browser();
+    const signIn = await fresh.post("/api/auth/sign-in/email", { email: address, password: PASSWORD });
+    expect(signIn.status).toBe(200);
+    const signInCookie = jwtCookie(fresh.jar.lastSetCookies);
+    expectJwtCookieAttributes(signInCookie, 900);
+    const signedInToken = fresh.jar.get("service-auth.jwt")!;
+    expect((await app.call("query", "users:me", {}, signedInToken)).status).toBe(200);
+
+    const session = await fresh.get("/api/auth/get-session");
+    expect(session.status).toBe(200);
+    expect(session.body.user.email).toBe(address);
+    expectJwtCookieAttributes(jwtCookie(fresh.jar.lastSetCookies), 900);
+    expect(decodeJwt(fresh.jar.get("service-auth.jwt")!).sessionId).toBe(session.body.session.id);
+
+    const out = await fresh.post("/api/auth/sign-out", {});
+    expect(out.status).toBe(200);
+    const cleared = jwtCookie(fresh.jar.lastSetCookies);
+    expect(cleared).toMatch(/^service-auth\.jwt=;/);
+    expect(cleared).toMatch(/Max-Age=0/i);
+    expect(fresh.jar.get("service-auth.jwt")).toBeUndefined();
+  });
+
+  it("get-session without a session sets no JWT cookie", async () => {
+    const b = app.browser();
+    const res = await b.get("/api/auth/get-session");
+    expect(res.status).toBe(200);
+    expect(res.body).toBeNull();
+    expect(jwtCookie(b.jar.lastSetCookies)).toBeUndefined();
+  });
+});
+
+describe("GET /api/auth/backend/token", () => {
+  it("returns {token} for a valid session and sets the cookie to it", async () => {
+    const { browser, userId } = await app.signUp(email());
+    const res = await browser.token();
+    expect(res.status).toBe(200);
+    expect(Object.keys(res.body)).toEqual(["token"]);
+    expect(decodeJwt(res.body.token!).sub).toBe(userId);
+    expectJwtCookieAttributes(jwtCookie(browser.jar.lastSetCookies), 900);
+    expect(browser.jar.get("service-auth.jwt")).toBe(res.body.token);
+    expect((await app.call("query", "users:me", {}, res.body.token)).body.value._id).toBe(userId);
+  });
+
+  it("answers 401 without a session and sets no cookie", async () => {
+    const b = app.browser();
+    const res = await b.token();
+    expect(res.status).toBe(401);
+    expect(res.body?.token).toBeUndefined();
+    expect(jwtCookie(b.jar.lastSetCookies)).toBeUndefined();
+  });
+});
+
+describe("GET /api/auth/backend/jwks", () => {
+  it("serves public keys only, with Cache-Control", async () => {
+    const res = await getJson(`${app.url}/api/auth/backend/jwks`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("cache-control")).toMatch(/max-age=\d+/);
+    expect(res.body.keys.length).toBeGreaterThan(0);
+    for (const key of res.body.keys) {
+      expect(key).toMatchObject({ kty: "RSA", alg: "RS256", use: "sig" });
+      expect(typeof key.kid).toBe("string");
+      expect(typeof key.n).toBe("string");
+      for (const secret of ["d", "p", "q", "dp", "dq", "qi", "privateKey"]) expect(key).not.toHaveProperty(secret);
+    }
+    expect(res.text).not.toMatch(/privateKey/i);
+  });
+});
+
+describe("plugin options", () => {
+  let fixture: AuthFixture;
+  beforeAll(async () => {
+    fixture = await startAuthFixture({
+      basePath: "/auth",
+      expirationSeconds: 60,
+      // Leaves out sessionId and iat on purpose: the plugin must add both.
+      definePayload: ({ user }) => ({ email: user.email, plan: "pro" }),
+    });
+  });
+  afterAll(async () => {
+    await fixture.close();
+  });
+
+  it("a custom definePayload still gets sessionId and iat; jwt.expirationSeconds sets exp and Max-Age", async () => {
+    const { browser, response, token } = await fixture.signUp("custom@example.com");
+    expect(response.status).toBe(200);
+    const payload = decodeJwt(token!);
+    expect(payload).toMatchObject({ email: "custom@example.com", plan: "pro", sub: response.body.user.id });
+    expect(payload).not.toHaveProperty("name");
+    expect(typeof payload.sessionId).toBe("string");
+    const session = await fixture.service.backend.read((db) => db.get("session", payload.sessionId as string));
+    expect(session?.userId).toBe(response.body.user.id);
+    expect(Number.isInteger(payload.iat)).toBe(true);
+    expect(payload.exp).toBe(payload.iat! + 60);
+    expectJwtCookieAttributes(jwtCookie(browser.jar.lastSetCookies), 60);
+  });
+
+  it('options.basePath "/auth": endpoints move, the default prefix is gone, tokens verify', async () => {
+    const { browser, response, token } = await fixture.signUp("basepath@example.com");
+    expect(response.status).toBe(200);
+    const me = await fixture.call("query", "probe:whoami", {}, token);
+    expect(me.status).toBe(200);
+    expect(me.body.value.userId).toBe(response.body.user.id);
+
+    const refreshed = await browser.send("GET", "/auth/backend/token");
+    expect(refreshed.status).toBe(200);
+    expect(decodeJwt(refreshed.body.token).sub).toBe(response.body.user.id);
+
+    const jwks = await getJson(`${fixture.url}/auth/backend/jwks`);
+    expect(jwks.status).toBe(200);
+    expect(jwks.body.keys.map((k: { kid: string }) => k.kid)).toContain(decodeProtectedHeader(token!).kid);
+
+    expect((await browser.send("GET", "/api/auth/backend/token")).status).toBe(404);
+    expect((await browser.send("GET", "/api/auth/get-session")).status).toBe(404);
+  });
+});
+
+describe("options.basePath with dynamic keys", () => {
+  it("tokens verify through {SITE_URL}/auth/backend/jwks", async () => {
+    const fixture = await startAuthFixture({ basePath: "/auth", staticKeys: false });
+    try {
+      expect(fixture.service.backend.env.get("JWKS")).toBeUndefined();
+      const { response, token } = await fixture.signUp("dynamic-basepath@example.com");
+      expect(response.status).toBe(200);
+      const me = await fixture.call("query", "probe:whoami", {}, token);
+      expect(me.status).toBe(200);
+      expect(me.body.value.userId).toBe(response.body.user.id);
+    } finally {
+      await fixture.close();
+    }
+  });
+});

@@ -1,0 +1,63 @@
+/**
+ * The example app as `npm start` runs it: `examples/app/main.ts` in a child process on a free
+ * port, with SITE_URL at 127.0.0.1 and its own DATABASE_URL. main.ts announces itself with a JSON
+ * log line `listening on <url>` on stderr, so logs are on (LOG_LEVEL=info) unless told otherwise.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { join } from "node:path";
+import { freePort } from "./example-app.ts";
+import { ROOT } from "./process.ts";
+
+export const EXAMPLE_MAIN = join(ROOT, "examples/app/main.ts");
+
+export interface ExampleServer {
+  child: ChildProcess;
+  url: string;
+  port: number;
+  stdout(): string;
+  stderr(): string;
+  /** Stops the process (SIGTERM: graceful) and waits until it is gone. */
+  stop(signal?: NodeJS.Signals): Promise<void>;
+}
+
+/**
+ * Spawns main.ts and waits for its `listening on` line. Rejects with the output when the process
+ * exits first or does not listen within `timeoutMs`.
+ */
+export async function spawnExampleServer(
+  env: Record<string, string | undefined> & { DATABASE_URL: string },
+  timeoutMs = 30_000,
+): Promise<ExampleServer> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const child = spawn(process.execPath, ["--import", "tsx", EXAMPLE_MAIN], {
+    cwd: ROOT,
+    env: { ...process.env, NODE_ENV: "development", LOG_LEVEL: "info", PORT: String(port), SITE_URL: url, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout!.on("data", (d) => (stdout += d));
+  const exited = new Promise<void>((r) => child.once("exit", () => r()));
+  const stop = async (signal: NodeJS.Signals = "SIGTERM") => {
+    if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+    await exited;
+  };
+  return new Promise((done, fail) => {
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      fail(new Error(`examples/app/main.ts did not start\nstderr: ${stderr}`));
+    }, timeoutMs);
+    child.stderr!.on("data", (d) => {
+      stderr += d;
+      if (/"msg":"listening on /.test(stderr)) {
+        clearTimeout(timer);
+        done({ child, url, port, stdout: () => stdout, stderr: () => stderr, stop });
+      }
+    });
+    child.once("exit", (code, signal) => {
+      clearTimeout(timer);
+      fail(new Error(`examples/app/main.ts exited (${code ?? signal}) before listening\nstderr: ${stderr}`));
+    });
+  });
+}
