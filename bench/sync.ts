@@ -140,7 +140,7 @@ export const sync: BenchGroup = {
         "token"
       >[];
       const tokens = (await call("action", "bench:mintTokens", { sessionTokens: made.map((s) => s.sessionToken) })) as string[];
-      made.forEach((s, k) => sessions.push({ ...s, token: tokens[k] }));
+      for (const [k, s] of made.entries()) sessions.push({ ...s, token: tokens[k] });
     }
     const [writerA, readerB, bystander] = sessions.splice(0, 3);
     const revokable = sessions.splice(0, REVOKE_SESSIONS);

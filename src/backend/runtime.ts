@@ -190,6 +190,15 @@ export class Backend {
     return { ...claims, subject, issuer, tokenIdentifier: `${issuer}|${subject}` };
   }
 
+  /**
+   * Drops every cached steps-1+2 result, so the next request with any token is verified and
+   * looked up again (after editing session or user rows behind the backend's back, or to
+   * measure the uncached cost).
+   */
+  forgetIdentities(): void {
+    this.identities.clear();
+  }
+
   /** Steps 1 and 2 for a token; used by the WebSocket at connect and re-authentication. */
   async authenticate(token: string, meta: RequestMeta = {}): Promise<Authenticated> {
     const cached = this.identities.get(token);

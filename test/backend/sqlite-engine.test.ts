@@ -191,7 +191,10 @@ describe("SQLite engine", () => {
   });
 
   it("selects storage from DATABASE_URL", async () => {
-    expect(() => openEngine("postgres://localhost/db")).toThrow(/PostgreSQL/);
+    // postgres:// selects PostgreSQL (tested against a real server in test/postgres/engine.test.ts).
+    const pg = openEngine("postgres://localhost/db");
+    expect(pg.kind).toBe("postgres");
+    await pg.close();
     const file = tempDatabaseFile();
     const engine = openEngine(`sqlite:${file}`);
     try {

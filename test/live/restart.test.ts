@@ -24,7 +24,6 @@ it("restores subscriptions and authentication after the server restarts", async 
   const reader = await first.signUp("restart-reader@example.com");
   const writer = await first.signUp("restart-writer@example.com");
   const live = liveClient(first.url, reader.browser);
-  const states: string[] = [];
   const list = watch(live.client, api.messages.list);
   await eventually(() => expect(list.values).toEqual([[]]));
   expect((await first.call("mutation", "messages:send", { body: "before" }, writer.token)).status).toBe(200);
@@ -32,7 +31,6 @@ it("restores subscriptions and authentication after the server restarts", async 
 
   await first.close();
   await eventually(() => expect(live.client.connectionState).toBe("reconnecting"));
-  states.push(live.client.connectionState);
   const second = await startExampleApp({ port, databaseUrl });
   apps.push(second);
   expect(second.url).toBe(first.url);
@@ -49,5 +47,4 @@ it("restores subscriptions and authentication after the server restarts", async 
   expect((await second.call("mutation", "messages:send", { body: "after" }, writer.token)).status).toBe(200);
   await eventually(() => expect(list.last().map((m: any) => m.body)).toEqual(["before", "after"]));
   expect(list.errors).toEqual([]);
-  expect(states).toEqual(["reconnecting"]);
 });

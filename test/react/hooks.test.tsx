@@ -6,7 +6,7 @@ import { useEffect, useState } from "react";
 import { flushSync } from "react-dom";
 import { createRoot, hydrateRoot, type Root } from "react-dom/client";
 import { renderToString } from "react-dom/server";
-import { afterAll, afterEach, beforeAll, describe, expect, expectTypeOf, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, expectTypeOf, it } from "vitest";
 import { BackendClient } from "../../src/client/client.ts";
 import { type Preloaded, preloadQuery } from "../../src/client/server-rendering.ts";
 import {
@@ -29,6 +29,9 @@ beforeAll(async () => {
   dom = installDom();
   app = await startNotesApp();
 });
+beforeEach(() => {
+  sentFrames.length = 0; // subscription ids are per client: look at this test's frames only
+});
 afterEach(() => {
   for (const root of roots.splice(0)) root.unmount();
   for (const client of clients.splice(0)) client.close();
@@ -45,9 +48,13 @@ function newClient(): BackendClient {
 }
 
 /** Mounts `node` under a provider for `client`, committing the first render synchronously. */
-function mount(client: BackendClient, node: React.ReactNode): { root: Root; el: HTMLElement } {
+function mount(
+  client: BackendClient,
+  node: React.ReactNode,
+  options?: Parameters<typeof createRoot>[1],
+): { root: Root; el: HTMLElement } {
   const el = dom.container();
-  const root = createRoot(el);
+  const root = createRoot(el, options);
   roots.push(root);
   flushSync(() => root.render(<BackendProvider client={client}>{node}</BackendProvider>));
   return { root, el };
@@ -150,10 +157,14 @@ describe("useQuery", () => {
       return <p>{isLoading ? "loading" : error ? `error ${error.code}` : show(value)}</p>;
     }
     const fallback = (error: Error) => <b>{`${(error as any).code}: ${error.message}`}</b>;
-    const thrown = mount(newClient(), <ErrorBoundary fallback={fallback}><Closed /></ErrorBoundary>);
+    const caught: unknown[] = [];
+    const thrown = mount(newClient(), <ErrorBoundary fallback={fallback}><Closed /></ErrorBoundary>, {
+      onCaughtError: (error) => caught.push(error),
+    });
     const returned = mount(newClient(), <ClosedResult />);
     await eventually(() => expect(thrown.el.textContent).toBe("BAD_REQUEST: This channel is closed"));
     await eventually(() => expect(returned.el.textContent).toBe("error BAD_REQUEST"));
+    expect(caught).toEqual([expect.objectContaining({ name: "BackendError", code: "BAD_REQUEST" })]);
   });
 });
 
