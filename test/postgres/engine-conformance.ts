@@ -60,12 +60,13 @@ export function engineConformance(name: string, factory: EngineFactory): void {
   describe(`${name} engine conformance`, () => {
     const opened: StorageEngine[] = [];
 
-    async function start(schema = schemaV1): Promise<{ engine: StorageEngine; catalog: Catalog; store: EngineStore }> {
+    type AnySchema = typeof schemaV1 | typeof schemaV2 | typeof schemaV3;
+    async function start(schema: AnySchema = schemaV1): Promise<{ engine: StorageEngine; catalog: Catalog; store: EngineStore }> {
       const store = await factory.newStore();
       const { engine, catalog } = await reopen(store, schema);
       return { engine, catalog, store };
     }
-    async function reopen(store: EngineStore, schema = schemaV1) {
+    async function reopen(store: EngineStore, schema: AnySchema = schemaV1) {
       const engine = store.open();
       opened.push(engine);
       const catalog = new Catalog(schema);

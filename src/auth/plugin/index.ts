@@ -48,6 +48,13 @@ export const backend = (options: BackendPluginOptions) => {
     throw new Error("backend plugin: jwt.expirationSeconds must be a positive integer");
   }
   const basePath = options.options?.basePath ?? DEFAULT_BASE_PATH;
+  // With dynamic keys the verifier fetches `{SITE_URL}{basePath}/backend/jwks`: the two base
+  // paths must agree, or every token would fail verification with no hint why.
+  if (provider.jwksUrl && !new URL(provider.jwksUrl).pathname.endsWith(`${basePath}/backend/jwks`)) {
+    throw new Error(
+      `backend plugin: authConfig fetches keys from ${provider.jwksUrl}, which is not under basePath "${basePath}"; pass the same basePath to authConfig(env, { basePath })`,
+    );
+  }
   const audience = Array.isArray(provider.audience) ? provider.audience[0] : provider.audience;
   const staticRows = options.jwks ? parseStoredJwks(options.jwks) : undefined;
 

@@ -17,5 +17,7 @@ export function openEngine(databaseUrl: string | undefined): StorageEngine {
     return new PostgresEngine({ connectionString: url });
   }
   const file = url.replace(/^(sqlite|file):(\/\/)?/i, "");
-  return new SqliteEngine({ filename: file === ":memory:" ? file : resolve(file) });
+  // FULL also survives power loss, at the price of an fsync per commit (docs/decisions.md).
+  const synchronous = process.env.SQLITE_SYNCHRONOUS?.toUpperCase() === "FULL" ? "FULL" : "NORMAL";
+  return new SqliteEngine({ filename: file === ":memory:" ? file : resolve(file), synchronous });
 }

@@ -12,6 +12,7 @@
  * reorders object keys, while documents must round-trip exactly as on SQLite; nothing queries
  * inside documents in SQL (every indexed value lives in a key column).
  */
+import { AsyncLocalStorage } from "node:async_hooks";
 import { createHash } from "node:crypto";
 import pg from "pg";
 import { ServiceError } from "../errors.ts";
@@ -167,18 +168,29 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export class PostgresEngine implements StorageEngine {
   readonly kind = "postgres" as const;
   private readonly pool: pg.Pool;
+  /**
+   * Connections for transactions opened while another one of this engine is open in the same
+   * async context (e.g. an HTTP action's lazy authentication read inside its mutation). From the
+   * main pool they could deadlock it: every connection held by a caller waiting for one more.
+   */
+  private readonly nestedPool: pg.Pool;
+  private readonly inTransaction = new AsyncLocalStorage<true>();
   private readonly commits: CommitChannel;
   private layout: StorageLayout = { tables: {} };
   private readonly maxWriteAttempts: number;
 
-  constructor(private readonly options: PostgresOptions) {
-    this.pool = new pg.Pool({
+  constructor(options: PostgresOptions) {
+    const poolConfig: pg.PoolConfig = {
       connectionString: options.connectionString,
       max: options.maxConnections ?? 10,
       application_name: "service-auth",
-    });
-    // An idle pooled connection that dies (server restart) is dropped; the next checkout reconnects.
-    this.pool.on("error", (error) => logger.warn("PostgreSQL pooled connection failed", { error: String(error) }));
+    };
+    this.pool = new pg.Pool(poolConfig);
+    this.nestedPool = new pg.Pool(poolConfig);
+    for (const pool of [this.pool, this.nestedPool]) {
+      // An idle pooled connection that dies (server restart) is dropped; the next checkout reconnects.
+      pool.on("error", (error) => logger.warn("PostgreSQL pooled connection failed", { error: String(error) }));
+    }
     this.maxWriteAttempts = options.maxWriteAttempts ?? 30;
     this.commits = new CommitChannel({
       connection: { connectionString: options.connectionString },
@@ -295,15 +307,20 @@ export class PostgresEngine implements StorageEngine {
       for (const row of rows) {
         const k = keysOf(table, JSON.parse(row.doc) as StoredDocument);
         ids.push(row.id);
-        names.forEach((n, i) => keys[i].push(k[n]));
+        for (let i = 0; i < names.length; i++) keys[i].push(k[names[i]]);
       }
       await client.query(update, [ids, ...keys]);
       after = rows[rows.length - 1].id;
     }
   }
 
+  /** A connection for a transaction (see {@link nestedPool}). */
+  private connect(): Promise<pg.PoolClient> {
+    return (this.inTransaction.getStore() ? this.nestedPool : this.pool).connect();
+  }
+
   async read<T>(fn: (tx: ReadTransaction) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
+    const client = await this.connect();
     // A connection whose BEGIN, COMMIT or ROLLBACK failed is not returned to the pool.
     let broken: Error | undefined;
     const control = (sql: string) =>
@@ -315,7 +332,7 @@ export class PostgresEngine implements StorageEngine {
       await control("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
       let result: T;
       try {
-        result = await fn(new PgReader(client));
+        result = await this.inTransaction.run(true, () => fn(new PgReader(client)));
       } catch (error) {
         await control("ROLLBACK").catch(() => {});
         throw error;
@@ -328,14 +345,14 @@ export class PostgresEngine implements StorageEngine {
   }
 
   async write<T>(fn: (tx: WriteTransaction) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
+    const client = await this.connect();
     let broken: Error | undefined;
     try {
       for (let attempt = 1; ; attempt++) {
         const tx = new PgWriter(client, this.layout);
         try {
           await client.query("BEGIN ISOLATION LEVEL SERIALIZABLE");
-          const result = await fn(tx);
+          const result = await this.inTransaction.run(true, () => fn(tx));
           await client.query("COMMIT");
           return result;
         } catch (error) {
@@ -388,6 +405,6 @@ export class PostgresEngine implements StorageEngine {
 
   async close(): Promise<void> {
     await this.commits.close();
-    await this.pool.end();
+    await Promise.all([this.pool.end(), this.nestedPool.end()]);
   }
 }
