@@ -47,7 +47,7 @@ function useLiveQuery(path: string, args: unknown, skip: boolean, seed?: { value
   // biome-ignore lint/correctness/useExhaustiveDependencies: keyed by the args' value, not identity
   const store = useMemo(
     () => new QueryStore(path, (args ?? {}) as Record<string, unknown>, seedNow),
-    [client, args, authState.identity],
+    [client, key, authState.identity],
   );
   const state = useSyncExternalStore(store.subscribe, store.getSnapshot, store.getSnapshot);
 

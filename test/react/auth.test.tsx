@@ -82,6 +82,12 @@ function Eager() {
   return <u>{showMessages(useQuery(api.messages.list))}</u>;
 }
 
+/** The public user count. */
+function Count() {
+  const count = useQuery(api.users.count);
+  return <s>{count === undefined ? "…" : String(count)}</s>;
+}
+
 function mount(
   client: BackendClient,
   authClient: ReturnType<typeof browserAuthClient>["authClient"],
@@ -164,13 +170,43 @@ describe("BackendAuthProvider with Better Auth", () => {
     await eventually(() => expect(page.gated()).toContain("dora: hello from dora"));
   });
 
+  it("re-wires the backend client when another user signs in on the same Better Auth client", async () => {
+    await app.signUp("frank@example.com");
+    const { authClient } = browserAuthClient();
+    await authClient.signUp.email({ email: "erin@example.com", password: PASSWORD, name: "erin" });
+    function Me() {
+      const { isAuthenticated } = useAuth();
+      const me = useQuery(api.users.me, isAuthenticated ? {} : "skip");
+      return <em>{me?.email ?? "…"}</em>;
+    }
+    const states: string[] = [];
+    const client = newClient();
+    const page = mount(client, authClient, states, <Me />);
+    const me = () => page.el.querySelector("em")?.textContent;
+    await eventually(() => expect(me()).toBe("erin@example.com"));
+
+    const signIn = await authClient.signIn.email({ email: "frank@example.com", password: PASSWORD });
+    expect(signIn.error).toBeNull();
+    await eventually(() => expect(me()).toBe("frank@example.com"));
+    expect(page.status()).toBe("in");
+    expect(states).toEqual(["loading", "in", "loading", "in"]);
+    expect(await client.query(api.users.me, {})).toMatchObject({ email: "frank@example.com" });
+  });
+
   it("reports unauthenticated when the session is revoked elsewhere and the token endpoint answers 401", async () => {
     const { authClient, jar, log } = browserAuthClient();
     await authClient.signUp.email({ email: "carol@example.com", password: PASSWORD, name: "carol" });
     const states: string[] = [];
-    const page = mount(newClient(), authClient, states);
+    const count = (
+      <ErrorBoundary fallback={(e) => <s>{`error ${(e as any).code}`}</s>}>
+        <Count />
+      </ErrorBoundary>
+    );
+    const page = mount(newClient(), authClient, states, count);
+    const shownCount = () => page.el.querySelector("s")?.textContent;
     await eventually(() => expect(page.status()).toBe("in"));
     await eventually(() => expect(page.gated()).not.toBe("…"));
+    await eventually(() => expect(Number(shownCount())).toBeGreaterThan(0));
 
     // Signed out from another tab: only the server knows (this Better Auth client still has the session).
     const elsewhere = app.browser();
@@ -184,14 +220,16 @@ describe("BackendAuthProvider with Better Auth", () => {
     await eventually(() => expect(page.gated()).toBe("skipped"));
     // Better Auth is told to re-read the session, and agrees.
     await eventually(() => expect(authClient.$store.atoms.session.get().data).toBeNull());
+    // The client stopped every live query at the sign-out; the public one is subscribed again
+    // (anonymously) instead of failing, and stays live.
+    const before = Number(shownCount());
+    await app.signUp("carol2@example.com");
+    await eventually(() => expect(shownCount()).toBe(String(before + 1)));
+    expect(page.caught.filter((e) => e.code !== "UNAUTHORIZED")).toEqual([]);
   });
 
   it("goes loading → unauthenticated without a session, running public queries anonymously", async () => {
     const { authClient, log } = browserAuthClient();
-    function Count() {
-      const count = useQuery(api.users.count);
-      return <s>{count === undefined ? "…" : String(count)}</s>;
-    }
     const el = dom.container();
     const root = createRoot(el);
     roots.push(root);
