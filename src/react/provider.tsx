@@ -15,7 +15,8 @@ export interface BackendProviderProps {
 
 /**
  * Makes `client` available to the hooks. Queries subscribe at once; `useAuth` is not available
- * (use {@link BackendAuthProvider} for that).
+ * (use {@link BackendAuthProvider} for that). If the app calls `client.setAuth` itself, a
+ * sign-out stops the client's live queries and their hooks throw that error.
  */
 export function BackendProvider({ client, children }: BackendProviderProps): ReactNode {
   const value = useMemo(() => ({ client, auth: UNMANAGED_AUTH }), [client]);

@@ -82,6 +82,21 @@ function Eager() {
   return <u>{showMessages(useQuery(api.messages.list))}</u>;
 }
 
+type Send = ReturnType<typeof useMutation<typeof api.messages.send>>;
+
+/** Hands its message-sending callback to `onRender`. */
+function Sender({ onRender }: { onRender: (send: Send) => void }) {
+  onRender(useMutation(api.messages.send));
+  return null;
+}
+
+/** The signed-in user's email. */
+function Me() {
+  const { isAuthenticated } = useAuth();
+  const me = useQuery(api.users.me, isAuthenticated ? {} : "skip");
+  return <em>{me?.email ?? "…"}</em>;
+}
+
 /** The public user count. */
 function Count() {
   const count = useQuery(api.users.count);
@@ -158,12 +173,8 @@ describe("BackendAuthProvider with Better Auth", () => {
   it("sends mutations as the signed-in user", async () => {
     const { authClient } = browserAuthClient();
     await authClient.signUp.email({ email: "dora@example.com", password: PASSWORD, name: "dora" });
-    let send!: ReturnType<typeof useMutation<typeof api.messages.send>>;
-    function Sender() {
-      send = useMutation(api.messages.send);
-      return null;
-    }
-    const page = mount(newClient(), authClient, [], <Sender />);
+    let send!: Send;
+    const page = mount(newClient(), authClient, [], <Sender onRender={(s) => (send = s)} />);
     await eventually(() => expect(page.status()).toBe("in"));
     const id = await send({ body: "hello from dora" });
     expect(typeof id).toBe("string");
@@ -174,11 +185,6 @@ describe("BackendAuthProvider with Better Auth", () => {
     await app.signUp("frank@example.com");
     const { authClient } = browserAuthClient();
     await authClient.signUp.email({ email: "erin@example.com", password: PASSWORD, name: "erin" });
-    function Me() {
-      const { isAuthenticated } = useAuth();
-      const me = useQuery(api.users.me, isAuthenticated ? {} : "skip");
-      return <em>{me?.email ?? "…"}</em>;
-    }
     const states: string[] = [];
     const client = newClient();
     const page = mount(client, authClient, states, <Me />);

@@ -66,16 +66,57 @@ const show = (notes: string[] | undefined) => (notes === undefined ? "loading" :
 const subscribes = (channel: string) =>
   sentFrames.filter((f) => f.type === "subscribe" && f.path === "notes:byChannel" && f.args.channel === channel);
 
+type NotesRef = typeof api.notes.byChannel;
+
+/** A channel's notes, live; `renders` records the value of every render. */
+function ChannelNotes({ channel, renders }: { channel: string; tick?: number; renders?: unknown[] }) {
+  const notes = useQuery(api.notes.byChannel, { channel }); // a new args object every render
+  expectTypeOf(notes).toEqualTypeOf<string[] | undefined>();
+  renders?.push(notes);
+  return <p>{show(notes)}</p>;
+}
+
+/** Skipped while `channel` is null. */
+function MaybeNotes({ channel }: { channel: string | null }) {
+  return <p>{show(useQuery(api.notes.byChannel, channel === null ? "skip" : { channel }))}</p>;
+}
+
+function NotesResult({ channel }: { channel: string }) {
+  const { value, error, isLoading } = useQueryResult(api.notes.byChannel, { channel });
+  return <p>{isLoading ? "loading" : error ? `error ${error.code}` : show(value)}</p>;
+}
+
+interface Calls {
+  add: ReturnType<typeof useMutation<typeof api.notes.add>>;
+  shout: ReturnType<typeof useAction<typeof api.notes.shout>>;
+}
+
+/** A live query plus mutation and action callbacks, handed to `onRender` on every render. */
+function NotesWithCalls({ tick, onRender }: { tick: number; onRender: (calls: Calls) => void }) {
+  const notes = useQuery(api.notes.byChannel, { channel: "mut" });
+  onRender({ add: useMutation(api.notes.add), shout: useAction(api.notes.shout) });
+  return <p>{`${tick} ${show(notes)}`}</p>;
+}
+
+function PreloadedNotes({ data, renders }: { data: Preloaded<NotesRef>; renders?: unknown[] }) {
+  const notes = usePreloadedQuery(data);
+  expectTypeOf(notes).toEqualTypeOf<string[]>();
+  renders?.push(notes);
+  return <p>{show(notes)}</p>;
+}
+
+/** Marks itself hydrated once its effects ran in the browser. */
+function HydratingPage({ data }: { data: Preloaded<NotesRef> }) {
+  const notes = usePreloadedQuery(data);
+  const [hydrated, setHydrated] = useState(false);
+  useEffect(() => setHydrated(true), []);
+  return <p data-hydrated={String(hydrated)}>{show(notes)}</p>;
+}
+
 describe("useQuery", () => {
   it("renders undefined while loading, then the result, then live updates from another client's mutation", async () => {
-    const renders: (string[] | undefined)[] = [];
-    function Notes() {
-      const notes = useQuery(api.notes.byChannel, { channel: "live" });
-      expectTypeOf(notes).toEqualTypeOf<string[] | undefined>();
-      renders.push(notes);
-      return <p>{show(notes)}</p>;
-    }
-    const { el } = mount(newClient(), <Notes />);
+    const renders: unknown[] = [];
+    const { el } = mount(newClient(), <ChannelNotes channel="live" renders={renders} />);
     expect(el.textContent).toBe("loading");
     await eventually(() => expect(el.textContent).toBe("[]"));
 
@@ -91,24 +132,21 @@ describe("useQuery", () => {
   it("keeps the subscription for equal args and re-subscribes when the args' value changes", async () => {
     const other = newClient();
     await other.mutation(api.notes.add, { channel: "args-b", body: "in b" });
-    function Notes({ channel }: { channel: string; tick: number }) {
-      return <p>{show(useQuery(api.notes.byChannel, { channel }))}</p>; // a new args object every render
-    }
     const client = newClient();
-    const { root, el } = mount(client, <Notes channel="args-a" tick={0} />);
+    const render = (channel: string, tick: number) =>
+      flushSync(() => root.render(<BackendProvider client={client}><ChannelNotes channel={channel} tick={tick} /></BackendProvider>));
+    const { root, el } = mount(client, <ChannelNotes channel="args-a" tick={0} />);
     await eventually(() => expect(el.textContent).toBe("[]"));
     const firstId = subscribes("args-a")[0]?.id;
     expect(subscribes("args-a")).toHaveLength(1);
 
-    for (let tick = 1; tick <= 3; tick++) {
-      flushSync(() => root.render(<BackendProvider client={client}><Notes channel="args-a" tick={tick} /></BackendProvider>));
-    }
+    for (let tick = 1; tick <= 3; tick++) render("args-a", tick);
     await other.mutation(api.notes.add, { channel: "args-a", body: "still live" });
     await eventually(() => expect(el.textContent).toBe("[still live]"));
     expect(subscribes("args-a")).toHaveLength(1);
     expect(sentFrames.some((f) => f.type === "unsubscribe" && f.id === firstId)).toBe(false);
 
-    flushSync(() => root.render(<BackendProvider client={client}><Notes channel="args-b" tick={4} /></BackendProvider>));
+    render("args-b", 4);
     await eventually(() => expect(el.textContent).toBe("[in b]"));
     expect(subscribes("args-b")).toHaveLength(1);
     expect(sentFrames.some((f) => f.type === "unsubscribe" && f.id === firstId)).toBe(true);
@@ -120,10 +158,7 @@ describe("useQuery", () => {
 
   it("unsubscribes on unmount", async () => {
     await eventually(() => expect(app.subscriptionCount()).toBe(0)); // earlier tests' clients are gone
-    function Notes() {
-      return <p>{show(useQuery(api.notes.byChannel, { channel: "unmount" }))}</p>;
-    }
-    const { root, el } = mount(newClient(), <Notes />);
+    const { root, el } = mount(newClient(), <ChannelNotes channel="unmount" />);
     await eventually(() => expect(el.textContent).toBe("[]"));
     expect(app.subscriptionCount()).toBe(1);
     const id = subscribes("unmount")[0].id;
@@ -133,35 +168,24 @@ describe("useQuery", () => {
   });
 
   it('does not subscribe with "skip", and subscribes once args are given', async () => {
-    function Notes({ on }: { on: boolean }) {
-      const notes = useQuery(api.notes.byChannel, on ? { channel: "skipped" } : "skip");
-      return <p>{show(notes)}</p>;
-    }
     const client = newClient();
-    const { root, el } = mount(client, <Notes on={false} />);
+    const { root, el } = mount(client, <MaybeNotes channel={null} />);
     // A one-shot query round-trips through the same connection, so a subscribe would have been sent.
     await client.query(api.notes.byChannel, { channel: "other" });
     expect(el.textContent).toBe("loading");
     expect(subscribes("skipped")).toHaveLength(0);
-    flushSync(() => root.render(<BackendProvider client={client}><Notes on /></BackendProvider>));
+    flushSync(() => root.render(<BackendProvider client={client}><MaybeNotes channel="skipped" /></BackendProvider>));
     await eventually(() => expect(el.textContent).toBe("[]"));
     expect(subscribes("skipped")).toHaveLength(1);
   });
 
   it("throws a failing query's error to the nearest error boundary; useQueryResult returns it", async () => {
-    function Closed() {
-      return <p>{show(useQuery(api.notes.byChannel, { channel: "forbidden" }))}</p>;
-    }
-    function ClosedResult() {
-      const { value, error, isLoading } = useQueryResult(api.notes.byChannel, { channel: "forbidden" });
-      return <p>{isLoading ? "loading" : error ? `error ${error.code}` : show(value)}</p>;
-    }
     const fallback = (error: Error) => <b>{`${(error as any).code}: ${error.message}`}</b>;
     const caught: unknown[] = [];
-    const thrown = mount(newClient(), <ErrorBoundary fallback={fallback}><Closed /></ErrorBoundary>, {
+    const thrown = mount(newClient(), <ErrorBoundary fallback={fallback}><ChannelNotes channel="forbidden" /></ErrorBoundary>, {
       onCaughtError: (error) => caught.push(error),
     });
-    const returned = mount(newClient(), <ClosedResult />);
+    const returned = mount(newClient(), <NotesResult channel="forbidden" />);
     await eventually(() => expect(thrown.el.textContent).toBe("BAD_REQUEST: This channel is closed"));
     await eventually(() => expect(returned.el.textContent).toBe("error BAD_REQUEST"));
     expect(caught).toEqual([expect.objectContaining({ name: "BackendError", code: "BAD_REQUEST" })]);
@@ -170,20 +194,13 @@ describe("useQuery", () => {
 
 describe("useMutation and useAction", () => {
   it("return stable callbacks resolving with the function's value, after the caller's queries show the write", async () => {
-    const callbacks: unknown[] = [];
-    let add!: ReturnType<typeof useMutation<typeof api.notes.add>>;
-    let shout!: ReturnType<typeof useAction<typeof api.notes.shout>>;
-    function Notes({ tick }: { tick: number }) {
-      const notes = useQuery(api.notes.byChannel, { channel: "mut" });
-      add = useMutation(api.notes.add);
-      shout = useAction(api.notes.shout);
-      callbacks.push(add, shout);
-      return <p>{`${tick} ${show(notes)}`}</p>;
-    }
+    const seenCalls: Calls[] = [];
+    const onRender = (calls: Calls) => seenCalls.push(calls);
     const client = newClient();
-    const { root, el } = mount(client, <Notes tick={0} />);
+    const { root, el } = mount(client, <NotesWithCalls tick={0} onRender={onRender} />);
     await eventually(() => expect(el.textContent).toBe("0 []"));
-    flushSync(() => root.render(<BackendProvider client={client}><Notes tick={1} /></BackendProvider>));
+    flushSync(() => root.render(<BackendProvider client={client}><NotesWithCalls tick={1} onRender={onRender} /></BackendProvider>));
+    const { add, shout } = seenCalls[seenCalls.length - 1];
 
     const seen: string[] = [];
     client.subscribe(api.notes.byChannel, { channel: "mut" }, (v) => seen.push(show(v)));
@@ -196,8 +213,9 @@ describe("useMutation and useAction", () => {
     expect(await shout({ text: "hey" })).toBe("HEY");
     await expect(add({ channel: "mut" } as any)).rejects.toMatchObject({ code: "INVALID_ARGUMENTS" });
     // Every render got the same two callbacks.
-    expect(new Set(callbacks.filter((_, i) => i % 2 === 0)).size).toBe(1);
-    expect(new Set(callbacks.filter((_, i) => i % 2 === 1)).size).toBe(1);
+    expect(seenCalls.length).toBeGreaterThan(2);
+    expect(new Set(seenCalls.map((c) => c.add)).size).toBe(1);
+    expect(new Set(seenCalls.map((c) => c.shout)).size).toBe(1);
   });
 });
 
@@ -209,14 +227,7 @@ describe("usePreloadedQuery", () => {
     expect(preloaded.value).toEqual(["from server"]);
 
     const renders: unknown[] = [];
-    function Notes({ data }: { data: Preloaded<typeof api.notes.byChannel> }) {
-      const notes = usePreloadedQuery(data);
-      expectTypeOf(notes).toEqualTypeOf<string[]>();
-      renders.push(notes);
-      return <p>{show(notes)}</p>;
-    }
-    const client = newClient();
-    const { el } = mount(client, <Notes data={preloaded} />);
+    const { el } = mount(newClient(), <PreloadedNotes data={preloaded} renders={renders} />);
     expect(el.textContent).toBe("[from server]"); // synchronously, before any server round trip
     expect(renders[0]).toEqual(["from server"]);
 
@@ -228,25 +239,19 @@ describe("usePreloadedQuery", () => {
 
   it("hydrates server-rendered markup without a mismatch, then subscribes", async () => {
     const preloaded = await preloadQuery(api.notes.byChannel, { channel: "hydrate" }, { url: app.url });
-    function Page({ data }: { data: Preloaded<typeof api.notes.byChannel> }) {
-      const notes = usePreloadedQuery(data);
-      const [hydrated, setHydrated] = useState(false);
-      useEffect(() => setHydrated(true), []);
-      return <p data-hydrated={String(hydrated)}>{show(notes)}</p>;
-    }
     const client = newClient();
     // The page as the server renders it (no effects run, no subscription), sent as JSON.
     const wire = JSON.parse(JSON.stringify(preloaded)) as typeof preloaded;
-    const html = renderToString(<BackendProvider client={client}><Page data={wire} /></BackendProvider>);
+    const page = <BackendProvider client={client}><HydratingPage data={wire} /></BackendProvider>;
+    const html = renderToString(page);
     expect(html).toContain("[]");
+    expect(html).toContain('data-hydrated="false"');
     expect(subscribes("hydrate")).toHaveLength(0);
 
     const el = dom.container();
     el.innerHTML = html;
     const recoverable: unknown[] = [];
-    const root = hydrateRoot(el, <BackendProvider client={client}><Page data={wire} /></BackendProvider>, {
-      onRecoverableError: (error) => recoverable.push(error),
-    });
+    const root = hydrateRoot(el, page, { onRecoverableError: (error) => recoverable.push(error) });
     roots.push(root);
     await eventually(() => expect(el.querySelector("p")?.getAttribute("data-hydrated")).toBe("true"));
     expect(recoverable).toEqual([]);

@@ -53,9 +53,10 @@ class Connection {
   readonly stmts: StatementCache;
   constructor(filename: string, synchronous: string, readonly: boolean) {
     this.db = new Database(filename, { fileMustExist: readonly });
+    // busy_timeout first: even switching to WAL needs a lock another process may hold.
+    this.db.pragma("busy_timeout = 5000");
     this.db.pragma("journal_mode = WAL");
     this.db.pragma(`synchronous = ${synchronous}`);
-    this.db.pragma("busy_timeout = 5000");
     this.db.defaultSafeIntegers(false);
     this.stmts = new StatementCache(this.db);
   }
@@ -198,14 +199,16 @@ export class SqliteEngine implements StorageEngine {
 
   async migrate(layout: StorageLayout, keysOf: KeyFunction): Promise<void> {
     const db = this.writer.db;
-    db.exec(`CREATE TABLE IF NOT EXISTS "_layout" (tbl TEXT PRIMARY KEY, indexes TEXT NOT NULL)`);
-    const known = new Map(
-      (db.prepare(`SELECT tbl, indexes FROM "_layout"`).all() as { tbl: string; indexes: string }[]).map((r) => [
-        r.tbl,
-        JSON.parse(r.indexes) as Record<string, string[]>,
-      ]),
-    );
+    // IMMEDIATE: take the write lock before reading `_layout`, so a server and a CLI starting at
+    // once queue on busy_timeout instead of failing to upgrade a read lock ("database is locked").
     db.transaction(() => {
+      db.exec(`CREATE TABLE IF NOT EXISTS "_layout" (tbl TEXT PRIMARY KEY, indexes TEXT NOT NULL)`);
+      const known = new Map(
+        (db.prepare(`SELECT tbl, indexes FROM "_layout"`).all() as { tbl: string; indexes: string }[]).map((r) => [
+          r.tbl,
+          JSON.parse(r.indexes) as Record<string, string[]>,
+        ]),
+      );
       for (const [table, def] of Object.entries(layout.tables)) {
         const t = q(tableName(table));
         db.exec(
@@ -253,7 +256,7 @@ export class SqliteEngine implements StorageEngine {
           JSON.stringify(Object.fromEntries(wanted)),
         );
       }
-    })();
+    }).immediate();
     this.layout = layout;
     this.lastDataVersion = this.dataVersion();
     this.startPolling();
