@@ -19,6 +19,15 @@ export function tempDir(prefix = "service-auth-test-"): string {
   return dir;
 }
 
+/**
+ * Removes every directory made so far. `test/setup.ts` calls it after each test file, because
+ * vitest may end its worker processes without an "exit" event.
+ */
+export function removeTempDirs(): void {
+  for (const d of created) rmSync(d, { recursive: true, force: true });
+  created.clear();
+}
+
 /** A path for a new SQLite database file in a fresh temp dir. */
 export function tempDatabaseFile(name = "test.sqlite"): string {
   return join(tempDir(), name);
