@@ -4,11 +4,11 @@
  * its subscriptions; keeps the JWT fresh through a {@link TokenManager}.
  * Browser-safe: uses the global `WebSocket` unless a constructor is passed (e.g. `ws` in Node 20).
  */
+import { functionPath, queryKey } from "./function-path.ts";
 import type { FunctionReference } from "../backend/functions/references.ts";
 import { type FetchToken, TokenManager, type TokenManagerOptions } from "./token-manager.ts";
 
 /** Same symbol as the platform's references (`Symbol.for`), without importing server code. */
-const PATH = Symbol.for("service-auth.functionPath");
 
 /** The subset of the WebSocket API the client uses (browser `WebSocket` and `ws` both fit). */
 export interface WebSocketLike {
@@ -80,23 +80,6 @@ interface Pending {
 /** Codes that mean "your credentials are not accepted" (as opposed to a failing function). */
 const AUTH_CODES = new Set(["UNAUTHORIZED", "ACCOUNT_BANNED"]);
 
-function pathOf(ref: FunctionReference | string): string {
-  if (typeof ref === "string") return ref;
-  const path = (ref as any)?.[PATH];
-  if (typeof path !== "string") throw new Error("Not a function reference");
-  return path;
-}
-
-function stableStringify(value: unknown): string {
-  if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
-  if (Array.isArray(value)) return `[${value.map(stableStringify).join(",")}]`;
-  const parts: string[] = [];
-  for (const k of Object.keys(value).sort()) {
-    const v = (value as Record<string, unknown>)[k];
-    if (v !== undefined) parts.push(`${JSON.stringify(k)}:${stableStringify(v)}`);
-  }
-  return `{${parts.join(",")}}`;
-}
 
 /** `http(s)://host[/base]` or `ws(s)://…/api/sync` → the sync endpoint URL. */
 function syncUrl(url: string): string {
@@ -163,9 +146,9 @@ export class BackendClient {
     onUpdate: (value: Q["_returns"]) => void,
     onError?: (error: BackendError) => void,
   ): () => void {
-    const path = pathOf(ref);
+    const path = functionPath(ref);
     const a = (args ?? {}) as Record<string, unknown>;
-    const key = `${path}\u0000${stableStringify(a)}`;
+    const key = queryKey(path, a);
     const listener: Listener = { onUpdate, onError };
     let q = this.live.get(key);
     if (!q) {
@@ -200,16 +183,16 @@ export class BackendClient {
 
   /** Runs a query once. */
   query<Q extends QueryRef>(ref: Q | string, args: Q["_args"]): Promise<Q["_returns"]> {
-    return this.request("query", pathOf(ref), args);
+    return this.request("query", functionPath(ref), args);
   }
 
   /** Runs a mutation; resolves after this client's subscriptions show its writes. */
   mutation<M extends MutationRef>(ref: M | string, args: M["_args"]): Promise<M["_returns"]> {
-    return this.request("mutation", pathOf(ref), args);
+    return this.request("mutation", functionPath(ref), args);
   }
 
   action<A extends ActionRef>(ref: A | string, args: A["_args"]): Promise<A["_returns"]> {
-    return this.request("action", pathOf(ref), args);
+    return this.request("action", functionPath(ref), args);
   }
 
   /**

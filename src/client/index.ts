@@ -18,3 +18,4 @@ export {
   JWT_COOKIE,
 } from "./server-rendering.ts";
 export type { Preloaded, RequestToken, ServerAuthOptions, FetchOptions } from "./server-rendering.ts";
+export { anyApi, functionPath } from "./function-path.ts";

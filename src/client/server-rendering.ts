@@ -4,6 +4,7 @@
  * functions over HTTP with it, and preload query results the browser hydrates and subscribes to.
  */
 import type { FunctionReference } from "../backend/functions/references.ts";
+import { functionPath } from "./function-path.ts";
 import { isFresh } from "./jwt-claims.ts";
 
 export const JWT_COOKIE = "service-auth.jwt";
@@ -69,10 +70,6 @@ export interface FetchOptions {
   fetch?: typeof fetch;
 }
 
-function pathOf(ref: FunctionReference | string): string {
-  if (typeof ref === "string") return ref;
-  return (ref as any)[Symbol.for("service-auth.functionPath")];
-}
 
 async function call(kind: "query" | "mutation" | "action", ref: FunctionReference | string, args: unknown, options: FetchOptions) {
   const doFetch = options.fetch ?? fetch;
@@ -81,7 +78,7 @@ async function call(kind: "query" | "mutation" | "action", ref: FunctionReferenc
   const res = await doFetch(`${options.url.replace(/\/+$/, "")}/api/${kind}`, {
     method: "POST",
     headers,
-    body: JSON.stringify({ path: pathOf(ref), args: args ?? {} }),
+    body: JSON.stringify({ path: functionPath(ref), args: args ?? {} }),
   });
   const body = (await res.json().catch(() => null)) as { status?: string; value?: unknown; code?: string; message?: string } | null;
   if (body?.status === "success") return body.value;
@@ -115,7 +112,7 @@ export async function preloadQuery<R extends FunctionReference<"query">>(
   options: FetchOptions,
 ): Promise<Preloaded<R>> {
   const value = await fetchQuery(ref, args, options);
-  return { __preloaded: true, path: pathOf(ref), args, value };
+  return { __preloaded: true, path: functionPath(ref), args, value };
 }
 
 /** Serializes preloaded data for a `<script type="application/json">` tag, safe against `</script>`. */

@@ -2,7 +2,7 @@
 import { useCallback } from "react";
 import type { FunctionReference } from "../backend/functions/references.ts";
 import { useBackendClient } from "./context.ts";
-import { functionPath } from "./function-path.ts";
+import { functionPath } from "../client/function-path.ts";
 
 type CallRef = FunctionReference<"mutation" | "action", "public">;
 

@@ -11,7 +11,7 @@ import type { FunctionReference } from "../backend/functions/references.ts";
 import type { BackendError } from "../client/client.ts";
 import type { Preloaded } from "../client/server-rendering.ts";
 import { useBackendContext } from "./context.ts";
-import { functionPath, queryKey } from "./function-path.ts";
+import { functionPath, queryKey } from "../client/function-path.ts";
 import { QueryStore } from "./query-store.ts";
 
 type QueryRef = FunctionReference<"query", "public">;

@@ -5,6 +5,7 @@
 import { createAuthClient } from "better-auth/client";
 import { adminClient } from "better-auth/client/plugins";
 import { BackendClient, backendClient } from "service-auth/client";
+import { api } from "./api.ts";
 
 const authClient = createAuthClient({ baseURL: location.origin, plugins: [backendClient(), adminClient()] });
 const backend = new BackendClient(`${location.origin.replace(/^http/, "ws")}/api/sync`, {
@@ -51,12 +52,12 @@ function signedIn() {
   $("signed-out").hidden = true;
   $("signed-in").hidden = false;
   stopSignedIn = [
-    backend.subscribe("users:me", {}, (me: { name: string; username: string | null; role: string | null }) => {
+    backend.subscribe(api.users.me, {}, (me: { name: string; username: string | null; role: string | null }) => {
       $("me-name").textContent = me.name;
       $("me-username").textContent = me.username ?? "";
       $("me-role").textContent = me.role ? `, ${me.role}` : "";
     }),
-    backend.subscribe("messages:list", {}, renderMessages, (e) => showError(e.message)),
+    backend.subscribe(api.messages.list, {}, renderMessages, (e) => showError(e.message)),
   ];
 }
 
@@ -70,7 +71,7 @@ function startAuth() {
 
 /** The public user count; resubscribed on every sign-out, which stops all live queries. */
 function watchUserCount(): () => void {
-  return backend.subscribe("users:count", {}, (n: number) => {
+  return backend.subscribe(api.users.count, {}, (n: number) => {
     $("user-count").textContent = String(n);
   });
 }
@@ -109,7 +110,7 @@ $("send").addEventListener("submit", async (event) => {
   const form = event.target as HTMLFormElement;
   const { body } = formValues(form);
   try {
-    await backend.mutation("messages:send", { body });
+    await backend.mutation(api.messages.send, { body });
     form.reset();
     showError("");
   } catch (e) {

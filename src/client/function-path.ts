@@ -1,18 +1,9 @@
 /**
- * Function paths and value-based query keys, without importing server code (the platform's
- * references use the same `Symbol.for` key).
+ * Function paths and value-based query keys for the clients. References come from the platform's
+ * `references.ts`, a dependency-free module (no server code), so `api.messages.list` works in a
+ * browser bundle too.
  */
-import type { FunctionReference } from "../backend/functions/references.ts";
-
-const PATH = Symbol.for("service-auth.functionPath");
-
-/** The `module:name` path of a reference, or a path string as is. */
-export function functionPath(ref: FunctionReference | string): string {
-  if (typeof ref === "string") return ref;
-  const path = (ref as unknown as Record<symbol, unknown>)?.[PATH];
-  if (typeof path !== "string") throw new TypeError("Not a function reference");
-  return path;
-}
+export { anyApi, functionPath } from "../backend/functions/references.ts";
 
 /** JSON with sorted object keys and `undefined` fields dropped: equal args give equal strings. */
 export function stableStringify(value: unknown): string {
