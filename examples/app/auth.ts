@@ -7,7 +7,7 @@
  */
 import { type BetterAuthOptions, betterAuth } from "better-auth";
 import { admin } from "better-auth/plugins";
-import { type AuthFunctions, authConfig, backend, createClient, siteUrlOf } from "service-auth/auth";
+import { type AuthFunctions, authConfig, backend, createClient, siteOriginOf, siteUrlOf } from "service-auth/auth";
 import { type ActionCtx, anyApi, type EnvReader, type MutationCtx, type QueryCtx } from "service-auth/server";
 import { type DataModel, internalMutation } from "./functions.ts";
 import schema from "./schema.ts";
@@ -63,7 +63,7 @@ function authOptions(env: EnvReader, database: BetterAuthOptions["database"]) {
     user: { additionalFields: { username: { type: "string", required: false, input: false } } },
     session: { expiresIn: 60 * 60 * 24 * 30, updateAge: 60 * 60 * 24 * 15 },
     socialProviders: socialProviders(env),
-    trustedOrigins: [siteUrl || "http://localhost:3000"],
+    trustedOrigins: [siteOriginOf(env)],
     advanced: { cookiePrefix: "service-auth" },
     telemetry: { enabled: false },
     plugins: [backend({ authConfig: authConfig(env), jwks: env.get("JWKS") }), admin()],

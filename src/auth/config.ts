@@ -7,6 +7,11 @@ import { resolveIdentity } from "./identity.ts";
 import { DEFAULT_ALG, publicJwksOf } from "./keys.ts";
 import { DEFAULT_BASE_PATH } from "./plugin/options.ts";
 
+/** The origin of `SITE_URL` (scheme, host, port), what browsers send in `Origin`. */
+export function siteOriginOf(env: EnvReader): string {
+  return new URL(siteUrlOf(env)).origin;
+}
+
 /** `aud` of every backend token. */
 export const AUDIENCE = "backend";
 

@@ -7,7 +7,7 @@
  */
 import { Hono, type MiddlewareHandler } from "hono";
 import type { ActionCtx, EnvReader, HttpRoutes } from "service-auth/server";
-import { siteUrlOf } from "./config.ts";
+import { siteOriginOf } from "./config.ts";
 import { DEFAULT_BASE_PATH } from "./plugin/options.ts";
 
 /** What `authMiddleware` needs from an auth instance. */
@@ -56,7 +56,7 @@ export function authMiddleware(createAuth: CreateAuth, options: { basePath?: str
 /** The cross-origin rule of SPEC §4.1 (origin `SITE_URL`, credentials allowed). */
 export function corsRule(env: EnvReader) {
   return {
-    origin: siteUrlOf(env),
+    origin: siteOriginOf(env),
     allowHeaders: ["Content-Type", "Authorization", "Service-Auth-Cookie"],
     exposeHeaders: ["Set-Service-Auth-Cookie"],
     allowMethods: ["GET", "POST", "OPTIONS"],

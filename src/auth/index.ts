@@ -6,7 +6,7 @@ export { backend, isBanned, BANNED_MESSAGE } from "./plugin/index.ts";
 export type { BackendPluginOptions } from "./plugin/index.ts";
 export { defaultPayload, payloadWithRequiredClaims } from "./plugin/claims.ts";
 export type { DefinePayload, PayloadInput } from "./plugin/claims.ts";
-export { authConfig, getAuthConfigProvider, siteUrlOf, AUDIENCE } from "./config.ts";
+export { authConfig, getAuthConfigProvider, siteOriginOf, siteUrlOf, AUDIENCE } from "./config.ts";
 export { resolveIdentity } from "./identity.ts";
 export type { AuthIdentity } from "./identity.ts";
 export { getAuthUserIdentity, getAuthUserId, getSession, getHeaders } from "./helpers.ts";

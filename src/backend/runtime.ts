@@ -203,6 +203,8 @@ export class Backend {
   async authenticate(token: string, meta: RequestMeta = {}): Promise<Authenticated> {
     const cached = this.identities.get(token);
     if (cached) return { identity: cached.identity, readSet: cached.readSet, expiresAt: cached.exp };
+    // Taken before step 1: a key rotation while this runs must keep the result out of the cache.
+    const epoch = this.identities.epoch;
     const claims = await this.verifyToken(token);
     const readSet = emptyReadSet();
     const since = this.sequence;
@@ -211,7 +213,7 @@ export class Backend {
       return this.resolve(claims, { db, auth: staticAuth(null, token), meta, env: this.env });
     });
     const exp = typeof claims.exp === "number" ? claims.exp : undefined;
-    this.identities.set(token, identity, readSet, exp, since);
+    this.identities.set(token, identity, readSet, exp, since, epoch);
     return { identity, readSet, expiresAt: exp };
   }
 
@@ -224,11 +226,12 @@ export class Backend {
     const cached = this.identities.get(token);
     if (cached) return cached.identity;
     const since = this.sequence;
+    const epoch = this.identities.epoch;
     const claims = await this.verifyToken(token);
     const readSet = emptyReadSet();
     const db = new DatabaseReaderImpl(this.catalog, tx, readSet);
     const identity = await this.resolve(claims, { db, auth: staticAuth(null, token), meta: caller.meta ?? {}, env: this.env });
-    this.identities.set(token, identity, readSet, typeof claims.exp === "number" ? claims.exp : undefined, since);
+    this.identities.set(token, identity, readSet, typeof claims.exp === "number" ? claims.exp : undefined, since, epoch);
     return identity;
   }
 
@@ -255,7 +258,8 @@ export class Backend {
     const parsed = this.args(fn, args);
     return this.engine.read(async (tx) => {
       // Identity reads are not part of the query's read set: the connection watches them itself.
-      const identity = await this.identityFor(caller, tx);
+      // An anonymous caller skips the call (and its await): nothing to resolve.
+      const identity = caller.token || caller.identity !== undefined || caller.lazyIdentity ? await this.identityFor(caller, tx) : null;
       const readSet = into ?? emptyReadSet();
       const db = new DatabaseReaderImpl(this.catalog, tx, readSet);
       const ctx: QueryCtx = { db, auth: staticAuth(identity, caller.token ?? null), meta: caller.meta ?? {}, env: this.env };
@@ -323,7 +327,7 @@ export class Backend {
 
   /** Internal reads outside any registered function (env store, health checks). */
   async read<T>(fn: (db: DatabaseReaderImpl) => Promise<T>): Promise<T> {
-    return this.engine.read((tx) => fn(new DatabaseReaderImpl(this.catalog, tx, emptyReadSet())));
+    return this.engine.read((tx) => fn(new DatabaseReaderImpl(this.catalog, tx, emptyReadSet(), true)));
   }
 
   /** Internal writes outside any registered function; published like a mutation's. */
@@ -331,7 +335,7 @@ export class Backend {
     let writes: DocumentWrite[] = [];
     const value = await this.engine.write(async (tx) => {
       writes = [];
-      return fn(new DatabaseWriterImpl(this.catalog, tx, emptyReadSet(), writes));
+      return fn(new DatabaseWriterImpl(this.catalog, tx, emptyReadSet(), writes, true));
     });
     if (writes.length) this.committed(writes);
     return value;
@@ -350,7 +354,14 @@ export class Backend {
   }
 }
 
+/** `ctx.auth` of every call without identity or token: shared (and frozen) rather than rebuilt per call. */
+const ANONYMOUS_AUTH: Auth = Object.freeze({
+  getUserIdentity: async () => null,
+  getToken: () => null,
+});
+
 function staticAuth(identity: UserIdentity | null, token: string | null): Auth {
+  if (identity === null && token === null) return ANONYMOUS_AUTH;
   return {
     getUserIdentity: async () => identity,
     getToken: () => token,

@@ -54,31 +54,36 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const backend = new Backend({ ...options, engine });
   for (const [name, value] of Object.entries(options.envDefaults ?? {})) backend.env.setDefault(name, value);
   await backend.start();
+  let http: RunningHttpServer | undefined;
+  let attached: { close(): Promise<void> } | void;
   try {
     await options.prepare?.(backend);
+    const routes = typeof options.routes === "function" ? options.routes(backend) : options.routes;
+    http = await listenHttp(backend, {
+      routes,
+      port: options.port,
+      hostname: options.hostname,
+      maxBodyBytes: options.maxBodyBytes,
+    });
+    const attach = options.attach ?? ((b: Backend, h: RunningHttpServer) => attachSync(b, h, options.sync));
+    attached = await attach(backend, http);
   } catch (error) {
+    // A failed start (port taken, a throwing hook) must not leave the port or the database open.
+    await http?.close();
     await backend.close();
     throw error;
   }
-  const routes = typeof options.routes === "function" ? options.routes(backend) : options.routes;
-  const http = await listenHttp(backend, {
-    routes,
-    port: options.port,
-    hostname: options.hostname,
-    maxBodyBytes: options.maxBodyBytes,
-  });
-  const attach = options.attach ?? ((b: Backend, h: RunningHttpServer) => attachSync(b, h, options.sync));
-  const attached = await attach(backend, http);
+  const server = http;
   let closing: Promise<void> | undefined;
   return {
     backend,
-    http,
-    url: http.url,
-    port: http.port,
+    http: server,
+    url: server.url,
+    port: server.port,
     close: () =>
       (closing ??= (async () => {
         await attached?.close();
-        await http.close();
+        await server.close();
         await backend.close();
         logger.info("service stopped");
       })()),

@@ -29,7 +29,14 @@ function cookieValue(cookieHeader: string | null, name: string): string | null {
   if (!cookieHeader) return null;
   for (const part of cookieHeader.split(/;\s*/)) {
     const eq = part.indexOf("=");
-    if (eq > 0 && part.slice(0, eq) === name) return decodeURIComponent(part.slice(eq + 1));
+    if (eq > 0 && part.slice(0, eq) === name) {
+      // A malformed escape is an unusable cookie, not a reason to fail the render.
+      try {
+        return decodeURIComponent(part.slice(eq + 1));
+      } catch {
+        return null;
+      }
+    }
   }
   return null;
 }
@@ -38,7 +45,9 @@ function cookieValue(cookieHeader: string | null, name: string): string | null {
 export async function getRequestToken(headers: Headers, options: ServerAuthOptions): Promise<RequestToken> {
   const cookies = headers.get("cookie");
   if (options.cache !== false) {
-    const cached = cookieValue(cookies, JWT_COOKIE) ?? cookieValue(cookies, `__Secure-${JWT_COOKIE}`);
+    // On https only the `__Secure-` name is ours: a plain one may have been planted by a sibling
+    // subdomain or an http response, so it never wins over the secure one.
+    const cached = cookieValue(cookies, `__Secure-${JWT_COOKIE}`) ?? cookieValue(cookies, JWT_COOKIE);
     if (cached && isFresh(cached)) return { token: cached, setCookies: [] };
   }
   if (!cookies) return { token: null, setCookies: [] };

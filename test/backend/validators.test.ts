@@ -1,3 +1,4 @@
+import { newId, tableTag } from "../../src/backend/ids.ts";
 import { describe, expect, it } from "vitest";
 import { ValidationError } from "../../src/backend/errors.ts";
 import { describe as describeValidator, v, validate, type Validator } from "../../src/backend/values/index.ts";
@@ -50,9 +51,13 @@ describe("validators", () => {
     rejects(v.null(), undefined, "args", "null");
   });
 
-  it("id(table)", () => {
-    accepts(v.id("users"), "abcdefghijklmnopqrstuvwxyz2345");
-    for (const bad of [1, null, {}]) rejects(v.id("users"), bad, "args", "id<users>");
+  it("id(table) accepts only well-formed ids of that table", () => {
+    const userId = newId(tableTag("users"));
+    accepts(v.id("users"), userId);
+    const messageId = newId(tableTag("messages"));
+    for (const bad of [1, null, {}, "abcdefghijklmnopqrstuvwxyz2345", messageId, `${userId}x`, "../etc"]) {
+      rejects(v.id("users"), bad, "args", "id<users>");
+    }
   });
 
   it("optional", () => {

@@ -22,7 +22,19 @@ import {
 export type { BackendPluginOptions } from "./options.ts";
 
 /** Paths after which a fresh session exists and the JWT cookie must be (re)set. */
-const SESSION_PATHS = [/^\/sign-in\//, /^\/sign-up\//, /^\/callback\//, /^\/oauth2\/callback\//, /^\/get-session$/, /^\/magic-link\/verify$/, /^\/verify-email$/];
+const SESSION_PATHS = [
+  /^\/sign-in\//,
+  /^\/sign-up\//,
+  /^\/callback\//,
+  /^\/oauth2\/callback\//,
+  /^\/get-session$/,
+  /^\/magic-link\/verify$/,
+  /^\/verify-email$/,
+  // The session changes identity here: the JWT must follow it, or SSR keeps the old one.
+  /^\/admin\/impersonate-user$/,
+  /^\/admin\/stop-impersonating$/,
+  /^\/multi-session\/set-active$/,
+];
 /** Paths after which the session is gone and the JWT cookie must be cleared. */
 const SIGN_OUT_PATHS = [/^\/sign-out$/, /^\/delete-user/];
 
@@ -144,6 +156,10 @@ export const backend = (options: BackendPluginOptions) => {
           handler: createAuthMiddleware(async (ctx) => {
             const session = (ctx.context.newSession ?? ctx.context.session) as any;
             if (!session?.session || !session.user || isBanned(session.user)) return;
+            // get-session leaves an expired (just deleted) or vanished session in ctx.context.session
+            // and answers null: no token for it.
+            if (ctx.context.returned === null) return;
+            if (!(new Date(session.session.expiresAt).getTime() > Date.now())) return;
             const previous = ctx.context.session;
             ctx.context.session = session;
             try {

@@ -6,7 +6,8 @@
  * - a commit of this process that writes a document step 2 read (the session, the user) drops it
  *   before the mutation's caller gets its answer, so revocation and bans apply on the next request;
  * - a commit of another process or instance whose write set is unknown clears everything;
- * - a change of the key set (rotation) clears everything;
+ * - a change of the key set (rotation) clears everything, and a result verified before that
+ *   change (still in flight when it happened) is never stored;
  * - it expires at the token's `exp` and at the identity's `sessionExpiresAt`.
  * Only identities whose step 2 read documents by id are cached (no range reads to track). A
  * result computed from a snapshot that a later commit touched is never cached: the cache keeps the
@@ -34,11 +35,18 @@ export class IdentityCache {
   private readonly byDoc = new Map<string, Set<string>>();
   /** Doc keys written by the latest commits (null: unknown write set), oldest first. */
   private readonly recent: { sequence: number; keys: Set<string> | null }[] = [];
+  /** Bumped by every `clear()`; a result computed before a clear must not be stored after it. */
+  private generation = 0;
 
   constructor(private readonly maxEntries = 10_000) {}
 
   get size(): number {
     return this.entries.size;
+  }
+
+  /** Take before step 1 and pass to `set`, so a key-set change during steps 1+2 is noticed. */
+  get epoch(): number {
+    return this.generation;
   }
 
   /** The cached identity for `token`, if still valid at `now` (ms). */
@@ -54,10 +62,18 @@ export class IdentityCache {
 
   /**
    * Caches a successful steps 1+2 computed from a snapshot taken after commit `sinceSequence`;
-   * ignored when step 2 read index ranges (not tracked here) or a newer commit touched its reads.
+   * ignored when step 2 read index ranges (not tracked here), a newer commit touched its reads, or
+   * the cache was cleared (e.g. new signing keys) since `epoch` was taken.
    */
-  set(token: string, identity: UserIdentity, readSet: ReadSet, exp: number | undefined, sinceSequence: number): void {
-    if (readSet.ranges.length > 0 || typeof exp !== "number") return;
+  set(
+    token: string,
+    identity: UserIdentity,
+    readSet: ReadSet,
+    exp: number | undefined,
+    sinceSequence: number,
+    epoch = this.generation,
+  ): void {
+    if (epoch !== this.generation || readSet.ranges.length > 0 || typeof exp !== "number") return;
     const docKeys = readSet.ids.map((r) => docKey(r.table, r.id));
     if (this.touchedSince(sinceSequence, docKeys)) return;
     const sessionEnd = typeof identity.sessionExpiresAt === "number" ? identity.sessionExpiresAt : Number.POSITIVE_INFINITY;
@@ -113,6 +129,7 @@ export class IdentityCache {
   }
 
   clear(): void {
+    this.generation++;
     this.entries.clear();
     this.byDoc.clear();
   }

@@ -273,7 +273,10 @@ export class RemoteJwksSource implements JwksSource {
     if (this.keySet) {
       if (this.now() - this.fetchedAt < this.maxAge) return this.keySet;
       const stale = this.keySet;
-      // Stale: try to refresh, but an IdP outage must not take auth down with it.
+      // Stale: try to refresh, but an IdP outage must not take auth down with it: after a failed
+      // attempt, keep serving the old keys and retry at most once per `minInterval`.
+      const lastFailed = this.lastAttemptAt > this.fetchedAt;
+      if (!this.inflight && lastFailed && this.now() - this.lastAttemptAt < this.minInterval) return stale;
       return this.load().catch(() => stale);
     }
     return this.load();

@@ -51,15 +51,31 @@ export class DatabaseReaderImpl implements DatabaseReader<any> {
     protected readonly catalog: Catalog,
     protected readonly tx: ReadTransaction,
     readonly readSet: ReadSet,
+    /** Platform code (env store) may reach system tables such as `_env`; functions may not. */
+    protected readonly system = false,
   ) {}
+
+  /** A table by name; system tables (`_…`, e.g. `_env` with the signing secret) only for platform code. */
+  protected tableNamed(name: string): TableInfo {
+    if (!this.system && name.startsWith("_")) {
+      throw new ServiceError("BAD_REQUEST", `Table "${name}" is internal to the platform`);
+    }
+    return this.catalog.table(name);
+  }
+
+  /** The table of an id, or null (also for ids of system tables, unless platform code asks). */
+  protected tableOfIdVisible(id: string): TableInfo | null {
+    const table = this.catalog.tableOfId(id);
+    return table && (this.system || !table.name.startsWith("_")) ? table : null;
+  }
 
   protected resolve(tableOrId: string, maybeId: string | undefined): { table: TableInfo | null; id: string } {
     if (maybeId !== undefined) {
-      const table = this.catalog.table(tableOrId);
-      const owner = this.catalog.tableOfId(maybeId);
+      const table = this.tableNamed(tableOrId);
+      const owner = this.tableOfIdVisible(maybeId);
       return { table: owner && owner.name === table.name ? table : null, id: maybeId };
     }
-    return { table: this.catalog.tableOfId(tableOrId), id: tableOrId };
+    return { table: this.tableOfIdVisible(tableOrId), id: tableOrId };
   }
 
   async get(tableOrId: string, maybeId?: string): Promise<any> {
@@ -70,11 +86,11 @@ export class DatabaseReaderImpl implements DatabaseReader<any> {
   }
 
   query(table: string): Query<any, any> {
-    return new Query(this.tx, this.catalog.table(table), this.readSet);
+    return new Query(this.tx, this.tableNamed(table), this.readSet);
   }
 
   tableOf(id: string): string | null {
-    return this.catalog.tableOfId(id)?.name ?? null;
+    return this.tableOfIdVisible(id)?.name ?? null;
   }
 }
 
@@ -137,8 +153,9 @@ export class DatabaseWriterImpl extends DatabaseReaderImpl implements DatabaseWr
     protected override readonly tx: WriteTransaction,
     readSet: ReadSet,
     readonly writes: DocumentWrite[],
+    system = false,
   ) {
-    super(catalog, tx, readSet);
+    super(catalog, tx, readSet, system);
   }
 
   private check(table: TableInfo, fields: Record<string, unknown>): void {
@@ -164,7 +181,7 @@ export class DatabaseWriterImpl extends DatabaseReaderImpl implements DatabaseWr
   }
 
   async insert(table: string, value: Record<string, unknown>): Promise<any> {
-    const info = this.catalog.table(table);
+    const info = this.tableNamed(table);
     this.check(info, value);
     const doc = { ...stripSystem(value), _id: newId(info.tag), _creationTime: nextCreationTime() } as StoredDocument;
     await this.tx.insert(table, doc, this.catalog.keysOf(table, doc));

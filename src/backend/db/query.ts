@@ -90,6 +90,20 @@ export interface PaginationResult<T> {
 }
 
 const MAX_BATCH = 256;
+const ZERO = Buffer.from([0]);
+
+/** The smallest key after `key`. */
+function keyAfter(key: Buffer): Buffer {
+  return Buffer.concat([key, ZERO]);
+}
+
+/** A range with only the bounds that are set (as the spread copies it replaces produced). */
+function bounds(lower: Buffer | undefined, upper: Buffer | undefined): KeyRange {
+  const range: KeyRange = {};
+  if (lower) range.lower = lower;
+  if (upper) range.upper = upper;
+  return range;
+}
 
 /** A query over one table; chain `withIndex`, `order`, `filter`, then read it. */
 export class Query<Doc extends StoredDocument = StoredDocument, Indexes extends Record<string, string[]> = Record<string, string[]>> {
@@ -140,12 +154,11 @@ export class Query<Doc extends StoredDocument = StoredDocument, Indexes extends 
    */
   private async run(limit: number, after?: Buffer): Promise<{ docs: Doc[]; lastKey?: Buffer; done: boolean }> {
     const docs: Doc[] = [];
-    let range: KeyRange = { ...this.range };
-    if (after) {
-      if (this.direction === "asc") range.lower = Buffer.concat([after, Buffer.from([0])]);
-      else range.upper = after;
-    }
-    const start = { ...range };
+    const asc = this.direction === "asc";
+    // Ranges are never mutated (the read set keeps them), so each step makes a new one.
+    let range = this.range;
+    if (after) range = asc ? bounds(keyAfter(after), range.upper) : bounds(range.lower, after);
+    const start = range;
     let lastKey: Buffer | undefined;
     let done = false;
     while (docs.length < limit) {
@@ -173,15 +186,11 @@ export class Query<Doc extends StoredDocument = StoredDocument, Indexes extends 
         break;
       }
       if (!lastKey) break;
-      if (this.direction === "asc") range = { ...range, lower: Buffer.concat([lastKey, Buffer.from([0])]) };
-      else range = { ...range, upper: lastKey };
+      range = asc ? bounds(keyAfter(lastKey), range.upper) : bounds(range.lower, lastKey);
     }
     // The result depends on exactly the part of the range that was scanned.
-    const covered: KeyRange = { ...start };
-    if (!done && lastKey) {
-      if (this.direction === "asc") covered.upper = Buffer.concat([lastKey, Buffer.from([0])]);
-      else covered.lower = lastKey;
-    }
+    let covered = start;
+    if (!done && lastKey) covered = asc ? bounds(start.lower, keyAfter(lastKey)) : bounds(lastKey, start.upper);
     this.readSet.ranges.push({ table: this.table.name, index: this.indexName, range: covered });
     return { docs, lastKey, done };
   }

@@ -12,12 +12,19 @@ export class EnvStore {
   private values = new Map<string, string>();
   private readonly defaults = new Map<string, string>();
   private readonly listeners = new Set<() => void>();
+  /** Reloads overlap and may answer out of order: only the newest one started may apply. */
+  private loadsStarted = 0;
+  private newestApplied = 0;
 
   constructor(private readonly backend: Backend) {}
 
   /** Reloads stored values from the database. */
   async load(): Promise<void> {
+    const ticket = ++this.loadsStarted;
     const rows = await this.backend.read((db) => db.query("_env").collect());
+    // An older reload answering late must not undo a newer one (or a local set/remove).
+    if (ticket < this.newestApplied) return;
+    this.newestApplied = ticket;
     const next = new Map(rows.map((r) => [r.name as string, r.value as string]));
     const changed = next.size !== this.values.size || [...next].some(([k, v]) => this.values.get(k) !== v);
     this.values = next;
@@ -52,6 +59,7 @@ export class EnvStore {
       if (existing) await db.patch(existing._id, { value });
       else await db.insert("_env", { name, value });
     });
+    this.newestApplied = this.loadsStarted; // reloads begun before this write are outdated
     if (this.values.get(name) !== value) {
       this.values.set(name, value);
       this.notify();
@@ -68,6 +76,7 @@ export class EnvStore {
       if (existing) await db.delete(existing._id);
       return Boolean(existing);
     });
+    this.newestApplied = this.loadsStarted;
     if (this.values.delete(name)) this.notify();
     return removed;
   }

@@ -6,7 +6,7 @@
  * (a host header Hono would refuse, a CORS origin given as a function) is handed to Hono too.
  */
 import { randomUUID } from "node:crypto";
-import type { IncomingMessage, OutgoingHttpHeaders, RequestListener, ServerResponse } from "node:http";
+import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
 import { ServiceError } from "../errors.ts";
 import type { EnvReader } from "../functions/define.ts";
 import type { Backend } from "../runtime.ts";
@@ -148,9 +148,13 @@ function serveFunctionCall(
   if (declared !== undefined && req.headers["transfer-encoding"] === undefined) {
     if (Number.parseInt(declared, 10) > maxBodyBytes) return void tooLarge(res, maxBodyBytes, cors);
   }
-  const chunks: Buffer[] = [];
+  // Small bodies arrive in one chunk: keep it as is, collect only when a second one comes.
+  let first: Buffer | undefined;
+  let more: Buffer[] | undefined;
   let size = 0;
   let settled = false;
+  // The callbacks stay anonymous: tsx keeps function names, which costs a defineProperty per
+  // named closure per request.
   req.on("data", (chunk: Buffer) => {
     if (settled) return;
     size += chunk.length;
@@ -160,17 +164,25 @@ function serveFunctionCall(
       tooLarge(res, maxBodyBytes, cors);
       return;
     }
-    chunks.push(chunk);
+    if (first === undefined) first = chunk;
+    else if (more === undefined) more = [first, chunk];
+    else more.push(chunk);
   });
-  const finish = (body: Buffer | undefined) => {
+  req.on("end", () => {
     if (settled) return;
     settled = true;
+    const body = more ? Buffer.concat(more, size) : (first ?? EMPTY_BODY);
     void answer(backend, kind, req, res, headers, body, cors);
-  };
-  req.on("end", () => finish(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size)));
+  });
   // An aborted upload is not JSON; the answer goes nowhere, as with Hono.
-  req.on("error", () => finish(undefined));
+  req.on("error", () => {
+    if (settled) return;
+    settled = true;
+    void answer(backend, kind, req, res, headers, undefined, cors);
+  });
 }
+
+const EMPTY_BODY = Buffer.alloc(0);
 
 async function answer(
   backend: Backend,
@@ -218,18 +230,20 @@ function tooLarge(res: ServerResponse, maxBodyBytes: number, cors: Array<[string
 /** Writes the answer with the headers (names, order) the Hono route produced. */
 function send(res: ServerResponse, status: number, json: string, cors: Array<[string, string]> | undefined, close: boolean): void {
   if (res.headersSent || res.destroyed) return;
-  const length = Buffer.byteLength(json);
-  let headers: OutgoingHttpHeaders;
+  const length = String(Buffer.byteLength(json));
+  let headers: string[];
   if (cors === undefined) {
+    // A flat name/value list: Node writes it as given, without walking an object's keys.
     headers = close
-      ? { connection: "close", "content-type": "application/json", "Content-Length": length }
-      : { "Content-Type": "application/json", "Content-Length": length };
+      ? ["connection", "close", "content-type", "application/json", "Content-Length", length]
+      : ["Content-Type", "application/json", "Content-Length", length];
   } else {
     const entries: Array<[string, string]> = [...cors, ["content-type", "application/json"]];
     if (close) entries.push(["connection", "close"]);
     entries.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-    headers = Object.fromEntries(entries);
-    headers["content-length"] = length;
+    headers = [];
+    for (const [name, value] of entries) headers.push(name, value);
+    headers.push("content-length", length);
   }
   res.writeHead(status, headers);
   res.end(json);

@@ -51,6 +51,13 @@ class StatementCache {
 class Connection {
   readonly db: DB;
   readonly stmts: StatementCache;
+  /** Scan statements by scan shape, so a repeated scan neither builds nor hashes its SQL text. */
+  readonly scans = new Map<string, Stmt>();
+  /** Statements run once per read transaction. */
+  readonly begin: Stmt;
+  readonly commit: Stmt;
+  /** The connection's reader; it holds no state of its own, so every read can share it. */
+  readonly reader: SqliteReader;
   constructor(filename: string, synchronous: string, readonly: boolean) {
     this.db = new Database(filename, { fileMustExist: readonly });
     // busy_timeout first: even switching to WAL needs a lock another process may hold.
@@ -59,6 +66,9 @@ class Connection {
     this.db.pragma(`synchronous = ${synchronous}`);
     this.db.defaultSafeIntegers(false);
     this.stmts = new StatementCache(this.db);
+    this.begin = this.stmts.get("BEGIN");
+    this.commit = this.stmts.get("COMMIT");
+    this.reader = new SqliteReader(this);
   }
 }
 
@@ -91,11 +101,23 @@ function scanSql(req: ScanRequest, params: unknown[]): string {
  * then holds at most a few variants per scan shape.
  */
 function limitSql(limit: number, params: unknown[]): string {
-  if (Number.isInteger(limit) && limit > 0 && (limit <= 8 || (limit <= 1024 && (limit & (limit - 1)) === 0))) {
-    return String(limit);
-  }
+  if (limitIsInlined(limit)) return String(limit);
   params.push(limit);
   return "?";
+}
+
+function limitIsInlined(limit: number): boolean {
+  return Number.isInteger(limit) && limit > 0 && (limit <= 8 || (limit <= 1024 && (limit & (limit - 1)) === 0));
+}
+
+/**
+ * Identifies the SQL `scanSql` builds for a request (names are length-prefixed, so no two
+ * shapes collide); cheaper than building the SQL and hashing it on every scan.
+ */
+function scanShape(req: ScanRequest): string {
+  const { lower, upper } = req.range;
+  const limit = limitIsInlined(req.limit) ? String(req.limit) : "?";
+  return `${req.table.length}:${req.table}${req.index.length}:${req.index}${req.order === "desc" ? "d" : "a"}${lower ? "l" : ""}${upper ? "u" : ""}${limit}`;
 }
 
 function parseDoc(row: { doc: string }): StoredDocument {
@@ -114,10 +136,22 @@ class SqliteReader implements ReadTransaction {
   }
 
   async scan(req: ScanRequest): Promise<ScannedRow[]> {
+    const shape = scanShape(req);
     const params: unknown[] = [];
-    const sql = scanSql(req, params);
-    const rows = this.conn.stmts.get(sql).all(...params) as { key: Buffer; doc: string }[];
-    return rows.map((r) => ({ key: r.key, doc: parseDoc(r) }));
+    let stmt = this.conn.scans.get(shape);
+    if (stmt) {
+      // The same parameters, in the same order, as `scanSql` pushes them.
+      if (req.range.lower) params.push(req.range.lower);
+      if (req.range.upper) params.push(req.range.upper);
+      if (!limitIsInlined(req.limit)) params.push(req.limit);
+    } else {
+      stmt = this.conn.stmts.get(scanSql(req, params));
+      this.conn.scans.set(shape, stmt);
+    }
+    const rows = stmt.all(params) as { key: Buffer; doc: string }[];
+    const out: ScannedRow[] = new Array(rows.length);
+    for (let i = 0; i < rows.length; i++) out[i] = { key: rows[i].key, doc: parseDoc(rows[i]) };
+    return out;
   }
 
   async count(table: string, index: string, range: KeyRange): Promise<number> {
@@ -291,12 +325,12 @@ export class SqliteEngine implements StorageEngine {
 
   async read<T>(fn: (tx: ReadTransaction) => Promise<T>): Promise<T> {
     const conn = this.takeReader();
-    if (conn === this.writer) return fn(new SqliteReader(conn));
-    conn.stmts.get("BEGIN").run();
+    if (conn === this.writer) return fn(conn.reader);
+    conn.begin.run();
     try {
-      return await fn(new SqliteReader(conn));
+      return await fn(conn.reader);
     } finally {
-      conn.stmts.get("COMMIT").run();
+      conn.commit.run();
       this.idleReaders.push(conn);
     }
   }
@@ -313,7 +347,7 @@ export class SqliteEngine implements StorageEngine {
         conn.stmts.get("ROLLBACK").run();
         throw error;
       }
-      conn.stmts.get("COMMIT").run();
+      conn.commit.run();
       return result;
     } finally {
       release();

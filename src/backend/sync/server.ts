@@ -78,6 +78,9 @@ export function attachSync(backend: Backend, http: RunningHttpServer, options: S
     if ((q < 0 ? url : url.slice(0, q)) !== path) {
       // Leave other paths to other upgrade handlers; refuse them when there are none.
       if (http.server.listenerCount("upgrade") === 1) {
+        // An upgraded socket has no error listener left: without one, a client resetting the
+        // connection would throw an uncaught ECONNRESET and end the process.
+        socket.on("error", () => socket.destroy());
         socket.end("HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
       }
       return;

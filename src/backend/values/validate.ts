@@ -1,5 +1,13 @@
 import { ValidationError } from "../errors.ts";
+import { idTag, tableTag } from "../ids.ts";
 import type { Validator } from "./validators.ts";
+
+const tags = new Map<string, string>();
+function tagOf(table: string): string {
+  let tag = tags.get(table);
+  if (!tag) tags.set(table, (tag = tableTag(table)));
+  return tag;
+}
 
 /** Describes a validator for error messages, e.g. `string | null`. */
 export function describe(validator: Validator): string {
@@ -37,8 +45,11 @@ export function findMismatch(validator: Validator, value: unknown, path: string)
     case "any":
       return null;
     case "string":
-    case "id":
       return typeof value === "string" ? null : [path, describe(validator)];
+    case "id":
+      // The id's tag must name this table: an id of another table (say, a user id taken from a
+      // JWT passed where a message id is expected) never reaches `db.delete`.
+      return typeof value === "string" && idTag(value) === tagOf(validator.tableName) ? null : [path, describe(validator)];
     case "number":
       return typeof value === "number" && !Number.isNaN(value) ? null : [path, "number"];
     case "boolean":
