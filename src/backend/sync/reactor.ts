@@ -148,6 +148,9 @@ export class Reactor {
       if (!bucket) continue;
       for (const w of bucket) {
         // Running watches are checked against the log when they finish (their read set is changing).
+        // An identity check in flight must still hold its connection's updates at once, though:
+        // a revocation committed now must not let other updates through until the check re-runs.
+        if (w.running && w.priority && w.readSet && matcher.touches(w.readSet)) w.onInvalidated?.();
         if (w.dirty || w.running || !w.readSet) continue;
         if (matcher.touches(w.readSet)) this.invalidate(w);
       }
