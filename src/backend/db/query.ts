@@ -4,7 +4,7 @@
  * it returns (plus filtered-out rows), and the recorded read range ends at the last row read.
  */
 import { ServiceError } from "../errors.ts";
-import type { ReadTransaction, StoredDocument } from "../storage/engine.ts";
+import type { ReadTransaction, ScanRequest, StoredDocument } from "../storage/engine.ts";
 import { encodeKey, type KeyRange, prefixEnd } from "../storage/index-key.ts";
 import type { TableInfo } from "./catalog.ts";
 import type { ReadSet } from "./read-write-sets.ts";
@@ -90,11 +90,13 @@ export interface PaginationResult<T> {
 }
 
 const MAX_BATCH = 256;
-const ZERO = Buffer.from([0]);
 
 /** The smallest key after `key`. */
 function keyAfter(key: Buffer): Buffer {
-  return Buffer.concat([key, ZERO]);
+  const next = Buffer.allocUnsafe(key.length + 1);
+  key.copy(next, 0);
+  next[key.length] = 0;
+  return next;
 }
 
 /** A range with only the bounds that are set (as the spread copies it replaces produced). */
@@ -151,8 +153,14 @@ export class Query<Doc extends StoredDocument = StoredDocument, Indexes extends 
   /**
    * Reads up to `limit` matching documents starting after `after` (a key), recording the range
    * actually covered. Returns the documents, the last key read and whether the range ended.
+   * `keys: false` expects the range to end within the first batch: the scan then skips the index
+   * keys, and is repeated with them (same snapshot, same rows) only when it did not end.
    */
-  private async run(limit: number, after?: Buffer): Promise<{ docs: Doc[]; lastKey?: Buffer; done: boolean }> {
+  private async run(
+    limit: number,
+    after?: Buffer,
+    keys = true,
+  ): Promise<{ docs: Doc[]; lastKey?: Buffer; done: boolean }> {
     const docs: Doc[] = [];
     const asc = this.direction === "asc";
     // Ranges are never mutated (the read set keeps them), so each step makes a new one.
@@ -163,13 +171,8 @@ export class Query<Doc extends StoredDocument = StoredDocument, Indexes extends 
     let done = false;
     while (docs.length < limit) {
       const want = this.predicates.length ? MAX_BATCH : Math.min(MAX_BATCH, limit - docs.length);
-      const rows = await this.tx.scan({
-        table: this.table.name,
-        index: this.indexName,
-        range,
-        order: this.direction,
-        limit: want,
-      });
+      const request: ScanRequest = { table: this.table.name, index: this.indexName, range, order: this.direction, limit: want, keys };
+      const rows = await this.tx.scan(request);
       let consumed = 0;
       for (const row of rows) {
         lastKey = row.key;
@@ -184,6 +187,11 @@ export class Query<Doc extends StoredDocument = StoredDocument, Indexes extends 
       if (rows.length < want && consumed === rows.length) {
         done = true;
         break;
+      }
+      if (!keys) {
+        // Not ended after all: the last key read bounds the covered range, so read it.
+        keys = true;
+        lastKey = (await this.tx.scan({ ...request, keys }))[consumed - 1]?.key;
       }
       if (!lastKey) break;
       range = asc ? bounds(keyAfter(lastKey), range.upper) : bounds(range.lower, lastKey);
@@ -211,7 +219,8 @@ export class Query<Doc extends StoredDocument = StoredDocument, Indexes extends 
 
   /** The only matching document or null; throws when there are two or more. */
   async unique(): Promise<Doc | null> {
-    const { docs } = await this.run(2);
+    // Usually at most one row: the range ends within the batch and no key is needed.
+    const { docs } = await this.run(2, undefined, false);
     if (docs.length > 1) {
       throw new ServiceError(
         "CONFLICT",

@@ -90,7 +90,10 @@ export function encodeKey(values: readonly unknown[]): Buffer {
 
 /** The key just after every key that starts with `prefix`. */
 export function prefixEnd(prefix: Buffer): Buffer {
-  return Buffer.concat([prefix, Buffer.from([KEY_MAX_BYTE])]);
+  const end = Buffer.allocUnsafe(prefix.length + 1);
+  prefix.copy(end, 0);
+  end[prefix.length] = KEY_MAX_BYTE;
+  return end;
 }
 
 /** Half-open byte range `[lower, upper)`; a missing bound is unbounded. */

@@ -82,7 +82,7 @@ function scanSql(req: ScanRequest, params: unknown[]): string {
   const col = keyColumnIdent(req.index);
   const where = rangeSql(col, req.range, params);
   params.push(req.limit);
-  return `SELECT ${col} AS key, doc FROM ${tableIdent(req.table)} ${where} ORDER BY ${col} ${
+  return `SELECT ${req.keys === false ? "" : `${col} AS key, `}doc FROM ${tableIdent(req.table)} ${where} ORDER BY ${col} ${
     req.order === "desc" ? "DESC" : "ASC"
   } LIMIT $${params.length}`;
 }
@@ -108,10 +108,11 @@ class PgReader implements ReadTransaction {
     return rows.length ? JSON.parse(rows[0].doc) : null;
   }
 
-  async scan(req: ScanRequest): Promise<ScannedRow[]> {
+  async scan<Keys extends boolean = true>(req: ScanRequest<Keys>): Promise<ScannedRow<Keys>[]> {
     const params: unknown[] = [];
-    const { rows } = await this.run<{ key: Buffer; doc: string }>(scanSql(req, params), params);
-    return rows.map((r) => ({ key: r.key, doc: JSON.parse(r.doc) }));
+    const { rows } = await this.run<{ key?: Buffer; doc: string }>(scanSql(req, params), params);
+    if (req.keys === false) return rows.map((r) => ({ doc: JSON.parse(r.doc) })) as ScannedRow<Keys>[];
+    return rows.map((r) => ({ key: r.key, doc: JSON.parse(r.doc) })) as ScannedRow<Keys>[];
   }
 
   async count(table: string, index: string, range: KeyRange): Promise<number> {

@@ -51,8 +51,8 @@ class StatementCache {
 class Connection {
   readonly db: DB;
   readonly stmts: StatementCache;
-  /** Scan statements by scan shape, so a repeated scan neither builds nor hashes its SQL text. */
-  readonly scans = new Map<string, Stmt>();
+  /** Scan statements by table, index and `scanVariant`: a repeated scan neither builds nor hashes its SQL. */
+  readonly scans = new Map<string, Map<string, Map<number, Stmt>>>();
   /** Statements run once per read transaction. */
   readonly begin: Stmt;
   readonly commit: Stmt;
@@ -89,7 +89,7 @@ function rangeSql(column: string, range: KeyRange, params: unknown[]): string {
 function scanSql(req: ScanRequest, params: unknown[]): string {
   const col = q(keyColumn(req.index));
   const where = rangeSql(col, req.range, params);
-  return `SELECT ${col} AS key, doc FROM ${q(tableName(req.table))} ${where} ORDER BY ${col} ${
+  return `SELECT ${req.keys === false ? "" : `${col} AS key, `}doc FROM ${q(tableName(req.table))} ${where} ORDER BY ${col} ${
     req.order === "desc" ? "DESC" : "ASC"
   } LIMIT ${limitSql(req.limit, params)}`;
 }
@@ -111,13 +111,13 @@ function limitIsInlined(limit: number): boolean {
 }
 
 /**
- * Identifies the SQL `scanSql` builds for a request (names are length-prefixed, so no two
- * shapes collide); cheaper than building the SQL and hashing it on every scan.
+ * Identifies, within one table and index, the SQL `scanSql` builds for a request: flags for the
+ * key column, order and bounds, then the inlined limit (0 when bound as a parameter).
  */
-function scanShape(req: ScanRequest): string {
-  const { lower, upper } = req.range;
-  const limit = limitIsInlined(req.limit) ? String(req.limit) : "?";
-  return `${req.table.length}:${req.table}${req.index.length}:${req.index}${req.order === "desc" ? "d" : "a"}${lower ? "l" : ""}${upper ? "u" : ""}${limit}`;
+function scanVariant(req: ScanRequest): number {
+  const flags =
+    (req.keys === false ? 0 : 1) | (req.order === "desc" ? 2 : 0) | (req.range.lower ? 4 : 0) | (req.range.upper ? 8 : 0);
+  return (limitIsInlined(req.limit) ? req.limit : 0) * 16 + flags;
 }
 
 function parseDoc(row: { doc: string }): StoredDocument {
@@ -135,23 +135,35 @@ class SqliteReader implements ReadTransaction {
     return row ? parseDoc(row) : null;
   }
 
-  async scan(req: ScanRequest): Promise<ScannedRow[]> {
-    const shape = scanShape(req);
+  async scan<Keys extends boolean = true>(req: ScanRequest<Keys>): Promise<ScannedRow<Keys>[]> {
+    let byIndex = this.conn.scans.get(req.table);
+    if (!byIndex) this.conn.scans.set(req.table, (byIndex = new Map()));
+    let variants = byIndex.get(req.index);
+    if (!variants) byIndex.set(req.index, (variants = new Map()));
+    const variant = scanVariant(req);
     const params: unknown[] = [];
-    let stmt = this.conn.scans.get(shape);
+    let stmt = variants.get(variant);
     if (stmt) {
       // The same parameters, in the same order, as `scanSql` pushes them.
       if (req.range.lower) params.push(req.range.lower);
       if (req.range.upper) params.push(req.range.upper);
       if (!limitIsInlined(req.limit)) params.push(req.limit);
     } else {
-      stmt = this.conn.stmts.get(scanSql(req, params));
-      this.conn.scans.set(shape, stmt);
+      // Prepared here rather than through the text cache: a documents-only scan plucks its column.
+      stmt = this.conn.db.prepare(scanSql(req, params));
+      if (req.keys === false) stmt.pluck();
+      variants.set(variant, stmt);
+    }
+    if (req.keys === false) {
+      const docs = stmt.all(params) as string[];
+      const out = new Array<ScannedRow<false>>(docs.length);
+      for (let i = 0; i < docs.length; i++) out[i] = { doc: JSON.parse(docs[i]) };
+      return out as ScannedRow<Keys>[];
     }
     const rows = stmt.all(params) as { key: Buffer; doc: string }[];
-    const out: ScannedRow[] = new Array(rows.length);
+    const out = new Array<ScannedRow>(rows.length);
     for (let i = 0; i < rows.length; i++) out[i] = { key: rows[i].key, doc: parseDoc(rows[i]) };
-    return out;
+    return out as ScannedRow<Keys>[];
   }
 
   async count(table: string, index: string, range: KeyRange): Promise<number> {
