@@ -84,7 +84,7 @@ export class IdentityCache {
       const oldest = this.entries.keys().next().value;
       if (oldest !== undefined) this.delete(oldest);
     }
-    this.entries.set(token, { identity, readSet, exp, validUntil, docKeys });
+    this.entries.set(token, { identity: Object.freeze(identity), readSet, exp, validUntil, docKeys });
     for (const key of docKeys) {
       let tokens = this.byDoc.get(key);
       if (!tokens) this.byDoc.set(key, (tokens = new Set()));
