@@ -7,16 +7,26 @@ const SECRET_KEYS = /token|secret|password|jwks|authorization|cookie|private/i;
 
 export type LogFields = Record<string, unknown>;
 
-function redact(fields: LogFields): LogFields {
+/** Redacts by key name, nested objects included (a token inside `{ request: { headers } }` too). */
+function redact(value: unknown, depth = 0): unknown {
+  if (value === null || typeof value !== "object" || depth > 4) return value;
+  if (Array.isArray(value)) return value.map((v) => redact(v, depth + 1));
   const out: LogFields = {};
-  for (const [k, v] of Object.entries(fields)) out[k] = SECRET_KEYS.test(k) ? "[redacted]" : v;
+  for (const [k, v] of Object.entries(value)) out[k] = SECRET_KEYS.test(k) ? "[redacted]" : redact(v, depth + 1);
   return out;
 }
 
-function write(level: "info" | "warn" | "error", message: string, fields?: LogFields): void {
-  if (process.env.LOG_LEVEL === "silent") return;
-  if (level === "info" && process.env.LOG_LEVEL === "error") return;
-  const line = { t: new Date().toISOString(), level, msg: message, ...(fields ? redact(fields) : {}) };
+const LEVELS = { info: 1, warn: 2, error: 3, silent: 4 } as const;
+type Level = "info" | "warn" | "error";
+
+/** `LOG_LEVEL`: info (default), warn, error or silent. */
+function threshold(): number {
+  return LEVELS[(process.env.LOG_LEVEL ?? "info").toLowerCase() as keyof typeof LEVELS] ?? LEVELS.info;
+}
+
+function write(level: Level, message: string, fields?: LogFields): void {
+  if (LEVELS[level] < threshold()) return;
+  const line = { t: new Date().toISOString(), level, msg: message, ...(fields ? (redact(fields) as LogFields) : {}) };
   process.stderr.write(`${JSON.stringify(line)}\n`);
 }
 

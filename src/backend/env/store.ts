@@ -85,11 +85,12 @@ export class EnvStore {
 /** Parses a dotenv file: `NAME=value`, `# comments`, optional quotes, `export ` prefix. */
 export function parseEnvFile(text: string): [string, string][] {
   const out: [string, string][] = [];
-  for (const raw of text.split(/\r?\n/)) {
+  for (const [index, raw] of text.split(/\r?\n/).entries()) {
     const line = raw.trim();
     if (!line || line.startsWith("#")) continue;
     const m = /^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)$/.exec(line);
-    if (!m) throw new Error(`Cannot parse env line: ${line.slice(0, 40)}`);
+    // The line itself is not echoed: it may hold a secret.
+    if (!m) throw new Error(`Cannot parse env file line ${index + 1}: expected NAME=value`);
     let value = m[2];
     if ((value.startsWith('"') && value.endsWith('"')) || (value.startsWith("'") && value.endsWith("'"))) {
       value = value.slice(1, -1);
