@@ -55,6 +55,16 @@ describe("handshake", () => {
     s.close();
   });
 
+  it("answers connect and an authenticate sent before connected arrived, in order", async () => {
+    const { token } = await app.signIn("eager");
+    const s = await RawSocket.open(app.wsUrl);
+    s.send({ type: "connect", v: 1, token });
+    s.send({ type: "authenticate", token });
+    expect(await s.next()).toMatchObject({ type: "connected", authenticated: true });
+    expect(await s.next()).toEqual({ type: "authenticated", authenticated: true });
+    s.close();
+  });
+
   it("refuses upgrades on other paths", async () => {
     const s = new RawSocket(app.wsUrl.replace("/api/sync", "/api/other"));
     const error = await new Promise<Error>((resolve) => s.ws.once("error", resolve));

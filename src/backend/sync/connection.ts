@@ -110,7 +110,11 @@ export class Connection implements Subscriber {
   private sessionEnd: number | undefined;
   private lastAuthAt = 0;
   /** The message waiting for the current authentication's outcome. */
-  private reply: "connect" | "authenticate" | null = null;
+  /**
+   * Replies owed for `connect` / `authenticate` messages still being checked, oldest first: a
+   * client that sends `authenticate` before `connected` arrived still gets both answers.
+   */
+  private replies: ("connect" | "authenticate")[] = [];
   /** While the identity is being (re-)checked: requests wait, updates are held back. */
   private pending: Promise<void> | null = null;
   private releasePending: (() => void) | null = null;
@@ -232,16 +236,19 @@ export class Connection implements Subscriber {
     this.identity = null;
     this.tokenExp = this.sessionEnd = undefined;
     this.failed = error;
-    if (this.reply === "connect") this.sendJson({ type: "connected", v: 1, authenticated: false, ...this.limitsInfo() });
-    this.reply = null;
+    // `auth_error` answers the authentication; a pending handshake still gets its `connected`.
+    if (this.replies.includes("connect")) this.sendJson({ type: "connected", v: 1, authenticated: false, ...this.limitsInfo() });
+    this.replies = [];
     this.sendJson({ type: "auth_error", ...error });
     this.release();
   }
 
   private answer(authenticated: boolean): void {
-    if (this.reply === "connect") this.sendJson({ type: "connected", v: 1, authenticated, ...this.limitsInfo() });
-    else if (this.reply === "authenticate") this.sendJson({ type: "authenticated", authenticated });
-    this.reply = null;
+    for (const reply of this.replies) {
+      if (reply === "connect") this.sendJson({ type: "connected", v: 1, authenticated, ...this.limitsInfo() });
+      else this.sendJson({ type: "authenticated", authenticated });
+    }
+    this.replies = [];
   }
 
   private limitsInfo(): Record<string, unknown> {
@@ -346,7 +353,7 @@ export class Connection implements Subscriber {
     this.state = "open";
     this.token = token;
     if (token) {
-      this.reply = "connect";
+      this.replies.push("connect");
       this.startAuthentication();
     } else {
       this.sendJson({ type: "connected", v: 1, authenticated: false, ...this.limitsInfo() });
@@ -356,7 +363,7 @@ export class Connection implements Subscriber {
   private onAuthenticate(token: string | null): void {
     this.token = token;
     if (token) {
-      this.reply = "authenticate";
+      this.replies.push("authenticate");
       this.startAuthentication();
       return;
     }
@@ -368,7 +375,7 @@ export class Connection implements Subscriber {
     this.failed = null;
     this.tokenExp = this.sessionEnd = undefined;
     if (hadIdentity) this.rejoinAll();
-    this.reply = "authenticate";
+    this.replies.push("authenticate");
     this.answer(false);
     this.release();
   }
