@@ -4,11 +4,9 @@
  * its subscriptions; keeps the JWT fresh through a {@link TokenManager}.
  * Browser-safe: uses the global `WebSocket` unless a constructor is passed (e.g. `ws` in Node 20).
  */
-import { functionPath, queryKey } from "./function-path.ts";
 import type { FunctionReference } from "../backend/functions/references.ts";
+import { functionPath, queryKey } from "./function-path.ts";
 import { type FetchToken, TokenManager, type TokenManagerOptions } from "./token-manager.ts";
-
-/** Same symbol as the platform's references (`Symbol.for`), without importing server code. */
 
 /** The subset of the WebSocket API the client uses (browser `WebSocket` and `ws` both fit). */
 export interface WebSocketLike {
@@ -79,7 +77,6 @@ interface Pending {
 
 /** Codes that mean "your credentials are not accepted" (as opposed to a failing function). */
 const AUTH_CODES = new Set(["UNAUTHORIZED", "ACCOUNT_BANNED"]);
-
 
 /** `http(s)://host[/base]` or `ws(s)://…/api/sync` → the sync endpoint URL. */
 function syncUrl(url: string): string {
