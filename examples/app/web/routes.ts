@@ -6,6 +6,7 @@ import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 import { Hono } from "hono";
+import { secureHeaders } from "hono/secure-headers";
 import type { HttpEnv } from "service-auth/auth";
 
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
@@ -29,6 +30,23 @@ async function bundleApp(): Promise<string> {
 }
 
 export const webRoutes = new Hono<HttpEnv>();
+
+// The page runs only its own script and talks only to its own origin (HTTP and WebSocket).
+webRoutes.use(
+  "*",
+  secureHeaders({
+    contentSecurityPolicy: {
+      defaultSrc: ["'self'"],
+      scriptSrc: ["'self'"],
+      styleSrc: ["'self'", "'unsafe-inline'"],
+      connectSrc: ["'self'", "ws:", "wss:"],
+      imgSrc: ["'self'", "data:"],
+      frameAncestors: ["'none'"],
+      baseUri: ["'none'"],
+      formAction: ["'self'"],
+    },
+  }),
+);
 
 webRoutes.get("/", (c) => c.html(readFileSync(here("./index.html"), "utf8")));
 webRoutes.get("/app.js", async (c) => {
