@@ -36,6 +36,11 @@ export const authClient = createClient({
       onCreate: async (ctx, user) => {
         await ctx.db.insert("profiles", { userId: user._id, bio: "" });
       },
+      // A removed user takes their profile along (same transaction as the delete).
+      onDelete: async (ctx, user) => {
+        const profile = await ctx.db.query("profiles").withIndex("userId", (q) => q.eq("userId", user._id)).unique();
+        if (profile) await ctx.db.delete(profile._id);
+      },
     },
   },
 });

@@ -59,6 +59,11 @@ describe("example app triggers on sign-up", () => {
     expect(res.status).toBe(200);
     expect(await app.backend.read((db) => db.get("user", leaver.userId))).toBeNull();
     expect(await count()).toBe(before - 1);
+    // onDelete removed the profile in the same transaction.
+    const profile = await app.backend.read((db) =>
+      db.query("profiles").withIndex("userId", (q) => q.eq("userId", leaver.userId as any)).first(),
+    );
+    expect(profile).toBeNull();
   });
 });
 
