@@ -13,6 +13,13 @@ export interface StorageLayout {
   tables: Record<string, { indexes: { name: string; fields: string[] }[] }>;
 }
 
+/** Every index of `table` in `layout`, the implicit `by_creation_time` first. */
+export function indexNamesOf(layout: StorageLayout, table: string): string[] {
+  const t = layout.tables[table];
+  if (!t) throw new Error(`Unknown table "${table}"`);
+  return ["by_creation_time", ...t.indexes.map((i) => i.name)];
+}
+
 export interface ScanRequest<Keys extends boolean = boolean> {
   table: string;
   /** Index name; `by_creation_time` always exists. */

@@ -27,6 +27,7 @@ import type {
   StoredDocument,
   WriteTransaction,
 } from "./engine.ts";
+import { indexNamesOf } from "./engine.ts";
 import type { KeyRange } from "./index-key.ts";
 import { CommitChannel } from "./postgres-notify.ts";
 import { indexIdent, keyColumnIdent, keyColumnRawName, tableIdent, tableRawName } from "./postgres-names.ts";
@@ -132,9 +133,7 @@ class PgWriter extends PgReader implements WriteTransaction {
   }
 
   private indexNames(table: string): string[] {
-    const t = this.layout.tables[table];
-    if (!t) throw new Error(`Unknown table "${table}"`);
-    return ["by_creation_time", ...t.indexes.map((i) => i.name)];
+    return indexNamesOf(this.layout, table);
   }
 
   async insert(table: string, doc: StoredDocument, keys: Record<string, Buffer>): Promise<void> {

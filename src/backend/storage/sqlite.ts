@@ -16,6 +16,7 @@ import type {
   StoredDocument,
   WriteTransaction,
 } from "./engine.ts";
+import { indexNamesOf } from "./engine.ts";
 import type { KeyRange } from "./index-key.ts";
 
 type DB = Database.Database;
@@ -186,9 +187,7 @@ class SqliteWriter extends SqliteReader implements WriteTransaction {
   }
 
   private indexNames(table: string): string[] {
-    const t = this.layout.tables[table];
-    if (!t) throw new Error(`Unknown table "${table}"`);
-    return ["by_creation_time", ...t.indexes.map((i) => i.name)];
+    return indexNamesOf(this.layout, table);
   }
 
   async insert(table: string, doc: StoredDocument, keys: Record<string, Buffer>): Promise<void> {
