@@ -11,7 +11,7 @@ import { tempDatabaseFile } from "../helpers/temp.ts";
 
 let server: ExampleServer;
 beforeAll(async () => {
-  server = await spawnExampleServer({ DATABASE_URL: tempDatabaseFile(), TEST: undefined, VITEST: undefined, LOG_LEVEL: "warn" } as any);
+  server = await spawnExampleServer({ DATABASE_URL: tempDatabaseFile(), TEST: undefined, VITEST: undefined, LOG_LEVEL: "info" } as any);
 }, 60_000);
 afterAll(async () => {
   await server?.stop();
