@@ -3,44 +3,12 @@
  * port with SITE_URL pointing at it, plus a cookie-keeping browser for any auth base path.
  */
 import { type FixtureOptions, fixtureApp } from "../auth/fixtures/auth-app.ts";
-import { CookieJar, freePort, PASSWORD } from "./example-app.ts";
+import { browserAt, type FixtureBrowser, freePort } from "./browser.ts";
+import { PASSWORD } from "./example-app.ts";
 import { callFunction, type JsonResponse } from "./http.ts";
+
+export { browserAt, type FixtureBrowser };
 import { startTestService, type TestService } from "./service.ts";
-
-export interface FixtureBrowser {
-  jar: CookieJar;
-  /** Raw `Set-Cookie` lines of the last response. */
-  send(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<JsonResponse>;
-}
-
-/** A browser at `url`: keeps cookies, sends the site's Origin, JSON bodies. */
-export function browserAt(url: string): FixtureBrowser {
-  const jar = new CookieJar();
-  return {
-    jar,
-    async send(method, path, body, headers = {}) {
-      const response = await fetch(`${url}${path}`, {
-        method,
-        headers: {
-          origin: url,
-          ...(body === undefined ? {} : { "content-type": "application/json" }),
-          ...(jar.cookies.size ? { cookie: jar.header() } : {}),
-          ...headers,
-        },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      jar.absorb(response);
-      const text = await response.text();
-      let parsed: any;
-      try {
-        parsed = JSON.parse(text);
-      } catch {
-        parsed = undefined;
-      }
-      return { status: response.status, headers: response.headers, body: parsed, text };
-    },
-  };
-}
 
 export interface AuthFixture {
   service: TestService;

@@ -3,54 +3,13 @@
  * SITE_URL pointing at it, and drives it like a browser would: cookie jars, Origin headers,
  * sign-up, sign-in, the token endpoint and function calls with a bearer token.
  */
-import { createServer } from "node:net";
 import { ensureAuthEnv } from "../../src/auth/env.ts";
 import type { Backend } from "../../src/backend/runtime.ts";
 import type { SyncOptions } from "../../src/backend/sync/server.ts";
 import { app, internal } from "../../examples/app/app.ts";
+import { browserAt, CookieJar, freePort } from "./browser.ts";
 import { type JsonResponse, postJson } from "./http.ts";
 import { startTestService, type TestService } from "./service.ts";
-
-/** A free TCP port on 127.0.0.1 (SITE_URL must be known before the server listens). */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** Cookies as a browser keeps them: set by `Set-Cookie`, removed by `Max-Age=0`. */
-export class CookieJar {
-  readonly cookies = new Map<string, string>();
-  /** Raw `Set-Cookie` lines of the last response, for attribute checks. */
-  lastSetCookies: string[] = [];
-
-  absorb(response: Response | Headers): void {
-    const headers = response instanceof Headers ? response : response.headers;
-    this.lastSetCookies = headers.getSetCookie();
-    for (const line of this.lastSetCookies) {
-      const [pair, ...attributes] = line.split(";").map((s) => s.trim());
-      const eq = pair.indexOf("=");
-      const name = pair.slice(0, eq);
-      const value = pair.slice(eq + 1);
-      const expired = attributes.some((a) => /^max-age=0$/i.test(a)) || value === "";
-      if (expired) this.cookies.delete(name);
-      else this.cookies.set(name, value);
-    }
-  }
-
-  header(): string {
-    return [...this.cookies].map(([k, v]) => `${k}=${v}`).join("; ");
-  }
-
-  get(name: string): string | undefined {
-    return this.cookies.get(name);
-  }
-}
 
 export interface Browser {
   jar: CookieJar;
@@ -75,6 +34,8 @@ export interface ExampleApp {
   close(): Promise<void>;
 }
 
+export { CookieJar, freePort };
+
 export const PASSWORD = "correct horse battery";
 
 export async function startExampleApp(
@@ -98,32 +59,12 @@ export async function startExampleApp(
   });
 
   const browser = (): Browser => {
-    const jar = new CookieJar();
-    const send = async (method: string, path: string, body?: unknown) => {
-      const response = await fetch(`${url}${path}`, {
-        method,
-        headers: {
-          origin: url,
-          ...(body === undefined ? {} : { "content-type": "application/json" }),
-          ...(jar.cookies.size ? { cookie: jar.header() } : {}),
-        },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      jar.absorb(response);
-      const text = await response.text();
-      let parsed: any;
-      try {
-        parsed = JSON.parse(text);
-      } catch {
-        parsed = undefined;
-      }
-      return { status: response.status, headers: response.headers, body: parsed, text };
-    };
+    const b = browserAt(url);
     return {
-      jar,
-      post: (path, body = {}) => send("POST", path, body),
-      get: (path) => send("GET", path),
-      token: () => send("GET", "/api/auth/backend/token"),
+      jar: b.jar,
+      post: (path, body = {}) => b.send("POST", path, body),
+      get: (path) => b.send("GET", path),
+      token: () => b.send("GET", "/api/auth/backend/token"),
     };
   };
 
