@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { DatabaseReader as Reader, DatabaseWriter as Writer } from "../../src/backend/db/database.ts";
 import { ServiceError } from "../../src/backend/errors.ts";
-import { functionsFor } from "../../src/backend/functions/define.ts";
 import { idTag, tableTag } from "../../src/backend/ids.ts";
 import type { Backend } from "../../src/backend/runtime.ts";
 import { type DataModelOf, defineSchema, defineTable } from "../../src/backend/schema.ts";
 import { v } from "../../src/backend/values/index.ts";
+import { inlineFunctions } from "../helpers/inline-functions.ts";
 import { startTestBackend } from "../helpers/service.ts";
 
 const schema = defineSchema({
@@ -16,17 +16,9 @@ const schema = defineSchema({
 });
 type DatabaseReader = Reader<DataModelOf<typeof schema>>;
 type DatabaseWriter = Writer<DataModelOf<typeof schema>>;
-const { query, mutation } = functionsFor();
-
-// Test bodies run inside real queries/mutations: each registers a closure and calls it by name.
-const bodies = new Map<string, (db: any) => Promise<unknown>>();
-let counter = 0;
-const modules = {
-  t: {
-    read: query({ args: { name: v.string() }, handler: (ctx, { name }) => bodies.get(name)!(ctx.db as any) }),
-    write: mutation({ args: { name: v.string() }, handler: (ctx, { name }) => bodies.get(name)!(ctx.db as any) }),
-  },
-};
+// Test bodies run inside real queries/mutations.
+const inline = inlineFunctions();
+const modules = { t: inline.module };
 
 let backend: Backend;
 beforeAll(async () => {
@@ -35,14 +27,10 @@ beforeAll(async () => {
 afterAll(() => backend.close());
 
 async function read<T>(fn: (db: DatabaseReader) => Promise<T>): Promise<T> {
-  const name = `r${counter++}`;
-  bodies.set(name, fn);
-  return (await backend.runQuery("t:read", { name })).value as T;
+  return (await backend.runQuery("t:read", inline.register(fn))).value as T;
 }
 async function write<T>(fn: (db: DatabaseWriter) => Promise<T>): Promise<T> {
-  const name = `w${counter++}`;
-  bodies.set(name, fn);
-  return (await backend.runMutation("t:write", { name })).value as T;
+  return (await backend.runMutation("t:write", inline.register(fn))).value as T;
 }
 async function errorOf(p: Promise<unknown>): Promise<ServiceError> {
   try {

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { DatabaseReader as Reader, DatabaseWriter as Writer } from "../../src/backend/db/database.ts";
 import { type Commit, commitTouches, type ReadSet, tablesOf } from "../../src/backend/db/read-write-sets.ts";
-import { functionsFor } from "../../src/backend/functions/define.ts";
 import type { Backend } from "../../src/backend/runtime.ts";
 import { type DataModelOf, defineSchema, defineTable } from "../../src/backend/schema.ts";
 import { v } from "../../src/backend/values/index.ts";
+import { inlineFunctions } from "../helpers/inline-functions.ts";
 import { startTestBackend } from "../helpers/service.ts";
 
 const schema = defineSchema({
@@ -15,15 +15,8 @@ const schema = defineSchema({
 });
 type DatabaseReader = Reader<DataModelOf<typeof schema>>;
 type DatabaseWriter = Writer<DataModelOf<typeof schema>>;
-const { query, mutation } = functionsFor();
-const bodies = new Map<string, (db: any) => Promise<unknown>>();
-let counter = 0;
-const modules = {
-  t: {
-    read: query({ args: { name: v.string() }, handler: (ctx, { name }) => bodies.get(name)!(ctx.db as any) }),
-    write: mutation({ args: { name: v.string() }, handler: (ctx, { name }) => bodies.get(name)!(ctx.db as any) }),
-  },
-};
+const inline = inlineFunctions();
+const modules = { t: inline.module };
 
 let backend: Backend;
 const commits: Commit[] = [];
@@ -35,25 +28,20 @@ afterAll(() => backend.close());
 
 /** Runs a query and returns its value and read set. */
 async function readSetOf<T>(fn: (db: DatabaseReader) => Promise<T>): Promise<{ value: T; readSet: ReadSet }> {
-  const name = `r${counter++}`;
-  bodies.set(name, fn);
-  const { value, readSet } = await backend.runQuery("t:read", { name });
+  const { value, readSet } = await backend.runQuery("t:read", inline.register(fn));
   return { value: value as T, readSet };
 }
 /** Runs a mutation and returns the commit it published. */
 async function commitOf(fn: (db: DatabaseWriter) => Promise<unknown>): Promise<Commit> {
-  const name = `w${counter++}`;
-  bodies.set(name, fn);
   const before = commits.length;
-  await backend.runMutation("t:write", { name });
+  await backend.runMutation("t:write", inline.register(fn));
   expect(commits.length).toBe(before + 1);
   return commits[commits.length - 1];
 }
 
 let ids: Record<string, string>;
 beforeEach(async () => {
-  const name = `reset${counter++}`;
-  bodies.set(name, async (db: DatabaseWriter) => {
+  const reset = inline.register(async (db: DatabaseWriter) => {
     for (const t of ["users", "notes"] as const) for (const d of await db.query(t).collect()) await db.delete(d._id);
     const out: Record<string, string> = {};
     for (const [email, score] of [["a", 10], ["c", 30], ["e", 50], ["g", 70]] as const) {
@@ -62,7 +50,7 @@ beforeEach(async () => {
     out.note = await db.insert("notes", { text: "n" });
     return out;
   });
-  ids = (await backend.runMutation("t:write", { name })).value as Record<string, string>;
+  ids = (await backend.runMutation("t:write", reset)).value as Record<string, string>;
 });
 
 const touches = (readSet: ReadSet, commit: Commit) => commitTouches(backend.catalog, readSet, commit);
@@ -148,14 +136,13 @@ describe("read sets and write sets", () => {
 
   it("onCommit delivers each mutation's exact write set, in order, and nothing for a failed one", async () => {
     const start = commits.length;
-    const name = `multi${counter++}`;
-    bodies.set(name, async (db: DatabaseWriter) => {
+    const multi = inline.register(async (db: DatabaseWriter) => {
       const id = await db.insert("notes", { text: "1" });
       await db.patch(id, { text: "2" });
       await db.delete(ids.a);
       return id;
     });
-    const { value: newId, sequence } = await backend.runMutation("t:write", { name });
+    const { value: newId, sequence } = await backend.runMutation("t:write", multi);
     const commit = commits[start];
     expect(commits.length).toBe(start + 1);
     expect(commit.sequence).toBe(sequence);
@@ -171,15 +158,13 @@ describe("read sets and write sets", () => {
       { table: "users", id: ids.a, before: expect.objectContaining({ email: "a", score: 10 }), after: null },
     ]);
 
-    const failing = `fail${counter++}`;
-    bodies.set(failing, async (db: DatabaseWriter) => {
+    const failing = inline.register(async (db: DatabaseWriter) => {
       await db.insert("notes", { text: "never" });
       throw new Error("abort");
     });
-    await expect(backend.runMutation("t:write", { name: failing })).rejects.toThrow("abort");
-    const readOnly = `ro${counter++}`;
-    bodies.set(readOnly, (db: DatabaseWriter) => db.query("notes").collect());
-    await backend.runMutation("t:write", { name: readOnly });
+    await expect(backend.runMutation("t:write", failing)).rejects.toThrow("abort");
+    const readOnly = inline.register((db: DatabaseWriter) => db.query("notes").collect());
+    await backend.runMutation("t:write", readOnly);
     expect(commits.length).toBe(start + 1);
 
     await commitOf((db) => db.insert("notes", { text: "later" }));
