@@ -15,7 +15,15 @@ import { createAuth } from "../examples/app/auth.ts";
 import { type SignedUp, signUp, startAuthService } from "./fixtures/auth-app.ts";
 import { LOAD_DEFAULTS, type LoadResult, runLoad } from "./lib/load.ts";
 import { spawnServer } from "./lib/spawn.ts";
-import { formatCount, formatNs, formatRatio, interleave, median, sampleAsync, summarize } from "./lib/timing.ts";
+import {
+  formatCount,
+  formatNs,
+  formatRatio,
+  interleave,
+  median,
+  sampleAsync,
+  summarize,
+} from "./lib/timing.ts";
 import type { BenchGroup, BenchRow } from "./lib/types.ts";
 
 const ROUNDS = 3;
@@ -50,8 +58,10 @@ async function measureHttp(ctx: Parameters<BenchGroup["run"]>[0]): Promise<Recor
           headers: { authorization: `Bearer ${user.token}` },
           durationSec,
         }),
-      public: (durationSec) => runLoad({ url: `${server.url}/api/query`, method: "POST", bodies: [publicBody], durationSec }),
-      getSession: (durationSec) => runLoad({ url: sessionUrl, headers: { cookie: user.cookie }, durationSec }),
+      public: (durationSec) =>
+        runLoad({ url: `${server.url}/api/query`, method: "POST", bodies: [publicBody], durationSec }),
+      getSession: (durationSec) =>
+        runLoad({ url: sessionUrl, headers: { cookie: user.cookie }, durationSec }),
     };
     ctx.log("warming up");
     for (const run of Object.values(targets)) await run(WARMUP_SEC);
@@ -70,14 +80,22 @@ async function measureHttp(ctx: Parameters<BenchGroup["run"]>[0]): Promise<Recor
 /** Every target answers what it should before any load runs (a broken target is not a fast one). */
 async function checkHttp(url: string, user: SignedUp, meBody: string, publicBody: string): Promise<void> {
   const post = (body: string, headers: Record<string, string> = {}) =>
-    fetch(`${url}/api/query`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body });
-  const me = (await (await post(meBody, { authorization: `Bearer ${user.token}` })).json()) as { value?: { _id?: string } };
+    fetch(`${url}/api/query`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...headers },
+      body,
+    });
+  const me = (await (await post(meBody, { authorization: `Bearer ${user.token}` })).json()) as {
+    value?: { _id?: string };
+  };
   if (me.value?._id !== user.userId) throw new Error(`users:me answered ${JSON.stringify(me)}`);
   const anonymous = await post(meBody);
   if (anonymous.status !== 401) throw new Error(`users:me without a token answered ${anonymous.status}`);
   const pub = (await (await post(publicBody)).json()) as { value?: { _id?: string } };
   if (pub.value?._id !== user.userId) throw new Error(`bench:userById answered ${JSON.stringify(pub)}`);
-  const session = (await (await fetch(`${url}/api/auth/get-session`, { headers: { cookie: user.cookie } })).json()) as {
+  const session = (await (
+    await fetch(`${url}/api/auth/get-session`, { headers: { cookie: user.cookie } })
+  ).json()) as {
     user?: { id?: string };
   } | null;
   if (session?.user?.id !== user.userId) throw new Error(`get-session answered ${JSON.stringify(session)}`);
@@ -136,14 +154,17 @@ async function measureInProcess(ctx: Parameters<BenchGroup["run"]>[0]): Promise<
       if (session?.user.id !== user.userId) throw new Error("getSession returned no session");
     },
     httpFindOne: async () => {
-      if (!(await adapter.findOne({ model: "user", where }))) throw new Error("httpAdapter findOne found no user");
+      if (!(await adapter.findOne({ model: "user", where })))
+        throw new Error("httpAdapter findOne found no user");
     },
   };
   const direct = async (n: number) =>
-    (await backend.runQuery("bench:directFindOne", { userId: user.userId, n }, { allowInternal: true })).value as number[];
+    (await backend.runQuery("bench:directFindOne", { userId: user.userId, n }, { allowInternal: true }))
+      .value as number[];
 
   ctx.log("in-process warm-up");
-  for (const [name, fn] of Object.entries(cases)) await sampleAsync(name.startsWith("getSession") ? 50 : 1_000, fn);
+  for (const [name, fn] of Object.entries(cases))
+    await sampleAsync(name.startsWith("getSession") ? 50 : 1_000, fn);
   await direct(1_000);
 
   ctx.log(`in-process: ${IN_PROCESS_ROUNDS} interleaved rounds`);
@@ -172,7 +193,8 @@ export const auth: BenchGroup = {
       return value < 1 ? "< 1 ms" : `${value} ms`;
     };
     // Pairs the runs of the same round, then takes the median over rounds.
-    const ratio = (a: Target, b: Target) => median(http[a].map((r, i) => r.requestsPerSec / http[b][i].requestsPerSec));
+    const ratio = (a: Target, b: Target) =>
+      median(http[a].map((r, i) => r.requestsPerSec / http[b][i].requestsPerSec));
     const authedVsPublic = ratio("authed", "public");
     const authedVsSession = ratio("authed", "getSession");
 

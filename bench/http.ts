@@ -16,7 +16,8 @@ const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, im
 
 async function expectOk(response: Response, check: (text: string) => boolean, what: string): Promise<void> {
   const text = await response.text();
-  if (!response.ok || !check(text)) throw new Error(`${what} answered ${response.status}: ${text.slice(0, 200)}`);
+  if (!response.ok || !check(text))
+    throw new Error(`${what} answered ${response.status}: ${text.slice(0, 200)}`);
 }
 
 export const http: BenchGroup = {
@@ -35,14 +36,24 @@ export const http: BenchGroup = {
     const echoBody = bodies[0];
     const post = (url: string, body: string) =>
       fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body });
-    await expectOk(await post(`${platformServer.url}/api/query`, bodies[1]), (t) => JSON.parse(t).value?.key !== undefined, "/api/query");
+    await expectOk(
+      await post(`${platformServer.url}/api/query`, bodies[1]),
+      (t) => JSON.parse(t).value?.key !== undefined,
+      "/api/query",
+    );
     await expectOk(await fetch(`${hono.url}/`), (t) => t === "Hello Hono!", "hello-world");
-    await expectOk(await post(`${hono.url}/json`, echoBody), (t) => JSON.parse(t).status === "success", "JSON echo");
+    await expectOk(
+      await post(`${hono.url}/json`, echoBody),
+      (t) => JSON.parse(t).status === "success",
+      "JSON echo",
+    );
 
     const targets = {
       hello: (durationSec: number) => runLoad({ url: `${hono.url}/`, durationSec }),
-      echo: (durationSec: number) => runLoad({ url: `${hono.url}/json`, method: "POST", bodies: [echoBody], durationSec }),
-      query: (durationSec: number) => runLoad({ url: `${platformServer.url}/api/query`, method: "POST", bodies, durationSec }),
+      echo: (durationSec: number) =>
+        runLoad({ url: `${hono.url}/json`, method: "POST", bodies: [echoBody], durationSec }),
+      query: (durationSec: number) =>
+        runLoad({ url: `${platformServer.url}/api/query`, method: "POST", bodies, durationSec }),
     };
     ctx.log("warming up");
     // Short runs whose numbers are discarded: JIT warm-up on both sides.

@@ -17,7 +17,13 @@ export const platform: BenchGroup = {
   title: "In-process function calls (runQuery / runMutation)",
   async run(ctx) {
     const dir = await ctx.tempDir("bench-platform-");
-    const service = await startService({ schema, modules, databaseUrl: join(dir, "bench.sqlite"), port: 0, hostname: "127.0.0.1" });
+    const service = await startService({
+      schema,
+      modules,
+      databaseUrl: join(dir, "bench.sqlite"),
+      port: 0,
+      hostname: "127.0.0.1",
+    });
     ctx.defer(() => service.close());
     const { backend } = service;
     ctx.log(`seeding ${SEED_COUNT} items`);

@@ -14,7 +14,9 @@ process.env.LOG_LEVEL ??= "silent";
 const requested = process.argv.slice(2).filter((a) => !a.startsWith("-"));
 const unknown = requested.filter((name) => !(name in groups));
 if (unknown.length) {
-  process.stderr.write(`Unknown benchmark group(s): ${unknown.join(", ")}. Available: ${Object.keys(groups).join(", ")}\n`);
+  process.stderr.write(
+    `Unknown benchmark group(s): ${unknown.join(", ")}. Available: ${Object.keys(groups).join(", ")}\n`,
+  );
   process.exit(2);
 }
 const selected = requested.length ? requested : Object.keys(groups);
@@ -45,7 +47,10 @@ for (const name of selected) {
   } catch (error) {
     failed = true;
     ctx.log(`failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
-    sections.push({ group: name, rows: [{ benchmark: "(group failed)", result: String(error).slice(0, 120), ok: false }] });
+    sections.push({
+      group: name,
+      rows: [{ benchmark: "(group failed)", result: String(error).slice(0, 120), ok: false }],
+    });
   } finally {
     for (const cleanup of cleanups.reverse()) {
       try {

@@ -34,7 +34,8 @@ const fixture = fileURLToPath(new URL("./fixtures/sync-server.ts", import.meta.u
 
 /** A raw protocol socket: send JSON, await the next message matching a predicate. */
 class Socket {
-  private waiters: { match: (m: any) => boolean; resolve: (m: any) => void; reject: (e: Error) => void }[] = [];
+  private waiters: { match: (m: any) => boolean; resolve: (m: any) => void; reject: (e: Error) => void }[] =
+    [];
   /** Messages nobody waited for (only the last few are kept). */
   readonly unclaimed: any[] = [];
 
@@ -84,7 +85,8 @@ class Socket {
   async authenticate(token: string): Promise<void> {
     this.send({ type: "connect", v: 1, token });
     const m = await this.next((x) => x.type === "connected");
-    if (!m.authenticated) throw new Error(`token refused: ${JSON.stringify(await this.next((x) => x.type === "auth_error"))}`);
+    if (!m.authenticated)
+      throw new Error(`token refused: ${JSON.stringify(await this.next((x) => x.type === "auth_error"))}`);
   }
 
   close(): void {
@@ -116,10 +118,18 @@ export const sync: BenchGroup = {
     const server = await spawnServer(fixture, { BENCH_DATA_DIR: dataDir });
     ctx.defer(() => server.stop());
     const wsUrl = `ws://127.0.0.1:${server.port}/api/sync`;
-    const call = async (kind: "mutation" | "action" | "query", path: string, args: unknown, token?: string) => {
+    const call = async (
+      kind: "mutation" | "action" | "query",
+      path: string,
+      args: unknown,
+      token?: string,
+    ) => {
       const res = await fetch(`${server.url}/api/${kind}`, {
         method: "POST",
-        headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+        headers: {
+          "content-type": "application/json",
+          ...(token ? { authorization: `Bearer ${token}` } : {}),
+        },
         body: JSON.stringify({ path, args }),
       });
       const body = (await res.json()) as { status: string; value?: any; message?: string };
@@ -127,7 +137,12 @@ export const sync: BenchGroup = {
       return body.value;
     };
     const stats = () =>
-      call("action", "bench:stats", {}) as Promise<{ executions: number; watches: number; connections: number; rssBytes: number }>;
+      call("action", "bench:stats", {}) as Promise<{
+        executions: number;
+        watches: number;
+        connections: number;
+        rssBytes: number;
+      }>;
 
     const limit = openFileLimit();
     const sockets = Math.min(SOCKETS, limit - 500);
@@ -135,17 +150,20 @@ export const sync: BenchGroup = {
     ctx.log(`creating ${total} users with sessions and their JWTs (token endpoint code)`);
     const sessions: Session[] = [];
     for (let i = 0; i < total; i += 500) {
-      const made = (await call("mutation", "bench:createSessions", { prefix: `u${i}_`, n: Math.min(500, total - i) })) as Omit<
-        Session,
-        "token"
-      >[];
-      const tokens = (await call("action", "bench:mintTokens", { sessionTokens: made.map((s) => s.sessionToken) })) as string[];
+      const made = (await call("mutation", "bench:createSessions", {
+        prefix: `u${i}_`,
+        n: Math.min(500, total - i),
+      })) as Omit<Session, "token">[];
+      const tokens = (await call("action", "bench:mintTokens", {
+        sessionTokens: made.map((s) => s.sessionToken),
+      })) as string[];
       for (const [k, s] of made.entries()) sessions.push({ ...s, token: tokens[k] });
     }
     const [writerA, readerB, bystander] = sessions.splice(0, 3);
     const revokable = sessions.splice(0, REVOKE_SESSIONS);
     const load = sessions;
-    if ((await call("query", "users:me", {}, writerA.token))._id !== writerA.userId) throw new Error("minted token refused");
+    if ((await call("query", "users:me", {}, writerA.token))._id !== writerA.userId)
+      throw new Error("minted token refused");
 
     const rows: BenchRow[] = [];
 
@@ -195,7 +213,9 @@ export const sync: BenchGroup = {
     for (let i = -30; i < WRITE_SAMPLES; i++) {
       const body = `m${i}`;
       const t0 = process.hrtime.bigint();
-      const seen = b.next((m) => m.type === "update" && m.id === "list" && m.value?.[m.value.length - 1]?.body === body);
+      const seen = b.next(
+        (m) => m.type === "update" && m.id === "list" && m.value?.[m.value.length - 1]?.body === body,
+      );
       a.send({ type: "mutation", id: i, path: "messages:send", args: { body } });
       await seen;
       const t1 = process.hrtime.bigint();
@@ -275,14 +295,15 @@ export const sync: BenchGroup = {
     }
     const openSec = Number(process.hrtime.bigint() - tOpen) / 1e9;
     const after = await stats();
-    if (after.connections < sockets) throw new Error(`server holds ${after.connections} of ${sockets} sockets`);
+    if (after.connections < sockets)
+      throw new Error(`server holds ${after.connections} of ${sockets} sockets`);
     const rssMb = after.rssBytes / 2 ** 20;
     rows.push({
       benchmark: "Concurrent authenticated sockets, one live query each",
       result: `${formatCount(held.length)} sockets, server RSS ${rssMb.toFixed(0)} MB`,
       goal: "10,000 under 1 GB",
       ok: held.length >= 10_000 && rssMb < 1024,
-      note: `${formatCount(load.length)} sessions; +${(((after.rssBytes - before.rssBytes) / sockets) / 1024).toFixed(1)} KB RSS per socket; ${formatCount(after.watches)} watches; opened in ${openSec.toFixed(1)} s (open-file limit ${limit})`,
+      note: `${formatCount(load.length)} sessions; +${((after.rssBytes - before.rssBytes) / sockets / 1024).toFixed(1)} KB RSS per socket; ${formatCount(after.watches)} watches; opened in ${openSec.toFixed(1)} s (open-file limit ${limit})`,
     });
 
     // 5. Precision: writes no subscription read.
@@ -296,7 +317,9 @@ export const sync: BenchGroup = {
     // Control: one write every socket of one session does read re-runs exactly those.
     const touched = load[0];
     const readers = held.filter((h) => h.session === touched);
-    const updates = Promise.all(readers.map((h) => h.socket.next((m) => m.type === "update" && m.value?.name === "renamed")));
+    const updates = Promise.all(
+      readers.map((h) => h.socket.next((m) => m.type === "update" && m.value?.name === "renamed")),
+    );
     await call("mutation", "bench:renameUser", { userId: touched.userId, name: "renamed" });
     await updates;
     const e2 = (await stats()).executions;

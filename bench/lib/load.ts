@@ -30,7 +30,8 @@ export const LOAD_DEFAULTS = { connections: 10, pipelining: 1, durationSec: 3 } 
 
 function assertLocal(url: string): void {
   const host = new URL(url).hostname;
-  if (host !== "127.0.0.1" && host !== "localhost") throw new Error(`Refusing to load ${url}: benchmarks only target 127.0.0.1`);
+  if (host !== "127.0.0.1" && host !== "localhost")
+    throw new Error(`Refusing to load ${url}: benchmarks only target 127.0.0.1`);
 }
 
 /** Runs one load test; throws when any request failed or got a non-2xx status (a broken target is not a fast one). */

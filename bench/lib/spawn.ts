@@ -47,7 +47,11 @@ function waitExit(child: ChildProcess, ms: number): Promise<boolean> {
  * the caller sets LOG_LEVEL) and resolves once it printed its ready line. With `BENCH_CPU_PROF=<dir>`
  * the child writes a V8 CPU profile into `<dir>` when it stops (open it in Chrome DevTools).
  */
-export async function spawnServer(entry: string, env: Record<string, string> = {}, timeoutMs = 60_000): Promise<SpawnedServer> {
+export async function spawnServer(
+  entry: string,
+  env: Record<string, string> = {},
+  timeoutMs = 60_000,
+): Promise<SpawnedServer> {
   const profileDir = process.env.BENCH_CPU_PROF;
   const profile = profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [];
   const child = spawn(process.execPath, [...profile, "--import", "tsx", entry], {
@@ -59,7 +63,10 @@ export async function spawnServer(entry: string, env: Record<string, string> = {
     stderr = (stderr + chunk.toString()).slice(-4000);
   });
   const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${entry} did not become ready in ${timeoutMs} ms\n${stderr}`)), timeoutMs);
+    const timer = setTimeout(
+      () => reject(new Error(`${entry} did not become ready in ${timeoutMs} ms\n${stderr}`)),
+      timeoutMs,
+    );
     const lines = createInterface({ input: child.stdout! });
     lines.on("line", (line) => {
       if (!line.startsWith(READY)) return;

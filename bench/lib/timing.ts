@@ -9,7 +9,10 @@ export function nowNs(): bigint {
  * Calls `fn(i)` `iterations` times one after another (each awaited) and returns each call's
  * duration in nanoseconds. Run a warm-up first so the JIT and caches settle.
  */
-export async function sampleAsync(iterations: number, fn: (i: number) => Promise<unknown>): Promise<number[]> {
+export async function sampleAsync(
+  iterations: number,
+  fn: (i: number) => Promise<unknown>,
+): Promise<number[]> {
   const samples = new Array<number>(iterations);
   for (let i = 0; i < iterations; i++) {
     const start = process.hrtime.bigint();
@@ -43,7 +46,8 @@ export interface LatencySummary {
 
 export function summarize(samplesNs: readonly number[]): LatencySummary {
   const sorted = [...samplesNs].sort((a, b) => a - b);
-  const at = (p: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+  const at = (p: number) =>
+    sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
   const mean = sorted.reduce((a, b) => a + b, 0) / (sorted.length || 1);
   return { n: sorted.length, p50: at(50), p99: at(99), mean };
 }
@@ -71,7 +75,10 @@ export function formatRatio(ratio: number): string {
  * Runs every case once per round, rotating which goes first, so slow drifts of a shared machine
  * hit all cases alike. Returns each case's per-round results (index = round).
  */
-export async function interleave<T>(rounds: number, cases: Record<string, (round: number) => Promise<T>>): Promise<Record<string, T[]>> {
+export async function interleave<T>(
+  rounds: number,
+  cases: Record<string, (round: number) => Promise<T>>,
+): Promise<Record<string, T[]>> {
   const names = Object.keys(cases);
   const out: Record<string, T[]> = Object.fromEntries(names.map((n) => [n, [] as T[]]));
   for (let round = 0; round < rounds; round++) {

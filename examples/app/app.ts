@@ -1,6 +1,6 @@
 /** The example application as the server and the CLI load it: schema, modules, auth, HTTP routes. */
 import { authConfig, ensureAuthEnv } from "service-auth/auth";
-import { anyApi, type ApiOf, type InternalApiOf, type ServiceOptions } from "service-auth/server";
+import { type ApiOf, anyApi, type InternalApiOf, type ServiceOptions } from "service-auth/server";
 import * as auth from "./auth.ts";
 import http from "./http.ts";
 import * as messages from "./messages.ts";

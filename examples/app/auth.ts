@@ -7,7 +7,14 @@
  */
 import { type BetterAuthOptions, betterAuth } from "better-auth";
 import { admin } from "better-auth/plugins";
-import { type AuthFunctions, authConfig, backend, createClient, siteOriginOf, siteUrlOf } from "service-auth/auth";
+import {
+  type AuthFunctions,
+  authConfig,
+  backend,
+  createClient,
+  siteOriginOf,
+  siteUrlOf,
+} from "service-auth/auth";
 import { type ActionCtx, anyApi, type EnvReader, type MutationCtx, type QueryCtx } from "service-auth/server";
 import { type DataModel, internalMutation } from "./functions.ts";
 import schema from "./schema.ts";
@@ -17,10 +24,17 @@ const authFunctions: AuthFunctions = anyApi.auth;
 
 /** A username from the email's local part, made unique with a number when taken. */
 async function uniqueUsername(ctx: MutationCtx<DataModel>, email: string): Promise<string> {
-  const base = email.split("@")[0].toLowerCase().replace(/[^a-z0-9_]/g, "") || "user";
+  const base =
+    email
+      .split("@")[0]
+      .toLowerCase()
+      .replace(/[^a-z0-9_]/g, "") || "user";
   for (let n = 0; ; n++) {
     const candidate = n === 0 ? base : `${base}${n}`;
-    const taken = await ctx.db.query("user").withIndex("username", (q) => q.eq("username", candidate)).first();
+    const taken = await ctx.db
+      .query("user")
+      .withIndex("username", (q) => q.eq("username", candidate))
+      .first();
     if (!taken) return candidate;
   }
 }
@@ -38,7 +52,10 @@ export const authClient = createClient({
       },
       // A removed user takes their profile along (same transaction as the delete).
       onDelete: async (ctx, user) => {
-        const profile = await ctx.db.query("profiles").withIndex("userId", (q) => q.eq("userId", user._id)).unique();
+        const profile = await ctx.db
+          .query("profiles")
+          .withIndex("userId", (q) => q.eq("userId", user._id))
+          .unique();
         if (profile) await ctx.db.delete(profile._id);
       },
     },
@@ -82,5 +99,15 @@ export const createAuth = (ctx: ActionCtx) => betterAuth(authOptions(ctx.env, au
 export const getAuth = (ctx: QueryCtx<DataModel> | MutationCtx<DataModel>) =>
   betterAuth(authOptions(ctx.env, authClient.adapter(ctx)));
 
-export const { create, findOne, findMany, count, updateOne, updateMany, deleteOne, deleteMany, getLatestJwks, rotateKeys } =
-  authClient.createAuthFunctions(createAuth);
+export const {
+  create,
+  findOne,
+  findMany,
+  count,
+  updateOne,
+  updateMany,
+  deleteOne,
+  deleteMany,
+  getLatestJwks,
+  rotateKeys,
+} = authClient.createAuthFunctions(createAuth);

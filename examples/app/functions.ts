@@ -16,7 +16,10 @@ export const triggers = new Triggers<DataModel>();
 triggers.register("user", async (ctx, change) => {
   const delta = change.operation === "insert" ? 1 : change.operation === "delete" ? -1 : 0;
   if (delta === 0) return;
-  const counter = await ctx.db.query("counters").withIndex("name", (q) => q.eq("name", "users")).unique();
+  const counter = await ctx.db
+    .query("counters")
+    .withIndex("name", (q) => q.eq("name", "users"))
+    .unique();
   if (counter) await ctx.db.patch(counter._id, { value: counter.value + delta });
   else await ctx.db.insert("counters", { name: "users", value: Math.max(0, delta) });
 });

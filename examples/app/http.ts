@@ -1,7 +1,7 @@
 // SPEC §4.1: the MessageChannel stand-in must load before every other import of the HTTP entry.
 import "service-auth/auth/polyfill";
-import { authHttpRouter, type HttpEnv } from "service-auth/auth";
 import { Hono } from "hono";
+import { authHttpRouter, type HttpEnv } from "service-auth/auth";
 import { createAuth } from "./auth.ts";
 import { webRoutes } from "./web/routes.ts";
 

@@ -26,7 +26,9 @@ try {
         );
       }
       const generated = await ensureAuthEnv(backend, internal.auth.getLatestJwks);
-      logger.warn(`generated ${generated.join(" and ")} for development and stored them in the database; for production run: ${AUTH_ENV_COMMAND}`);
+      logger.warn(
+        `generated ${generated.join(" and ")} for development and stored them in the database; for production run: ${AUTH_ENV_COMMAND}`,
+      );
     },
   });
   logger.info(`listening on ${service.url}`);

@@ -10,7 +10,9 @@ export const list = query({
   handler: async (ctx) => {
     if (!(await getAuthUserId(ctx))) throw new AppError("UNAUTHORIZED", "Sign in first");
     const newest = await ctx.db.query("messages").order("desc").take(50);
-    return newest.reverse().map((m) => ({ _id: m._id, _creationTime: m._creationTime, body: m.body, author: m.author }));
+    return newest
+      .reverse()
+      .map((m) => ({ _id: m._id, _creationTime: m._creationTime, body: m.body, author: m.author }));
   },
 });
 
@@ -21,8 +23,13 @@ export const send = mutation({
     if (!userId) throw new AppError("UNAUTHORIZED", "Sign in first");
     const text = body.trim();
     if (!text) throw new AppError("BAD_REQUEST", "A message needs some text");
-    if (text.length > MAX_LENGTH) throw new AppError("BAD_REQUEST", `A message has at most ${MAX_LENGTH} characters`);
+    if (text.length > MAX_LENGTH)
+      throw new AppError("BAD_REQUEST", `A message has at most ${MAX_LENGTH} characters`);
     const user = await ctx.db.get("user", userId);
-    return ctx.db.insert("messages", { body: text, author: user?.username ?? user?.name ?? "unknown", userId });
+    return ctx.db.insert("messages", {
+      body: text,
+      author: user?.username ?? user?.name ?? "unknown",
+      userId,
+    });
   },
 });

@@ -8,6 +8,9 @@ export const mine = query({
   handler: async (ctx) => {
     const userId = await getAuthUserId(ctx);
     if (!userId) throw new AppError("UNAUTHORIZED", "Sign in first");
-    return ctx.db.query("profiles").withIndex("userId", (q) => q.eq("userId", userId)).unique();
+    return ctx.db
+      .query("profiles")
+      .withIndex("userId", (q) => q.eq("userId", userId))
+      .unique();
   },
 });

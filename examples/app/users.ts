@@ -10,7 +10,13 @@ export const me = query({
     if (!userId) throw new AppError("UNAUTHORIZED", "Sign in first");
     const user = await ctx.db.get("user", userId);
     if (!user) throw new AppError("UNAUTHORIZED", "Sign in first");
-    return { _id: user._id, name: user.name, email: user.email, username: user.username ?? null, role: user.role ?? null };
+    return {
+      _id: user._id,
+      name: user.name,
+      email: user.email,
+      username: user.username ?? null,
+      role: user.role ?? null,
+    };
   },
 });
 
@@ -18,7 +24,10 @@ export const me = query({
 export const count = query({
   args: {},
   handler: async (ctx) => {
-    const counter = await ctx.db.query("counters").withIndex("name", (q) => q.eq("name", "users")).unique();
+    const counter = await ctx.db
+      .query("counters")
+      .withIndex("name", (q) => q.eq("name", "users"))
+      .unique();
     return counter?.value ?? 0;
   },
 });
@@ -27,7 +36,10 @@ export const count = query({
 export const setRole = internalMutation({
   args: { email: v.string(), role: v.string() },
   handler: async (ctx, { email, role }) => {
-    const user = await ctx.db.query("user").withIndex("email", (q) => q.eq("email", email.toLowerCase())).unique();
+    const user = await ctx.db
+      .query("user")
+      .withIndex("email", (q) => q.eq("email", email.toLowerCase()))
+      .unique();
     if (!user) throw new AppError("NOT_FOUND", `No user with email ${email}`);
     await ctx.db.patch(user._id, { role, updatedAt: Date.now() });
     return { _id: user._id, email: user.email, role };

@@ -17,6 +17,7 @@ import {
   type CountArgs,
   type CreateArgs,
   type DataConfig,
+  type DeleteArgs,
   dbCount,
   dbCreate,
   dbDeleteMany,
@@ -25,7 +26,6 @@ import {
   dbFindOne,
   dbUpdateMany,
   dbUpdateOne,
-  type DeleteArgs,
   type FindManyArgs,
   type FindOneArgs,
   isWriteCtx,
@@ -169,15 +169,27 @@ function makeAdapter(ops: StoreOps, meta: AdapterMeta) {
     },
     adapter: ({ schema }) => {
       const names = new FieldNames(schema as unknown as BetterAuthSchema, meta.tables);
-      const select = (model: string, fields: string[] | undefined) => fields?.map((f) => names.defaultField(model, f));
+      const select = (model: string, fields: string[] | undefined) =>
+        fields?.map((f) => names.defaultField(model, f));
       return {
         create: async ({ model, data, select: fields }) =>
           names.doc(
             model,
-            await ops.create({ model, data: names.data(model, withoutId(data)), select: select(model, fields) }),
+            await ops.create({
+              model,
+              data: names.data(model, withoutId(data)),
+              select: select(model, fields),
+            }),
           ) as any,
         findOne: async ({ model, where, select: fields }) =>
-          names.doc(model, await ops.findOne({ model, where: names.where(model, where) ?? [], select: select(model, fields) })) as any,
+          names.doc(
+            model,
+            await ops.findOne({
+              model,
+              where: names.where(model, where) ?? [],
+              select: select(model, fields),
+            }),
+          ) as any,
         findMany: async ({ model, where, limit, sortBy, offset }) => {
           const docs = await ops.findMany({
             model,
@@ -199,7 +211,11 @@ function makeAdapter(ops: StoreOps, meta: AdapterMeta) {
             }),
           ) as any,
         updateMany: ({ model, where, update }) =>
-          ops.updateMany({ model, where: names.where(model, where) ?? [], update: names.data(model, withoutId(update)) }),
+          ops.updateMany({
+            model,
+            where: names.where(model, where) ?? [],
+            update: names.data(model, withoutId(update)),
+          }),
         delete: async ({ model, where }) => {
           await ops.deleteOne({ model, where: names.where(model, where) ?? [] });
         },

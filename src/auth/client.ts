@@ -34,7 +34,10 @@ export function createClient<S extends SchemaDefinition>(options: ClientOptions<
      * The internal data functions of SPEC §4.2 (`create` … `deleteMany`, `getLatestJwks`,
      * `rotateKeys`); export them from the app's `auth` module.
      */
-    createAuthFunctions: (createAuth: (ctx: ActionCtx) => KeyManagingAuth, extra: { skipValidation?: boolean } = {}) => ({
+    createAuthFunctions: (
+      createAuth: (ctx: ActionCtx) => KeyManagingAuth,
+      extra: { skipValidation?: boolean } = {},
+    ) => ({
       ...createApi(options.schema, {
         internalMutation: options.internalMutation,
         triggers: options.triggers,

@@ -139,7 +139,11 @@ function acceptsNull(validator: Validator): boolean {
  * Better Auth writes `null` for "no value" (e.g. `banReason: null` on unban); fields that cannot
  * hold null lose the value instead. `undefined` in an update removes the field (patch semantics).
  */
-function withoutNulls(shape: TableShape, data: Record<string, unknown>, forUpdate: boolean): Record<string, unknown> {
+function withoutNulls(
+  shape: TableShape,
+  data: Record<string, unknown>,
+  forUpdate: boolean,
+): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(data ?? {})) {
     if (key === "_id" || key === "_creationTime") continue; // the database owns these
@@ -176,7 +180,9 @@ async function checkUnique(
     if (value === undefined || value === null) continue;
     const other = await findFirst(ctx.db, model, shape, [{ field, value: value as string, operator: "eq" }]);
     if (other && other._id !== selfId) {
-      throw new ServiceError("CONFLICT", `A ${model} with this ${field} already exists`, { data: { model, field } });
+      throw new ServiceError("CONFLICT", `A ${model} with this ${field} already exists`, {
+        data: { model, field },
+      });
     }
   }
 }
@@ -201,7 +207,11 @@ export async function dbCreate(ctx: AnyCtx, config: DataConfig, args: CreateArgs
   if (triggers.beforeCreate) {
     const replaced = await triggers.beforeCreate(writer, data as any);
     if (replaced !== undefined && replaced !== null) {
-      if (!isObject(replaced)) throw new ServiceError("BAD_REQUEST", `beforeCreate of "${args.model}" must return an object or nothing`);
+      if (!isObject(replaced))
+        throw new ServiceError(
+          "BAD_REQUEST",
+          `beforeCreate of "${args.model}" must return an object or nothing`,
+        );
       data = withoutNulls(shape, replaced, false);
     }
   }
@@ -213,7 +223,11 @@ export async function dbCreate(ctx: AnyCtx, config: DataConfig, args: CreateArgs
 }
 
 /** The first matching document, or null. */
-export async function dbFindOne(ctx: AnyCtx, config: DataConfig, args: FindOneArgs): Promise<StoredDoc | null> {
+export async function dbFindOne(
+  ctx: AnyCtx,
+  config: DataConfig,
+  args: FindOneArgs,
+): Promise<StoredDoc | null> {
   const shape = shapeOf(config, args.model);
   return project(await findFirst(ctx.db, args.model, shape, args.where), args.select);
 }
@@ -244,7 +258,8 @@ async function updateDoc(
   if (triggers.beforeUpdate) {
     const replaced = await triggers.beforeUpdate(ctx, doc, patch as any);
     if (replaced !== undefined && replaced !== null) {
-      if (!isObject(replaced)) throw new ServiceError("BAD_REQUEST", `beforeUpdate of "${model}" must return an object or nothing`);
+      if (!isObject(replaced))
+        throw new ServiceError("BAD_REQUEST", `beforeUpdate of "${model}" must return an object or nothing`);
       patch = withoutNulls(shape, replaced, true);
     }
   }
@@ -260,7 +275,11 @@ function checkUpdate(update: unknown): asserts update is Record<string, unknown>
 }
 
 /** Updates the first matching document; returns it updated, or null when none matched. */
-export async function dbUpdateOne(ctx: AnyCtx, config: DataConfig, args: UpdateArgs): Promise<StoredDoc | null> {
+export async function dbUpdateOne(
+  ctx: AnyCtx,
+  config: DataConfig,
+  args: UpdateArgs,
+): Promise<StoredDoc | null> {
   const shape = shapeOf(config, args.model);
   const writer = requireWriter(ctx, "update", args.model);
   checkUpdate(args.update);
@@ -278,7 +297,12 @@ export async function dbUpdateMany(ctx: AnyCtx, config: DataConfig, args: Update
   return docs.length;
 }
 
-async function deleteDoc(ctx: MutationCtx<any>, config: DataConfig, model: string, doc: StoredDoc): Promise<void> {
+async function deleteDoc(
+  ctx: MutationCtx<any>,
+  config: DataConfig,
+  model: string,
+  doc: StoredDoc,
+): Promise<void> {
   const triggers = triggersOf(config, model);
   if (triggers.beforeDelete) await triggers.beforeDelete(ctx, doc);
   await ctx.db.delete(model, doc._id);
@@ -305,14 +329,24 @@ export async function dbDeleteMany(ctx: AnyCtx, config: DataConfig, args: Delete
 
 // ------------------------------------------------------------------------------------ validators
 
-const whereValue = v.union(v.string(), v.number(), v.boolean(), v.null(), v.array(v.string()), v.array(v.number()));
+const whereValue = v.union(
+  v.string(),
+  v.number(),
+  v.boolean(),
+  v.null(),
+  v.array(v.string()),
+  v.array(v.number()),
+);
 const whereClause = v.object({
   field: v.string(),
   value: whereValue,
   operator: v.optional(v.union(...WHERE_OPERATORS.map((op) => v.literal(op)))),
   connector: v.optional(v.union(v.literal("AND"), v.literal("OR"))),
 });
-const sortByValidator = v.object({ field: v.string(), direction: v.union(v.literal("asc"), v.literal("desc")) });
+const sortByValidator = v.object({
+  field: v.string(),
+  direction: v.union(v.literal("asc"), v.literal("desc")),
+});
 
 /** `field` that may also be null (Better Auth's "no value"), optional when `optional`. */
 function nullable(validator: Validator, optional: boolean): Validator {
@@ -343,8 +377,18 @@ interface ArgValidators {
 
 function argValidators(config: DataConfig, skipValidation: boolean): ArgValidators {
   if (skipValidation) {
-    const loose = { model: v.string(), data: v.optional(v.any()), where: v.optional(v.any()), update: v.optional(v.any()) };
-    const rest = { select: v.optional(v.any()), sortBy: v.optional(v.any()), limit: v.optional(v.any()), offset: v.optional(v.any()) };
+    const loose = {
+      model: v.string(),
+      data: v.optional(v.any()),
+      where: v.optional(v.any()),
+      update: v.optional(v.any()),
+    };
+    const rest = {
+      select: v.optional(v.any()),
+      sortBy: v.optional(v.any()),
+      limit: v.optional(v.any()),
+      offset: v.optional(v.any()),
+    };
     const all = { ...loose, ...rest };
     return { create: all, findOne: all, findMany: all, count: all, update: all, remove: all };
   }
@@ -431,9 +475,15 @@ export interface AuthFunctions {
  */
 export function createApi<S extends SchemaDefinition>(schema: S, options: CreateApiOptions<S> = {}): AuthApi {
   const builders = functionsFor(schema);
-  const mutation = (options.internalMutation ?? builders.internalMutation) as FunctionBuilders<any>["internalMutation"];
+  const mutation = (options.internalMutation ??
+    builders.internalMutation) as FunctionBuilders<any>["internalMutation"];
   const query = builders.internalQuery as FunctionBuilders<any>["internalQuery"];
-  const config: DataConfig = { schema, triggers: options.triggers, uniqueFields: options.uniqueFields, models: options.models };
+  const config: DataConfig = {
+    schema,
+    triggers: options.triggers,
+    uniqueFields: options.uniqueFields,
+    models: options.models,
+  };
   const skip = options.skipValidation ?? false;
   const args = argValidators(config, skip);
   const checked = <A extends { model: string; data?: unknown; update?: unknown }>(a: A): A => {
@@ -445,8 +495,14 @@ export function createApi<S extends SchemaDefinition>(schema: S, options: Create
     findOne: query({ args: args.findOne, handler: (ctx, a: any) => dbFindOne(ctx, config, a) }),
     findMany: query({ args: args.findMany, handler: (ctx, a: any) => dbFindMany(ctx, config, a) }),
     count: query({ args: args.count, handler: (ctx, a: any) => dbCount(ctx, config, a) }),
-    updateOne: mutation({ args: args.update, handler: (ctx, a: any) => dbUpdateOne(ctx, config, checked(a)) }),
-    updateMany: mutation({ args: args.update, handler: (ctx, a: any) => dbUpdateMany(ctx, config, checked(a)) }),
+    updateOne: mutation({
+      args: args.update,
+      handler: (ctx, a: any) => dbUpdateOne(ctx, config, checked(a)),
+    }),
+    updateMany: mutation({
+      args: args.update,
+      handler: (ctx, a: any) => dbUpdateMany(ctx, config, checked(a)),
+    }),
     deleteOne: mutation({ args: args.remove, handler: (ctx, a: any) => dbDeleteOne(ctx, config, a) }),
     deleteMany: mutation({ args: args.remove, handler: (ctx, a: any) => dbDeleteMany(ctx, config, a) }),
   } as unknown as AuthApi;

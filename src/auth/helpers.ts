@@ -48,7 +48,10 @@ export async function getSession(ctx: IdentityCtx): Promise<SessionDocument | nu
   if (ctx.db) {
     const doc = await ctx.db.get("session", identity.sessionId);
     if (!doc || !(Number(doc.expiresAt) > Date.now())) return null;
-    return { ...doc, activeOrganizationId: (doc.activeOrganizationId as string | undefined) ?? null } as SessionDocument;
+    return {
+      ...doc,
+      activeOrganizationId: (doc.activeOrganizationId as string | undefined) ?? null,
+    } as SessionDocument;
   }
   return {
     _id: identity.sessionId,

@@ -43,7 +43,10 @@ function withExposedCookies(response: Response): Response {
 }
 
 /** Middleware serving the auth endpoints under `basePath` with an auth instance per request. */
-export function authMiddleware(createAuth: CreateAuth, options: { basePath?: string } = {}): MiddlewareHandler<HttpEnv> {
+export function authMiddleware(
+  createAuth: CreateAuth,
+  options: { basePath?: string } = {},
+): MiddlewareHandler<HttpEnv> {
   const basePath = options.basePath ?? DEFAULT_BASE_PATH;
   return async (c, next) => {
     const path = c.req.path;
@@ -68,7 +71,11 @@ export function corsRule(env: EnvReader) {
  * The platform HTTP routes: cross-origin rule, auth middleware, then the application's router.
  * `app` handlers get the action ctx as `c.env`.
  */
-export function authHttpRouter(options: { createAuth: CreateAuth; app?: Hono<HttpEnv>; basePath?: string }): HttpRoutes {
+export function authHttpRouter(options: {
+  createAuth: CreateAuth;
+  app?: Hono<HttpEnv>;
+  basePath?: string;
+}): HttpRoutes {
   const router = new Hono<HttpEnv>();
   router.use(authMiddleware(options.createAuth, { basePath: options.basePath }));
   if (options.app) router.route("/", options.app);

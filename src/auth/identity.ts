@@ -27,7 +27,8 @@ export const resolveIdentity: IdentityResolver = async (claims, ctx): Promise<Au
   }
   const user = await ctx.db.get("user", userId);
   if (!user) throw unauthorized("User not found");
-  if (isBanned(user as { banned?: unknown; banExpires?: unknown })) throw new ServiceError("ACCOUNT_BANNED", BANNED_MESSAGE);
+  if (isBanned(user as { banned?: unknown; banExpires?: unknown }))
+    throw new ServiceError("ACCOUNT_BANNED", BANNED_MESSAGE);
   const session = await ctx.db.get("session", sessionId);
   if (!session || session.userId !== userId) throw unauthorized("Session not found");
   const expiresAt = Number(session.expiresAt);

@@ -26,9 +26,12 @@ export function parseStoredJwks(value: string): StoredJwk[] {
   try {
     rows = JSON.parse(value);
   } catch {
-    throw new Error("JWKS is not valid JSON; run `npm run cli -- run auth:getLatestJwks` and store its output in JWKS");
+    throw new Error(
+      "JWKS is not valid JSON; run `npm run cli -- run auth:getLatestJwks` and store its output in JWKS",
+    );
   }
-  if (!Array.isArray(rows) || rows.length === 0) throw new Error("JWKS must be a non-empty JSON array of keys");
+  if (!Array.isArray(rows) || rows.length === 0)
+    throw new Error("JWKS must be a non-empty JSON array of keys");
   const out = rows.map((r, i) => {
     if (
       typeof r !== "object" ||
@@ -40,7 +43,13 @@ export function parseStoredJwks(value: string): StoredJwk[] {
       throw new Error(`JWKS key ${i} lacks id, publicKey or privateKey`);
     }
     const createdAt = typeof r.createdAt === "number" ? r.createdAt : Date.parse(String(r.createdAt));
-    return { id: r.id, publicKey: r.publicKey, privateKey: r.privateKey, createdAt, alg: r.alg ?? DEFAULT_ALG };
+    return {
+      id: r.id,
+      publicKey: r.publicKey,
+      privateKey: r.privateKey,
+      createdAt,
+      alg: r.alg ?? DEFAULT_ALG,
+    };
   });
   if (parsedCache.size > 16) parsedCache.clear();
   parsedCache.set(value, out);
@@ -64,7 +73,15 @@ export function publicJwksOf(value: string): string {
 }
 
 /** Serializes key rows (e.g. from the `jwks` table) into the `JWKS` variable's format. */
-export function serializeJwks(rows: { id: string; publicKey: string; privateKey: string; createdAt: number | Date; alg?: string | null }[]): string {
+export function serializeJwks(
+  rows: {
+    id: string;
+    publicKey: string;
+    privateKey: string;
+    createdAt: number | Date;
+    alg?: string | null;
+  }[],
+): string {
   return JSON.stringify(
     rows.map((r) => ({
       id: r.id,

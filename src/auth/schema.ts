@@ -7,7 +7,13 @@
  * no index beyond the ones below; every Better Auth lookup (email, token, userId, accountId,
  * identifier) has its index.
  */
-import { defineEnt, defineEntSchema, defineSchema, defineTable, type TableDefinition } from "service-auth/server";
+import {
+  defineEnt,
+  defineEntSchema,
+  defineSchema,
+  defineTable,
+  type TableDefinition,
+} from "service-auth/server";
 import { type PropertyValidators, v } from "service-auth/values";
 
 /** Names of the auth tables (Better Auth's default model names). */
@@ -120,16 +126,18 @@ type FieldsOf<X> = X extends { fields: infer F extends PropertyValidators } ? F 
 type IndexesOf<X> = X extends { indexes: infer I extends Record<string, readonly string[]> }
   ? { [K in keyof I]: [...I[K]] }
   : {};
-type Extended<T, X> = T extends TableDefinition<infer F, infer I>
-  ? TableDefinition<F & FieldsOf<X>, I & IndexesOf<X>>
-  : never;
+type Extended<T, X> =
+  T extends TableDefinition<infer F, infer I> ? TableDefinition<F & FieldsOf<X>, I & IndexesOf<X>> : never;
 
 /** The plain auth tables with an application's extensions applied. */
 export type ExtendedAuthTables<E extends Extensions> = {
   [K in AuthTableName]: Extended<(typeof authTables)[K], E[K]>;
 };
 
-function applyExtension<T extends TableDefinition<any, any>>(table: T, ext: AuthTableExtension | undefined): T {
+function applyExtension<T extends TableDefinition<any, any>>(
+  table: T,
+  ext: AuthTableExtension | undefined,
+): T {
   if (!ext) return table;
   let out: TableDefinition<any, any> = ext.fields ? table.extend(ext.fields) : table;
   for (const [name, fields] of Object.entries(ext.indexes ?? {})) out = out.index(name, [...fields] as any);
@@ -155,7 +163,9 @@ export function defineAuthEnts(extensions?: Extensions): typeof authEnts {
     const ext = extensions?.[name];
     if (ext?.fields) {
       // An entity keeps its edges; only its table gains fields.
-      ent = Object.assign(Object.create(Object.getPrototypeOf(ent)), ent, { table: ent.table.extend(ext.fields) });
+      ent = Object.assign(Object.create(Object.getPrototypeOf(ent)), ent, {
+        table: ent.table.extend(ext.fields),
+      });
     }
     for (const [index, fields] of Object.entries(ext?.indexes ?? {})) ent = ent.index(index, [...fields]);
     out[name] = ent;

@@ -151,13 +151,19 @@ export function matchesClause(doc: Record<string, unknown>, clause: WhereClause)
 
 function asList(clause: WhereClause): unknown[] {
   if (!Array.isArray(clause.value)) {
-    throw new ServiceError("BAD_REQUEST", `where: "${clause.operator}" on "${clause.field}" needs an array value`);
+    throw new ServiceError(
+      "BAD_REQUEST",
+      `where: "${clause.operator}" on "${clause.field}" needs an array value`,
+    );
   }
   return clause.value;
 }
 
 /** True when `doc` satisfies the whole where (left fold of the connectors; empty matches all). */
-export function matchesWhere(doc: Record<string, unknown>, where: readonly WhereClause[] | undefined): boolean {
+export function matchesWhere(
+  doc: Record<string, unknown>,
+  where: readonly WhereClause[] | undefined,
+): boolean {
   if (!where || where.length === 0) return true;
   let result = matchesClause(doc, where[0]);
   for (let i = 1; i < where.length; i++) {
@@ -169,11 +175,17 @@ export function matchesWhere(doc: Record<string, unknown>, where: readonly Where
 }
 
 /** Checks operators, array values and field names up front, so bad input is a typed error, not a wrong answer. */
-export function checkWhere(table: string, shape: TableShape, where: readonly WhereClause[] | undefined): void {
+export function checkWhere(
+  table: string,
+  shape: TableShape,
+  where: readonly WhereClause[] | undefined,
+): void {
   for (const clause of where ?? []) {
-    if (typeof clause?.field !== "string") throw new ServiceError("BAD_REQUEST", "where: every clause needs a field");
+    if (typeof clause?.field !== "string")
+      throw new ServiceError("BAD_REQUEST", "where: every clause needs a field");
     const op = clause.operator ?? "eq";
-    if (!WHERE_OPERATORS.includes(op)) throw new ServiceError("BAD_REQUEST", `where: unknown operator "${op}"`);
+    if (!WHERE_OPERATORS.includes(op))
+      throw new ServiceError("BAD_REQUEST", `where: unknown operator "${op}"`);
     if ((op === "in" || op === "not_in") && !Array.isArray(clause.value)) {
       throw new ServiceError("BAD_REQUEST", `where: "${op}" on "${clause.field}" needs an array value`);
     }
@@ -234,7 +246,12 @@ export interface Plan {
 
 /** The platform's creation-time index, usable for `_creationTime` clauses like any declared index. */
 const CREATION_INDEX = { name: "by_creation_time", fields: ["_creationTime"] };
-const FULL_SCAN: Source = { kind: "index", index: "by_creation_time", fields: ["_creationTime", "_id"], ranges: [{ eq: [] }] };
+const FULL_SCAN: Source = {
+  kind: "index",
+  index: "by_creation_time",
+  fields: ["_creationTime", "_id"],
+  ranges: [{ eq: [] }],
+};
 
 /** Values a clause pins its field to (null stands for null and missing), or null when it does not. */
 function pinnedValues(clause: WhereClause): unknown[] | null {
@@ -337,14 +354,23 @@ function planConjunction(shape: TableShape, leaves: WhereClause[], sortBy?: Sort
     // Prefer the index that also yields the requested order.
     if (sortBy && next === sortBy.field && ranges.length === 1) score += 1;
     if (!best || score > best.score) {
-      best = { source: { kind: "index", index: index.name, fields: index.fields, ranges }, consumed, score, nextField: next };
+      best = {
+        source: { kind: "index", index: index.name, fields: index.fields, ranges },
+        consumed,
+        score,
+        nextField: next,
+      };
     }
   }
   return best;
 }
 
 /** A plan for the whole where. */
-function planExpr(shape: TableShape, expr: Expr, sortBy?: SortBy): { sources: Source[]; exact: boolean; nextField?: string } | null {
+function planExpr(
+  shape: TableShape,
+  expr: Expr,
+  sortBy?: SortBy,
+): { sources: Source[]; exact: boolean; nextField?: string } | null {
   if (expr.kind === "leaf" || expr.kind === "and") {
     const items = expr.kind === "leaf" ? [expr] : expr.items;
     const leaves = items.flatMap((e) => (e.kind === "leaf" ? [e.clause] : []));
@@ -372,11 +398,20 @@ function planExpr(shape: TableShape, expr: Expr, sortBy?: SortBy): { sources: So
 }
 
 /** Chooses how to read the documents matching `where`, in `sortBy` order when an index gives it. */
-export function planWhere(shape: TableShape, where: readonly WhereClause[] | undefined, sortBy?: SortBy): Plan {
+export function planWhere(
+  shape: TableShape,
+  where: readonly WhereClause[] | undefined,
+  sortBy?: SortBy,
+): Plan {
   if (!where || where.length === 0) {
     if (sortBy) {
       const index = shape.indexes.find((i) => i.fields[0] === sortBy.field);
-      if (index) return { sources: [{ kind: "index", index: index.name, fields: index.fields, ranges: [{ eq: [] }] }], exact: true, sorted: true };
+      if (index)
+        return {
+          sources: [{ kind: "index", index: index.name, fields: index.fields, ranges: [{ eq: [] }] }],
+          exact: true,
+          sorted: true,
+        };
       if (sortBy.field === "_creationTime") return { sources: [FULL_SCAN], exact: true, sorted: true };
     }
     return { sources: [FULL_SCAN], exact: true, sorted: !sortBy };
@@ -385,11 +420,23 @@ export function planWhere(shape: TableShape, where: readonly WhereClause[] | und
   if (!planned) {
     // Nothing narrows the read; scanning in sortBy order at least lets it stop at offset + limit.
     const index = sortBy && shape.indexes.find((i) => i.fields[0] === sortBy.field);
-    if (index) return { sources: [{ kind: "index", index: index.name, fields: index.fields, ranges: [{ eq: [] }] }], exact: false, sorted: true };
+    if (index)
+      return {
+        sources: [{ kind: "index", index: index.name, fields: index.fields, ranges: [{ eq: [] }] }],
+        exact: false,
+        sorted: true,
+      };
     return { sources: [FULL_SCAN], exact: false, sorted: !sortBy || sortBy.field === "_creationTime" };
   }
-  const single = planned.sources.length === 1 && planned.sources[0].kind === "index" && planned.sources[0].ranges.length === 1;
-  return { sources: planned.sources, exact: planned.exact, sorted: single && (!sortBy || planned.nextField === sortBy.field) };
+  const single =
+    planned.sources.length === 1 &&
+    planned.sources[0].kind === "index" &&
+    planned.sources[0].ranges.length === 1;
+  return {
+    sources: planned.sources,
+    exact: planned.exact,
+    sorted: single && (!sortBy || planned.nextField === sortBy.field),
+  };
 }
 
 // ------------------------------------------------------------------------------------ execution
@@ -414,7 +461,8 @@ export interface FindOptions {
 function checkWindow(options: FindOptions): { offset: number; limit: number } {
   const offset = options.offset ?? 0;
   const limit = options.limit ?? Number.POSITIVE_INFINITY;
-  if (!Number.isInteger(offset) || offset < 0) throw new ServiceError("BAD_REQUEST", "offset must be a non-negative integer");
+  if (!Number.isInteger(offset) || offset < 0)
+    throw new ServiceError("BAD_REQUEST", "offset must be a non-negative integer");
   if (limit !== Number.POSITIVE_INFINITY && (!Number.isInteger(limit) || limit < 0)) {
     throw new ServiceError("BAD_REQUEST", "limit must be a non-negative integer");
   }
@@ -456,17 +504,27 @@ async function readSource(
   const out: Doc[] = [];
   for (const range of source.ranges) {
     if (out.length >= max) break;
-    let query = db.query(table).withIndex(source.index as any, rangeBuilder(source.fields, range)).order(order);
+    let query = db
+      .query(table)
+      .withIndex(source.index as any, rangeBuilder(source.fields, range))
+      .order(order);
     // When the ranges are exactly the matches, no filter: the read then stops at exactly `max` rows.
     if (where?.length && !exact) query = query.filter(match as any);
     const left = max - out.length;
-    out.push(...((left === Number.POSITIVE_INFINITY ? await query.collect() : await query.take(left)) as Doc[]));
+    out.push(
+      ...((left === Number.POSITIVE_INFINITY ? await query.collect() : await query.take(left)) as Doc[]),
+    );
   }
   return out;
 }
 
 /** The matching documents of `table`, sorted, windowed by offset/limit; reads no more rows than the plan needs. */
-export async function findDocs(db: DatabaseReader<any>, table: string, shape: TableShape, options: FindOptions): Promise<Doc[]> {
+export async function findDocs(
+  db: DatabaseReader<any>,
+  table: string,
+  shape: TableShape,
+  options: FindOptions,
+): Promise<Doc[]> {
   const { offset, limit } = checkWindow(options);
   if (limit === 0) return [];
   checkWhere(table, shape, options.where);
@@ -477,7 +535,15 @@ export async function findDocs(db: DatabaseReader<any>, table: string, shape: Ta
   const wanted = offset + limit;
   if (plan.sorted) {
     // One index read already in the requested order: stop after offset + limit matches.
-    const docs = await readSource(db, table, plan.sources[0], options.where, wanted, options.sortBy?.direction ?? "asc", plan.exact);
+    const docs = await readSource(
+      db,
+      table,
+      plan.sources[0],
+      options.where,
+      wanted,
+      options.sortBy?.direction ?? "asc",
+      plan.exact,
+    );
     return docs.slice(offset, wanted);
   }
   // Unordered or merged reads: every match is needed before sorting; without sortBy any window will do.
@@ -486,7 +552,8 @@ export async function findDocs(db: DatabaseReader<any>, table: string, shape: Ta
   for (const source of plan.sources) {
     if (byId.size >= max) break;
     // Each source reads up to `max` itself: its first rows may be duplicates of an earlier source's.
-    for (const doc of await readSource(db, table, source, options.where, max, "asc", plan.exact)) byId.set(doc._id, doc);
+    for (const doc of await readSource(db, table, source, options.where, max, "asc", plan.exact))
+      byId.set(doc._id, doc);
   }
   let docs = [...byId.values()];
   if (options.sortBy) docs = sortDocs(docs, options.sortBy);
@@ -521,7 +588,10 @@ export async function countDocs(
     for (const source of plan.sources) {
       if (source.kind !== "index") continue;
       for (const range of source.ranges) {
-        total += await db.query(table).withIndex(source.index as any, rangeBuilder(source.fields, range)).count();
+        total += await db
+          .query(table)
+          .withIndex(source.index as any, rangeBuilder(source.fields, range))
+          .count();
       }
     }
     return total;

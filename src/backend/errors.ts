@@ -53,7 +53,12 @@ export class ServiceError extends Error {
 export class ValidationError extends ServiceError {
   readonly path: string;
   readonly expected: string;
-  constructor(code: "INVALID_ARGUMENTS" | "SCHEMA_VIOLATION", path: string, expected: string, detail: string) {
+  constructor(
+    code: "INVALID_ARGUMENTS" | "SCHEMA_VIOLATION",
+    path: string,
+    expected: string,
+    detail: string,
+  ) {
     super(code, detail, { data: { path, expected } });
     this.path = path;
     this.expected = expected;

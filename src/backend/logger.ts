@@ -12,7 +12,8 @@ function redact(value: unknown, depth = 0): unknown {
   if (value === null || typeof value !== "object" || depth > 4) return value;
   if (Array.isArray(value)) return value.map((v) => redact(v, depth + 1));
   const out: LogFields = {};
-  for (const [k, v] of Object.entries(value)) out[k] = SECRET_KEYS.test(k) ? "[redacted]" : redact(v, depth + 1);
+  for (const [k, v] of Object.entries(value))
+    out[k] = SECRET_KEYS.test(k) ? "[redacted]" : redact(v, depth + 1);
   return out;
 }
 
@@ -26,7 +27,12 @@ function threshold(): number {
 
 function write(level: Level, message: string, fields?: LogFields): void {
   if (LEVELS[level] < threshold()) return;
-  const line = { t: new Date().toISOString(), level, msg: message, ...(fields ? (redact(fields) as LogFields) : {}) };
+  const line = {
+    t: new Date().toISOString(),
+    level,
+    msg: message,
+    ...(fields ? (redact(fields) as LogFields) : {}),
+  };
   process.stderr.write(`${JSON.stringify(line)}\n`);
 }
 

@@ -3,12 +3,14 @@
  * snapshots and mutations in write transactions, authenticates callers (step 1 via the JWT
  * verifier, step 2 via the installed identity resolver) and publishes every commit's write set.
  */
-import { createJwtVerifier, type JwtProviderConfig, type JwtVerifier } from "./auth/jwt-verifier.ts";
-import { TokenError } from "./auth/jwks-source.ts";
+
 import { IdentityCache } from "./auth/identity-cache.ts";
+import { TokenError } from "./auth/jwks-source.ts";
+import { createJwtVerifier, type JwtProviderConfig, type JwtVerifier } from "./auth/jwt-verifier.ts";
 import { Catalog } from "./db/catalog.ts";
 import { DatabaseReaderImpl, DatabaseWriterImpl } from "./db/database.ts";
 import { type Commit, type DocumentWrite, emptyReadSet, type ReadSet } from "./db/read-write-sets.ts";
+import { EnvStore } from "./env/store.ts";
 import { ServiceError } from "./errors.ts";
 import type {
   ActionCtx,
@@ -23,12 +25,11 @@ import type {
 } from "./functions/define.ts";
 import { isRegisteredFunction } from "./functions/define.ts";
 import { type FunctionReference, functionPath } from "./functions/references.ts";
+import { logger } from "./logger.ts";
 import type { SchemaDefinition } from "./schema.ts";
 import { decodeWrites, encodeWrites } from "./storage/commit-payload.ts";
 import type { ReadTransaction, StorageEngine } from "./storage/engine.ts";
 import { validate } from "./values/validate.ts";
-import { EnvStore } from "./env/store.ts";
-import { logger } from "./logger.ts";
 
 /**
  * Step 2 of authentication, installed by an auth integration: given the verified claims, confirm
@@ -121,7 +122,9 @@ export class Backend {
   configureAuth(): void {
     if (!this.authSource) return;
     this.authConfig = typeof this.authSource === "function" ? this.authSource(this.env) : this.authSource;
-    this.verifier = this.authConfig.providers.length ? createJwtVerifier(this.authConfig.providers) : undefined;
+    this.verifier = this.authConfig.providers.length
+      ? createJwtVerifier(this.authConfig.providers)
+      : undefined;
     // New key set or settings: nothing verified under the old ones may be reused.
     this.identities.clear();
   }
@@ -230,8 +233,20 @@ export class Backend {
     const claims = await this.verifyToken(token);
     const readSet = emptyReadSet();
     const db = new DatabaseReaderImpl(this.catalog, tx, readSet);
-    const identity = await this.resolve(claims, { db, auth: staticAuth(null, token), meta: caller.meta ?? {}, env: this.env });
-    this.identities.set(token, identity, readSet, typeof claims.exp === "number" ? claims.exp : undefined, since, epoch);
+    const identity = await this.resolve(claims, {
+      db,
+      auth: staticAuth(null, token),
+      meta: caller.meta ?? {},
+      env: this.env,
+    });
+    this.identities.set(
+      token,
+      identity,
+      readSet,
+      typeof claims.exp === "number" ? claims.exp : undefined,
+      since,
+      epoch,
+    );
     return identity;
   }
 
@@ -259,17 +274,29 @@ export class Backend {
     return this.engine.read(async (tx) => {
       // Identity reads are not part of the query's read set: the connection watches them itself.
       // An anonymous caller skips the call (and its await): nothing to resolve.
-      const identity = caller.token || caller.identity !== undefined || caller.lazyIdentity ? await this.identityFor(caller, tx) : null;
+      const identity =
+        caller.token || caller.identity !== undefined || caller.lazyIdentity
+          ? await this.identityFor(caller, tx)
+          : null;
       const readSet = into ?? emptyReadSet();
       const db = new DatabaseReaderImpl(this.catalog, tx, readSet);
-      const ctx: QueryCtx = { db, auth: staticAuth(identity, caller.token ?? null), meta: caller.meta ?? {}, env: this.env };
+      const ctx: QueryCtx = {
+        db,
+        auth: staticAuth(identity, caller.token ?? null),
+        meta: caller.meta ?? {},
+        env: this.env,
+      };
       const value = await fn.handler(ctx, parsed);
       return { value: value === undefined ? null : value, readSet };
     });
   }
 
   /** Runs a mutation as one transaction; publishes its write set after the commit. */
-  async runMutation(ref: FunctionReference | string, args: unknown, caller: Caller = {}): Promise<{ value: unknown; sequence: number }> {
+  async runMutation(
+    ref: FunctionReference | string,
+    args: unknown,
+    caller: Caller = {},
+  ): Promise<{ value: unknown; sequence: number }> {
     const fn = this.lookup(functionPath(ref), "mutation", caller.allowInternal);
     const parsed = this.args(fn, args);
     let writes: DocumentWrite[] = [];
@@ -278,7 +305,12 @@ export class Backend {
       const readSet = emptyReadSet();
       const identity = await this.identityFor(caller, tx);
       const db = new DatabaseWriterImpl(this.catalog, tx, readSet, writes);
-      const ctx: MutationCtx = { db, auth: staticAuth(identity, caller.token ?? null), meta: caller.meta ?? {}, env: this.env };
+      const ctx: MutationCtx = {
+        db,
+        auth: staticAuth(identity, caller.token ?? null),
+        meta: caller.meta ?? {},
+        env: this.env,
+      };
       return fn.handler(ctx, parsed);
     });
     if (writes.length) this.committed(writes);

@@ -102,7 +102,11 @@ export type DataModelOf<S extends SchemaDefinition> = {
 /** A data model with no static knowledge (used by untyped code paths). */
 export type GenericDataModel = Record<
   string,
-  { document: Record<string, any> & { _id: string; _creationTime: number }; fields: any; indexes: Record<string, string[]> }
+  {
+    document: Record<string, any> & { _id: string; _creationTime: number };
+    fields: any;
+    indexes: Record<string, string[]>;
+  }
 >;
 
 // ---------------------------------------------------------------------------------------------
@@ -111,7 +115,10 @@ export type GenericDataModel = Record<
 // inverse (one-to-many) side.
 
 /** An entity definition: a table plus its edges. Build it with {@link defineEnt}. */
-export class EntDefinition<F extends PropertyValidators = PropertyValidators, I extends Record<string, string[]> = {}> {
+export class EntDefinition<
+  F extends PropertyValidators = PropertyValidators,
+  I extends Record<string, string[]> = {},
+> {
   readonly table: TableDefinition<F, I>;
   readonly edgeDecls: { name: string; to: string; cardinality: "one" | "many"; field: string }[];
   constructor(table: TableDefinition<F, I>, edgeDecls: EntDefinition["edgeDecls"] = []) {
@@ -128,10 +135,13 @@ export class EntDefinition<F extends PropertyValidators = PropertyValidators, I 
       field as any,
       [field] as any,
     );
-    return new EntDefinition(table as unknown as TableDefinition<F & Record<`${T}Id`, ReturnType<typeof v.id<T>>>, I & Record<`${T}Id`, [`${T}Id`]>>, [
-      ...this.edgeDecls,
-      { name: to, to, cardinality: "one", field },
-    ]);
+    return new EntDefinition(
+      table as unknown as TableDefinition<
+        F & Record<`${T}Id`, ReturnType<typeof v.id<T>>>,
+        I & Record<`${T}Id`, [`${T}Id`]>
+      >,
+      [...this.edgeDecls, { name: to, to, cardinality: "one", field }],
+    );
   }
   /** Many `to` documents reference this entity through their field `ref`. */
   edges(name: string, options: { to: string; ref: string }) {

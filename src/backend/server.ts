@@ -2,11 +2,13 @@
  * Public server API of the platform (`service-auth/server`): schema, function builders, typed
  * references, errors, and starting a service. The auth integration uses only this entry point.
  */
-export { defineSchema, defineTable, defineEnt, defineEntSchema, TableDefinition } from "./schema.ts";
-export type { DataModelOf, DocOf, GenericDataModel, SchemaDefinition, EdgeDefinition } from "./schema.ts";
-export { functionsFor, customMutation, isRegisteredFunction } from "./functions/define.ts";
-export { Triggers } from "./functions/triggers.ts";
-export type { Change, Trigger } from "./functions/triggers.ts";
+
+export type { JwtProviderConfig } from "./auth/jwt-verifier.ts";
+export type { DatabaseReader, DatabaseWriter } from "./db/database.ts";
+export type { IndexRangeBuilder, PaginationOptions, PaginationResult, Query } from "./db/query.ts";
+export { EnvStore, parseEnvFile } from "./env/store.ts";
+export type { ErrorCode } from "./errors.ts";
+export { AppError, isServiceError, ServiceError, ValidationError } from "./errors.ts";
 export type {
   ActionCtx,
   Auth,
@@ -19,20 +21,19 @@ export type {
   RequestMeta,
   UserIdentity,
 } from "./functions/define.ts";
-export { anyApi, functionPath, makeReference } from "./functions/references.ts";
+export { customMutation, functionsFor, isRegisteredFunction } from "./functions/define.ts";
 export type { ApiOf, FunctionReference, InternalApiOf } from "./functions/references.ts";
-export type { DatabaseReader, DatabaseWriter } from "./db/database.ts";
-export type { Query, IndexRangeBuilder, PaginationOptions, PaginationResult } from "./db/query.ts";
-export { ServiceError, AppError, ValidationError, isServiceError } from "./errors.ts";
-export type { ErrorCode } from "./errors.ts";
-export { Backend } from "./runtime.ts";
-export type { AuthConfig, IdentityResolver, Caller, Authenticated } from "./runtime.ts";
-export type { JwtProviderConfig } from "./auth/jwt-verifier.ts";
-export { startService } from "./service.ts";
-export type { RunningService, ServiceOptions } from "./service.ts";
+export { anyApi, functionPath, makeReference } from "./functions/references.ts";
+export type { Change, Trigger } from "./functions/triggers.ts";
+export { Triggers } from "./functions/triggers.ts";
 export type { HttpRoutes } from "./http/app.ts";
 export { bearerToken } from "./http/app.ts";
-export { EnvStore, parseEnvFile } from "./env/store.ts";
 export { logger } from "./logger.ts";
+export type { AuthConfig, Authenticated, Caller, IdentityResolver } from "./runtime.ts";
+export { Backend } from "./runtime.ts";
+export type { DataModelOf, DocOf, EdgeDefinition, GenericDataModel, SchemaDefinition } from "./schema.ts";
+export { defineEnt, defineEntSchema, defineSchema, defineTable, TableDefinition } from "./schema.ts";
+export type { RunningService, ServiceOptions } from "./service.ts";
+export { startService } from "./service.ts";
 export type { Id, Infer } from "./values/validators.ts";
 export { v } from "./values/validators.ts";

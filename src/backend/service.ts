@@ -2,12 +2,13 @@
  * One running service: storage engine + runtime + HTTP server (+ live sync, attached by the sync
  * module). This is what `npm start` and the tests start.
  */
-import { listenHttp, type RunningHttpServer } from "./http/node-server.ts";
+
 import type { HttpRoutes } from "./http/app.ts";
+import { listenHttp, type RunningHttpServer } from "./http/node-server.ts";
 import { logger } from "./logger.ts";
 import { Backend, type BackendOptions } from "./runtime.ts";
-import { openEngine } from "./storage/open.ts";
 import type { StorageEngine } from "./storage/engine.ts";
+import { openEngine } from "./storage/open.ts";
 import { attachSync, type SyncOptions } from "./sync/server.ts";
 
 export interface ServiceOptions extends Omit<BackendOptions, "engine"> {

@@ -116,7 +116,8 @@ export class BackendClient {
   ) {
     this.url = syncUrl(url);
     const WS = options.WebSocket ?? (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket;
-    if (!WS) throw new Error("No WebSocket implementation: pass options.WebSocket (e.g. from the ws package)");
+    if (!WS)
+      throw new Error("No WebSocket implementation: pass options.WebSocket (e.g. from the ws package)");
     this.WS = WS;
     this.connect();
   }
@@ -149,7 +150,16 @@ export class BackendClient {
     const listener: Listener = { onUpdate, onError };
     let q = this.live.get(key);
     if (!q) {
-      q = { id: this.nextId++, key, path, args: a, listeners: new Set(), hasValue: false, value: undefined, onServer: false };
+      q = {
+        id: this.nextId++,
+        key,
+        path,
+        args: a,
+        listeners: new Set(),
+        hasValue: false,
+        value: undefined,
+        onServer: false,
+      };
       this.live.set(key, q);
       this.liveById.set(q.id, q);
       if (this.ready) this.sendSubscribe(q);
@@ -300,7 +310,8 @@ export class BackendClient {
     if (code === 4001) {
       // Protocol version mismatch: retrying cannot help.
       this.close();
-      for (const q of this.live.values()) this.notifyError(q, new BackendError("UNSUPPORTED_VERSION", reason));
+      for (const q of this.live.values())
+        this.notifyError(q, new BackendError("UNSUPPORTED_VERSION", reason));
       return;
     }
     this.state = "reconnecting";
@@ -350,7 +361,8 @@ export class BackendClient {
   }
 
   private request(kind: Pending["kind"], path: string, args: unknown): Promise<any> {
-    if (this.state === "closed") return Promise.reject(new BackendError("CONNECTION_CLOSED", "Client closed"));
+    if (this.state === "closed")
+      return Promise.reject(new BackendError("CONNECTION_CLOSED", "Client closed"));
     const id = this.nextId++;
     const text = JSON.stringify({ type: kind, id, path, args: args ?? {} });
     return new Promise((resolve, reject) => {
@@ -395,7 +407,9 @@ export class BackendClient {
         // The server stopped every subscription of this connection.
         this.ready = false;
         for (const q of this.live.values()) q.onServer = false;
-        void this.onAuthError(new BackendError(m.code ?? "UNAUTHORIZED", m.message ?? "Unauthorized", m.data));
+        void this.onAuthError(
+          new BackendError(m.code ?? "UNAUTHORIZED", m.message ?? "Unauthorized", m.data),
+        );
         return;
       }
       case "update": {

@@ -52,9 +52,12 @@ export async function getRequestToken(headers: Headers, options: ServerAuthOptio
   }
   if (!cookies) return { token: null, setCookies: [] };
   const doFetch = options.fetch ?? fetch;
-  const res = await doFetch(`${options.url.replace(/\/+$/, "")}${options.basePath ?? "/api/auth"}/backend/token`, {
-    headers: { cookie: cookies },
-  });
+  const res = await doFetch(
+    `${options.url.replace(/\/+$/, "")}${options.basePath ?? "/api/auth"}/backend/token`,
+    {
+      headers: { cookie: cookies },
+    },
+  );
   if (res.status === 401 || res.status === 403) return { token: null, setCookies: [] };
   if (!res.ok) throw new Error(`token endpoint answered ${res.status}`);
   const body = (await res.json()) as { token?: string };
@@ -79,8 +82,12 @@ export interface FetchOptions {
   fetch?: typeof fetch;
 }
 
-
-async function call(kind: "query" | "mutation" | "action", ref: FunctionReference | string, args: unknown, options: FetchOptions) {
+async function call(
+  kind: "query" | "mutation" | "action",
+  ref: FunctionReference | string,
+  args: unknown,
+  options: FetchOptions,
+) {
   const doFetch = options.fetch ?? fetch;
   const headers: Record<string, string> = { "content-type": "application/json" };
   if (options.token) headers.authorization = `Bearer ${options.token}`;
@@ -89,21 +96,38 @@ async function call(kind: "query" | "mutation" | "action", ref: FunctionReferenc
     headers,
     body: JSON.stringify({ path: functionPath(ref), args: args ?? {} }),
   });
-  const body = (await res.json().catch(() => null)) as { status?: string; value?: unknown; code?: string; message?: string } | null;
+  const body = (await res.json().catch(() => null)) as {
+    status?: string;
+    value?: unknown;
+    code?: string;
+    message?: string;
+  } | null;
   if (body?.status === "success") return body.value;
   throw new BackendCallError(body?.code ?? "INTERNAL", body?.message ?? `HTTP ${res.status}`, res.status);
 }
 
 /** Runs a query over HTTP (one request per query, SPEC §1.8). */
-export function fetchQuery<R extends FunctionReference<"query">>(ref: R, args: R["_args"], options: FetchOptions): Promise<R["_returns"]> {
+export function fetchQuery<R extends FunctionReference<"query">>(
+  ref: R,
+  args: R["_args"],
+  options: FetchOptions,
+): Promise<R["_returns"]> {
   return call("query", ref, args, options) as Promise<R["_returns"]>;
 }
 
-export function fetchMutation<R extends FunctionReference<"mutation">>(ref: R, args: R["_args"], options: FetchOptions): Promise<R["_returns"]> {
+export function fetchMutation<R extends FunctionReference<"mutation">>(
+  ref: R,
+  args: R["_args"],
+  options: FetchOptions,
+): Promise<R["_returns"]> {
   return call("mutation", ref, args, options) as Promise<R["_returns"]>;
 }
 
-export function fetchAction<R extends FunctionReference<"action">>(ref: R, args: R["_args"], options: FetchOptions): Promise<R["_returns"]> {
+export function fetchAction<R extends FunctionReference<"action">>(
+  ref: R,
+  args: R["_args"],
+  options: FetchOptions,
+): Promise<R["_returns"]> {
   return call("action", ref, args, options) as Promise<R["_returns"]>;
 }
 

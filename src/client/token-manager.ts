@@ -26,7 +26,10 @@ export function decodeJwtTimes(token: string): { exp?: number; iat?: number } {
   try {
     const part = token.split(".")[1];
     if (!part) return {};
-    const b64 = part.replace(/-/g, "+").replace(/_/g, "/").padEnd(Math.ceil(part.length / 4) * 4, "=");
+    const b64 = part
+      .replace(/-/g, "+")
+      .replace(/_/g, "/")
+      .padEnd(Math.ceil(part.length / 4) * 4, "=");
     const payload = JSON.parse(atob(b64)) as { exp?: unknown; iat?: unknown };
     return {
       exp: typeof payload.exp === "number" ? payload.exp : undefined,

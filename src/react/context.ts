@@ -14,7 +14,10 @@ BackendContext.displayName = "BackendContext";
 /** The provider's client and auth state; throws outside a provider (a setup mistake, not a state). */
 export function useBackendContext(): BackendContextValue {
   const value = useContext(BackendContext);
-  if (!value) throw new Error("service-auth/react hooks must be used inside <BackendProvider> or <BackendAuthProvider>");
+  if (!value)
+    throw new Error(
+      "service-auth/react hooks must be used inside <BackendProvider> or <BackendAuthProvider>",
+    );
   return value;
 }
 

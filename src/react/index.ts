@@ -11,13 +11,14 @@
  * const send = useMutation(api.messages.send);
  * ```
  */
-export { BackendProvider, BackendAuthProvider } from "./provider.tsx";
-export type { BackendProviderProps, BackendAuthProviderProps } from "./provider.tsx";
+
 export type { BetterAuthClientLike } from "./better-auth-binding.ts";
 export { useBackendClient } from "./context.ts";
-export { useQuery, useQueryResult, usePreloadedQuery } from "./use-query.ts";
-export type { QueryArgsOrSkip, QueryResult } from "./use-query.ts";
-export { useMutation, useAction } from "./use-mutation.ts";
-export type { CallArgs, ReactCall } from "./use-mutation.ts";
-export { useAuth } from "./use-auth.ts";
+export type { BackendAuthProviderProps, BackendProviderProps } from "./provider.tsx";
+export { BackendAuthProvider, BackendProvider } from "./provider.tsx";
 export type { AuthState } from "./use-auth.ts";
+export { useAuth } from "./use-auth.ts";
+export type { CallArgs, ReactCall } from "./use-mutation.ts";
+export { useAction, useMutation } from "./use-mutation.ts";
+export type { QueryArgsOrSkip, QueryResult } from "./use-query.ts";
+export { usePreloadedQuery, useQuery, useQueryResult } from "./use-query.ts";

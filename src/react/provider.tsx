@@ -5,7 +5,7 @@
 import { type ReactNode, useEffect, useMemo, useState } from "react";
 import type { BackendClient } from "../client/client.ts";
 import { AuthStore, UNMANAGED_AUTH } from "./auth-store.ts";
-import { type BetterAuthClientLike, BetterAuthBinding } from "./better-auth-binding.ts";
+import { BetterAuthBinding, type BetterAuthClientLike } from "./better-auth-binding.ts";
 import { BackendContext } from "./context.ts";
 
 export interface BackendProviderProps {
@@ -37,7 +37,9 @@ export interface BackendAuthProviderProps extends BackendProviderProps {
  * hooks wait, so a query never runs as anonymous first and fails for lack of a user.
  */
 export function BackendAuthProvider({ client, authClient, children }: BackendAuthProviderProps): ReactNode {
-  const [auth] = useState(() => new AuthStore({ isLoading: true, isAuthenticated: false, identity: 0 }, true));
+  const [auth] = useState(
+    () => new AuthStore({ isLoading: true, isAuthenticated: false, identity: 0 }, true),
+  );
   useEffect(() => new BetterAuthBinding(client, authClient, auth).start(), [client, authClient, auth]);
   const value = useMemo(() => ({ client, auth }), [client, auth]);
   return <BackendContext.Provider value={value}>{children}</BackendContext.Provider>;

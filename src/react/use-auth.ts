@@ -17,6 +17,10 @@ export interface AuthState {
 export function useAuth(): AuthState {
   const { auth } = useBackendContext();
   if (!auth.managed) throw new Error("useAuth() needs <BackendAuthProvider>");
-  const { isLoading, isAuthenticated } = useSyncExternalStore(auth.subscribe, auth.getSnapshot, auth.getSnapshot);
+  const { isLoading, isAuthenticated } = useSyncExternalStore(
+    auth.subscribe,
+    auth.getSnapshot,
+    auth.getSnapshot,
+  );
   return { isLoading, isAuthenticated };
 }

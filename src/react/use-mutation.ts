@@ -1,8 +1,8 @@
 /** `useMutation` and `useAction`: stable callbacks that call the backend over the live connection. */
 import { useCallback } from "react";
 import type { FunctionReference } from "../backend/functions/references.ts";
-import { useBackendClient } from "./context.ts";
 import { functionPath } from "../client/function-path.ts";
+import { useBackendClient } from "./context.ts";
 
 type CallRef = FunctionReference<"mutation" | "action", "public">;
 

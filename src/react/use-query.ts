@@ -9,9 +9,9 @@
 import { useEffect, useMemo, useRef, useSyncExternalStore } from "react";
 import type { FunctionReference } from "../backend/functions/references.ts";
 import type { BackendError } from "../client/client.ts";
+import { functionPath, queryKey } from "../client/function-path.ts";
 import type { Preloaded } from "../client/server-rendering.ts";
 import { useBackendContext } from "./context.ts";
-import { functionPath, queryKey } from "../client/function-path.ts";
 import { QueryStore } from "./query-store.ts";
 
 type QueryRef = FunctionReference<"query", "public">;
@@ -36,7 +36,12 @@ export interface QueryResult<T> {
  * after the identity changes (whose old results are dropped). `seed` is shown until the first
  * result, unless the identity changed since mount (it was rendered for the previous user).
  */
-function useLiveQuery(path: string, args: unknown, skip: boolean, seed?: { value: unknown }): QueryResult<unknown> {
+function useLiveQuery(
+  path: string,
+  args: unknown,
+  skip: boolean,
+  seed?: { value: unknown },
+): QueryResult<unknown> {
   const { client, auth } = useBackendContext();
   const authState = useSyncExternalStore(auth.subscribe, auth.getSnapshot, auth.getSnapshot);
   const key = skip ? null : queryKey(path, args);
@@ -65,7 +70,10 @@ function useLiveQuery(path: string, args: unknown, skip: boolean, seed?: { value
  * A live query's result and error without throwing. Pass `"skip"` as args to not subscribe
  * (e.g. until the user is signed in).
  */
-export function useQueryResult<Q extends QueryRef>(ref: Q, ...rest: QueryArgsOrSkip<Q>): QueryResult<Q["_returns"]> {
+export function useQueryResult<Q extends QueryRef>(
+  ref: Q,
+  ...rest: QueryArgsOrSkip<Q>
+): QueryResult<Q["_returns"]> {
   const args = rest[0];
   const skip = args === "skip";
   return useLiveQuery(functionPath(ref), skip ? undefined : args, skip) as QueryResult<Q["_returns"]>;

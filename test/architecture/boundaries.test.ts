@@ -26,7 +26,8 @@ function imports(file: string): { spec: string; typeOnly: boolean }[] {
     out.push({ spec: m[3], typeOnly: Boolean(m[2]) });
   }
   for (const m of text.matchAll(/^\s*import\s+["']([^"']+)["']/gm)) out.push({ spec: m[1], typeOnly: false });
-  for (const m of text.matchAll(/import\(\s*["']([^"']+)["']\s*\)/g)) out.push({ spec: m[1], typeOnly: false });
+  for (const m of text.matchAll(/import\(\s*["']([^"']+)["']\s*\)/g))
+    out.push({ spec: m[1], typeOnly: false });
   return out;
 }
 
@@ -42,7 +43,10 @@ describe("architecture boundaries", () => {
         if (spec.startsWith(".")) {
           const target = resolveRelative(file, spec);
           if (!target.startsWith("src/auth/")) offenders.push(`${relative(root, file)} -> ${spec}`);
-        } else if (spec.startsWith("service-auth/") && !["service-auth/server", "service-auth/values"].includes(spec)) {
+        } else if (
+          spec.startsWith("service-auth/") &&
+          !["service-auth/server", "service-auth/values"].includes(spec)
+        ) {
           offenders.push(`${relative(root, file)} -> ${spec}`);
         }
       }
@@ -55,7 +59,10 @@ describe("architecture boundaries", () => {
     for (const file of files(join(root, "src/backend"))) {
       for (const { spec } of imports(file)) {
         const target = spec.startsWith(".") ? resolveRelative(file, spec) : spec;
-        if (/^(src\/(auth|client|react)|examples)\//.test(target) || /^service-auth\/(auth|client|react)/.test(target)) {
+        if (
+          /^(src\/(auth|client|react)|examples)\//.test(target) ||
+          /^service-auth\/(auth|client|react)/.test(target)
+        ) {
           offenders.push(`${relative(root, file)} -> ${spec}`);
         }
       }
@@ -94,7 +101,8 @@ describe("architecture boundaries", () => {
     for (const file of files(join(root, "examples/app"))) {
       for (const { spec } of imports(file)) {
         if (spec.startsWith(".")) {
-          if (!resolveRelative(file, spec).startsWith("examples/app/")) offenders.push(`${relative(root, file)} -> ${spec}`);
+          if (!resolveRelative(file, spec).startsWith("examples/app/"))
+            offenders.push(`${relative(root, file)} -> ${spec}`);
         }
       }
     }

@@ -10,7 +10,13 @@ import { afterAll, describe, expect, test } from "vitest";
 import { adapter, httpAdapter } from "../../src/auth/adapter.ts";
 import type { Backend } from "../../src/backend/runtime.ts";
 import { startTestBackend } from "../helpers/service.ts";
-import { authFunctions, directAdapterThroughFunctions, disableTests, modules, schema } from "./fixtures/adapter-harness.ts";
+import {
+  authFunctions,
+  directAdapterThroughFunctions,
+  disableTests,
+  modules,
+  schema,
+} from "./fixtures/adapter-harness.ts";
 
 const backends: Promise<Backend>[] = [];
 afterAll(async () => {

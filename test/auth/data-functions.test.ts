@@ -87,7 +87,10 @@ describe("where, sortBy, limit, offset, count", () => {
   const ids: Record<string, string> = {};
 
   const findMany = async (args: Record<string, unknown>) =>
-    (await backend.runQuery("auth:findMany", { model: "user", ...args }, internal)) as { value: StoredDoc[]; readSet: any };
+    (await backend.runQuery("auth:findMany", { model: "user", ...args }, internal)) as {
+      value: StoredDoc[];
+      readSet: any;
+    };
   const names = async (where: WhereClause[], extra: Record<string, unknown> = {}) =>
     (await findMany({ where, ...extra })).value.map((d) => d.name).sort();
   const count = async (where?: WhereClause[]) =>
@@ -105,7 +108,9 @@ describe("where, sortBy, limit, offset, count", () => {
       ["fay", { username: "fay1", age: 52, role: "user" }],
     ];
     for (const [name, extra] of people) {
-      const doc = (await backend.runMutation("auth:create", { model: "user", data: user(name, extra) }, internal)).value as StoredDoc;
+      const doc = (
+        await backend.runMutation("auth:create", { model: "user", data: user(name, extra) }, internal)
+      ).value as StoredDoc;
       ids[name] = doc._id;
     }
     calls = spyOnReads(started.engine);
@@ -119,13 +124,24 @@ describe("where, sortBy, limit, offset, count", () => {
     expect(await names([{ field: "age", operator: "lte", value: 31 }])).toEqual(["ann", "bob", "dee"]);
     expect(await names([{ field: "age", operator: "gt", value: 31 }])).toEqual(["cid", "fay"]);
     expect(await names([{ field: "age", operator: "gte", value: 31 }])).toEqual(["ann", "cid", "fay"]);
-    expect(await names([{ field: "username", operator: "in", value: ["ann1", "eve1", "zzz"] }])).toEqual(["ann", "eve"]);
-    expect(await names([{ field: "username", operator: "not_in", value: ["ann1", "eve1"] }])).toEqual(["bob", "cid", "dee", "fay"]);
+    expect(await names([{ field: "username", operator: "in", value: ["ann1", "eve1", "zzz"] }])).toEqual([
+      "ann",
+      "eve",
+    ]);
+    expect(await names([{ field: "username", operator: "not_in", value: ["ann1", "eve1"] }])).toEqual([
+      "bob",
+      "cid",
+      "dee",
+      "fay",
+    ]);
     expect(await names([{ field: "email", operator: "contains", value: "e@exa" }])).toEqual(["dee", "eve"]);
     expect(await names([{ field: "name", operator: "starts_with", value: "f" }])).toEqual(["fay"]);
     expect(await names([{ field: "name", operator: "ends_with", value: "e" }])).toEqual(["dee", "eve"]);
     expect(await names([{ field: "_id", operator: "eq", value: ids.cid }])).toEqual(["cid"]);
-    expect(await names([{ field: "_id", operator: "in", value: [ids.ann, ids.bob, "malformed"] }])).toEqual(["ann", "bob"]);
+    expect(await names([{ field: "_id", operator: "in", value: [ids.ann, ids.bob, "malformed"] }])).toEqual([
+      "ann",
+      "bob",
+    ]);
     // null means "no value": it matches a missing field.
     expect(await names([{ field: "role", operator: "eq", value: null }])).toEqual(["bob", "dee", "eve"]);
     expect(await names([{ field: "role", operator: "ne", value: null }])).toEqual(["ann", "cid", "fay"]);
@@ -168,7 +184,9 @@ describe("where, sortBy, limit, offset, count", () => {
     const byAge = (await findMany({ sortBy: { field: "age", direction: "asc" } })).value.map((d) => d.name);
     // Missing values sort first (index order), ties by creation.
     expect(byAge).toEqual(["eve", "bob", "dee", "ann", "cid", "fay"]);
-    const desc = (await findMany({ sortBy: { field: "name", direction: "desc" }, limit: 2, offset: 1 })).value.map((d) => d.name);
+    const desc = (
+      await findMany({ sortBy: { field: "name", direction: "desc" }, limit: 2, offset: 1 })
+    ).value.map((d) => d.name);
     expect(desc).toEqual(["eve", "dee"]);
     const filtered = await findMany({
       where: [{ field: "age", operator: "gte", value: 25 }],
@@ -203,7 +221,11 @@ describe("where, sortBy, limit, offset, count", () => {
 
     // A range with sortBy on the same index reads in order and stops after `limit` rows.
     const before = calls.scannedRows;
-    const oldest = await findMany({ where: [{ field: "age", operator: "gt", value: 20 }], sortBy: { field: "age", direction: "asc" }, limit: 1 });
+    const oldest = await findMany({
+      where: [{ field: "age", operator: "gt", value: 20 }],
+      sortBy: { field: "age", direction: "asc" },
+      limit: 1,
+    });
     expect(oldest.value.map((d) => d.name)).toEqual(["bob"]);
     expect(oldest.readSet.ranges.map((r: any) => r.index)).toEqual(["age"]);
     expect(calls.scannedRows - before).toBe(1);
@@ -237,10 +259,12 @@ describe("where, sortBy, limit, offset, count", () => {
 
   test("bad where input is a typed error", async () => {
     await expect(names([{ field: "nope", value: 1 }])).rejects.toMatchObject({ code: "BAD_REQUEST" });
-    await expect(names([{ field: "age", operator: "in", value: 3 as any }])).rejects.toMatchObject({ code: "BAD_REQUEST" });
-    await expect(
-      backend.runQuery("auth:findMany", { model: "profile" }, internal),
-    ).rejects.toMatchObject({ code: "INVALID_ARGUMENTS" });
+    await expect(names([{ field: "age", operator: "in", value: 3 as any }])).rejects.toMatchObject({
+      code: "BAD_REQUEST",
+    });
+    await expect(backend.runQuery("auth:findMany", { model: "profile" }, internal)).rejects.toMatchObject({
+      code: "INVALID_ARGUMENTS",
+    });
   });
 });
 
@@ -273,16 +297,23 @@ describe("writes: triggers, unique fields, validation, read-only ctx", () => {
           await ctx.db.insert("profile", { userId: doc._id, bio: `hi ${doc.name}` });
           if (failProfile) throw new Error("profile service down");
         },
-        beforeUpdate: async (_ctx, _doc, update) => (update.name ? { ...update, name: update.name.toUpperCase() } : undefined),
+        beforeUpdate: async (_ctx, _doc, update) =>
+          update.name ? { ...update, name: update.name.toUpperCase() } : undefined,
         onUpdate: async (ctx, next, old) => {
-          const profile = await ctx.db.query("profile").withIndex("userId", (q) => q.eq("userId", next._id)).first();
+          const profile = await ctx.db
+            .query("profile")
+            .withIndex("userId", (q) => q.eq("userId", next._id))
+            .first();
           if (profile) await ctx.db.patch("profile", profile._id, { bio: `${old.name} is now ${next.name}` });
         },
         beforeDelete: async (_ctx, doc) => {
           if (doc.role === "admin") throw new Error("admins cannot be deleted");
         },
         onDelete: async (ctx, doc) => {
-          for (const p of await ctx.db.query("profile").withIndex("userId", (q) => q.eq("userId", doc._id)).collect()) {
+          for (const p of await ctx.db
+            .query("profile")
+            .withIndex("userId", (q) => q.eq("userId", doc._id))
+            .collect()) {
             await ctx.db.delete("profile", p._id);
           }
         },
@@ -294,7 +325,16 @@ describe("writes: triggers, unique fields, validation, read-only ctx", () => {
       args: {},
       handler: async (ctx) => {
         const db = adapter(ctx, { schema })({});
-        return db.create({ model: "user", data: { name: "q", email: "q@example.com", emailVerified: false, createdAt: new Date(), updatedAt: new Date() } });
+        return db.create({
+          model: "user",
+          data: {
+            name: "q",
+            email: "q@example.com",
+            emailVerified: false,
+            createdAt: new Date(),
+            updatedAt: new Date(),
+          },
+        });
       },
     }),
     directRoundTrip: internalMutation({
@@ -303,16 +343,26 @@ describe("writes: triggers, unique fields, validation, read-only ctx", () => {
         const db = adapter(ctx, { schema })({});
         const created = await db.create<Record<string, any>>({
           model: "user",
-          data: { name: "dana", email: "dana@example.com", emailVerified: true, createdAt: new Date(now), updatedAt: new Date(now) },
+          data: {
+            name: "dana",
+            email: "dana@example.com",
+            emailVerified: true,
+            createdAt: new Date(now),
+            updatedAt: new Date(now),
+          },
         });
         const stored = await ctx.db.get("user", created.id);
-        const found = await db.findOne<Record<string, any>>({ model: "user", where: [{ field: "email", value: "dana@example.com" }] });
+        const found = await db.findOne<Record<string, any>>({
+          model: "user",
+          where: [{ field: "email", value: "dana@example.com" }],
+        });
         return { created, stored, found, createdAtIsDate: found?.createdAt instanceof Date };
       },
     }),
   };
 
-  const create = (data: Record<string, unknown>, model = "user") => backend.runMutation("auth:create", { model, data }, internal);
+  const create = (data: Record<string, unknown>, model = "user") =>
+    backend.runMutation("auth:create", { model, data }, internal);
   const all = async (table: string) =>
     (await backend.read(async (db) => db.query(table).collect())) as StoredDoc[];
 
@@ -343,27 +393,50 @@ describe("writes: triggers, unique fields, validation, read-only ctx", () => {
 
   test("update and delete triggers", async () => {
     const gus = (await all("user")).find((u) => u.name === "gus")!;
-    const updated = (await backend.runMutation("auth:updateOne", { model: "user", where: [{ field: "_id", value: gus._id }], update: { name: "gustav", image: null } }, internal))
-      .value as StoredDoc;
+    const updated = (
+      await backend.runMutation(
+        "auth:updateOne",
+        { model: "user", where: [{ field: "_id", value: gus._id }], update: { name: "gustav", image: null } },
+        internal,
+      )
+    ).value as StoredDoc;
     expect(updated.name).toBe("GUSTAV");
     expect((await all("profile"))[0].bio).toBe("gus is now GUSTAV");
 
     const admin = (await create(user("ivy", { role: "admin" }))).value as StoredDoc;
     await expect(
-      backend.runMutation("auth:deleteOne", { model: "user", where: [{ field: "_id", value: admin._id }] }, internal),
+      backend.runMutation(
+        "auth:deleteOne",
+        { model: "user", where: [{ field: "_id", value: admin._id }] },
+        internal,
+      ),
     ).rejects.toThrow("admins cannot be deleted");
     expect((await all("user")).some((u) => u._id === admin._id)).toBe(true);
 
-    const removed = await backend.runMutation("auth:deleteMany", { model: "user", where: [{ field: "role", value: null }] }, internal);
+    const removed = await backend.runMutation(
+      "auth:deleteMany",
+      { model: "user", where: [{ field: "role", value: null }] },
+      internal,
+    );
     expect(removed.value).toBe(1);
     expect((await all("user")).map((u) => u.name)).toEqual(["ivy"]);
     expect((await all("profile")).map((p) => p.bio)).toEqual(["hi ivy"]);
   });
 
   test("nulls from Better Auth clear optional fields", async () => {
-    const jo = (await create(user("jo", { banned: true, banReason: "spam", banExpires: now }))).value as StoredDoc;
-    const unbanned = (await backend.runMutation("auth:updateOne", { model: "user", where: [{ field: "_id", value: jo._id }], update: { banned: false, banReason: null, banExpires: null } }, internal))
+    const jo = (await create(user("jo", { banned: true, banReason: "spam", banExpires: now })))
       .value as StoredDoc;
+    const unbanned = (
+      await backend.runMutation(
+        "auth:updateOne",
+        {
+          model: "user",
+          where: [{ field: "_id", value: jo._id }],
+          update: { banned: false, banReason: null, banExpires: null },
+        },
+        internal,
+      )
+    ).value as StoredDoc;
     expect(unbanned.banned).toBe(false);
     expect("banReason" in unbanned).toBe(false);
     expect("banExpires" in unbanned).toBe(false);
@@ -371,13 +444,24 @@ describe("writes: triggers, unique fields, validation, read-only ctx", () => {
 
   test("unique email and session token are CONFLICT errors", async () => {
     await create(user("kim"));
-    await expect(create({ ...user("kim2"), email: "kim@example.com" })).rejects.toMatchObject({ code: "CONFLICT", status: 409 });
+    await expect(create({ ...user("kim2"), email: "kim@example.com" })).rejects.toMatchObject({
+      code: "CONFLICT",
+      status: 409,
+    });
     const lou = (await create(user("lou"))).value as StoredDoc;
     await expect(
-      backend.runMutation("auth:updateOne", { model: "user", where: [{ field: "_id", value: lou._id }], update: { email: "kim@example.com" } }, internal),
+      backend.runMutation(
+        "auth:updateOne",
+        { model: "user", where: [{ field: "_id", value: lou._id }], update: { email: "kim@example.com" } },
+        internal,
+      ),
     ).rejects.toMatchObject({ code: "CONFLICT" });
     // Setting a document's own value again is not a conflict.
-    await backend.runMutation("auth:updateOne", { model: "user", where: [{ field: "_id", value: lou._id }], update: { email: "lou@example.com" } }, internal);
+    await backend.runMutation(
+      "auth:updateOne",
+      { model: "user", where: [{ field: "_id", value: lou._id }], update: { email: "lou@example.com" } },
+      internal,
+    );
 
     const session = { token: "t1", userId: lou._id, expiresAt: now, createdAt: now, updatedAt: now };
     await create(session, "session");
@@ -386,16 +470,24 @@ describe("writes: triggers, unique fields, validation, read-only ctx", () => {
   });
 
   test("per-model argument validation", async () => {
-    await expect(create({ ...user("max"), emailVerified: "yes" })).rejects.toMatchObject({ code: "INVALID_ARGUMENTS" });
+    await expect(create({ ...user("max"), emailVerified: "yes" })).rejects.toMatchObject({
+      code: "INVALID_ARGUMENTS",
+    });
     // Valid for another model is not enough: a session's data is not a user.
-    await expect(create({ token: "t9", userId: "x", expiresAt: 1, createdAt: 1, updatedAt: 1 })).rejects.toMatchObject({ code: "INVALID_ARGUMENTS" });
+    await expect(
+      create({ token: "t9", userId: "x", expiresAt: 1, createdAt: 1, updatedAt: 1 }),
+    ).rejects.toMatchObject({ code: "INVALID_ARGUMENTS" });
     await expect(create(user("ned"), "stats")).rejects.toMatchObject({ code: "INVALID_ARGUMENTS" });
   });
 
   test("a write through the direct adapter in a query is refused before anything happens", async () => {
-    await expect(backend.runQuery("probe:directCreateInQuery", {}, internal)).rejects.toMatchObject({ code: "READ_ONLY" });
+    await expect(backend.runQuery("probe:directCreateInQuery", {}, internal)).rejects.toMatchObject({
+      code: "READ_ONLY",
+    });
     await backend.read(async (db) => {
-      await expect(dbCreate({ db } as any, { schema }, { model: "user", data: user("ola") })).rejects.toMatchObject({ code: "READ_ONLY" });
+      await expect(
+        dbCreate({ db } as any, { schema }, { model: "user", data: user("ola") }),
+      ).rejects.toMatchObject({ code: "READ_ONLY" });
     });
     expect((await all("user")).map((u) => u.email)).not.toContain("q@example.com");
   });
@@ -422,12 +514,28 @@ describe("schema styles", () => {
     );
     expect(authEntSchema.tables.session.indexes.map((i) => i.name).sort()).toEqual(["token", "userId"]);
     const engine = new SqliteEngine({ filename: tempDatabaseFile() });
-    const backend = new Backend({ schema: authEntSchema, modules: { auth: createApi(authEntSchema) }, engine });
+    const backend = new Backend({
+      schema: authEntSchema,
+      modules: { auth: createApi(authEntSchema) },
+      engine,
+    });
     await backend.start();
     try {
-      const u = (await backend.runMutation("auth:create", { model: "user", data: user("pam") }, internal)).value as StoredDoc;
-      await backend.runMutation("auth:create", { model: "session", data: { token: "s", userId: u._id, expiresAt: now, createdAt: now, updatedAt: now } }, internal);
-      const { value, readSet } = await backend.runQuery("auth:findMany", { model: "session", where: [{ field: "userId", value: u._id }] }, internal);
+      const u = (await backend.runMutation("auth:create", { model: "user", data: user("pam") }, internal))
+        .value as StoredDoc;
+      await backend.runMutation(
+        "auth:create",
+        {
+          model: "session",
+          data: { token: "s", userId: u._id, expiresAt: now, createdAt: now, updatedAt: now },
+        },
+        internal,
+      );
+      const { value, readSet } = await backend.runQuery(
+        "auth:findMany",
+        { model: "session", where: [{ field: "userId", value: u._id }] },
+        internal,
+      );
       expect(value).toHaveLength(1);
       expect(readSet.ranges[0].index).toBe("userId");
     } finally {

@@ -37,7 +37,12 @@ describe("identity helpers", () => {
       expect(id).toBe(userId);
 
       const stored = (await fixture.service.backend.read((db) => db.get("session", sessionId)))!;
-      expect(session).toMatchObject({ _id: sessionId, userId, expiresAt: stored.expiresAt, activeOrganizationId: null });
+      expect(session).toMatchObject({
+        _id: sessionId,
+        userId,
+        expiresAt: stored.expiresAt,
+        activeOrganizationId: null,
+      });
       expect(session.expiresAt).toBeGreaterThan(Date.now());
 
       expect(headers.authorization).toBe(`Bearer ${token}`);

@@ -27,7 +27,11 @@ const preflight = (path: string, origin: string) =>
     },
   });
 
-const list = (value: string | null) => (value ?? "").split(",").map((s) => s.trim().toLowerCase()).filter(Boolean);
+const list = (value: string | null) =>
+  (value ?? "")
+    .split(",")
+    .map((s) => s.trim().toLowerCase())
+    .filter(Boolean);
 
 describe("cross-origin rule on /api/*", () => {
   for (const path of ["/api/query", "/api/auth/sign-in/email"]) {
@@ -100,7 +104,9 @@ describe("cross-domain cookie bridge", () => {
         headers: {
           origin: app.url,
           ...(body === undefined ? {} : { "content-type": "application/json" }),
-          ...(cookies.size ? { "service-auth-cookie": [...cookies].map(([k, v]) => `${k}=${v}`).join("; ") } : {}),
+          ...(cookies.size
+            ? { "service-auth-cookie": [...cookies].map(([k, v]) => `${k}=${v}`).join("; ") }
+            : {}),
         },
         body: body === undefined ? undefined : JSON.stringify(body),
       });
@@ -149,7 +155,14 @@ describe("MessageChannel polyfill", () => {
     expect(out.defined).toBe(true);
     expect(out.distinctPorts).toBe(true);
     for (const port of [out.port1, out.port2]) {
-      expect(port.methods.sort()).toEqual(["addEventListener", "close", "dispatchEvent", "postMessage", "removeEventListener", "start"]);
+      expect(port.methods.sort()).toEqual([
+        "addEventListener",
+        "close",
+        "dispatchEvent",
+        "postMessage",
+        "removeEventListener",
+        "start",
+      ]);
       expect(port.dispatchEvent).toBe(false);
       expect(port.onmessage).toBeNull();
       expect(port.onmessageerror).toBeNull();

@@ -20,7 +20,12 @@ import { tempDatabaseFile } from "../helpers/temp.ts";
  * any more: it succeeds only if verification needs no network.
  */
 async function authenticateOffline(databaseFile: string, siteUrl: string, token: string) {
-  const backend = await startTestBackend({ schema: exampleApp.schema, modules: exampleApp.modules, auth: exampleApp.auth, filename: databaseFile });
+  const backend = await startTestBackend({
+    schema: exampleApp.schema,
+    modules: exampleApp.modules,
+    auth: exampleApp.auth,
+    filename: databaseFile,
+  });
   try {
     backend.env.setDefault("SITE_URL", siteUrl);
     backend.configureAuth();
@@ -83,7 +88,9 @@ describe("dynamic keys (no JWKS variable)", () => {
       await app.close();
     }
     // Without the server nobody publishes the key set, so verification fails: it did need HTTP.
-    await expect(authenticateOffline(databaseFile, app.url, token)).rejects.toMatchObject({ code: "UNAUTHORIZED" });
+    await expect(authenticateOffline(databaseFile, app.url, token)).rejects.toMatchObject({
+      code: "UNAUTHORIZED",
+    });
   });
 });
 
@@ -121,7 +128,11 @@ describe("rotation with a running server", () => {
     const databaseUrl = tempDatabaseFile();
     const server = await spawnExampleServer({ DATABASE_URL: databaseUrl, LOG_LEVEL: "info" });
     const query = (token: string) =>
-      postJson(`${server.url}/api/query`, { path: "users:me", args: {} }, { authorization: `Bearer ${token}` });
+      postJson(
+        `${server.url}/api/query`,
+        { path: "users:me", args: {} },
+        { authorization: `Bearer ${token}` },
+      );
     const signIn = async (path: string, body: object) => {
       const res = await fetch(`${server.url}${path}`, {
         method: "POST",
@@ -133,7 +144,11 @@ describe("rotation with a running server", () => {
       return jwt.slice("service-auth.jwt=".length, jwt.indexOf(";"));
     };
     try {
-      const oldToken = await signIn("/api/auth/sign-up/email", { email: "rotate@example.com", password: PASSWORD, name: "Rotate" });
+      const oldToken = await signIn("/api/auth/sign-up/email", {
+        email: "rotate@example.com",
+        password: PASSWORD,
+        name: "Rotate",
+      });
       expect((await query(oldToken)).status).toBe(200);
       const oldKid = decodeProtectedHeader(oldToken).kid;
 
@@ -155,7 +170,10 @@ describe("rotation with a running server", () => {
       expect(res.status).toBe(401);
       expect(res.body.message).toBe("Invalid token signature");
 
-      const newToken = await signIn("/api/auth/sign-in/email", { email: "rotate@example.com", password: PASSWORD });
+      const newToken = await signIn("/api/auth/sign-in/email", {
+        email: "rotate@example.com",
+        password: PASSWORD,
+      });
       expect(decodeProtectedHeader(newToken).kid).toBe(newKeys[0].id);
       expect((await query(newToken)).body.value.email).toBe("rotate@example.com");
       expect((await query(oldToken)).status).toBe(401);

@@ -55,11 +55,16 @@ describe("SPEC §3.3 over HTTP", () => {
     const victim = await app.signUp(email());
     expect((await me(victim.token)).status).toBe(200);
     const session = await app.backend.read((db) =>
-      db.query("session").withIndex("userId", (q) => q.eq("userId", victim.userId)).first(),
+      db
+        .query("session")
+        .withIndex("userId", (q) => q.eq("userId", victim.userId))
+        .first(),
     );
     expect(session).not.toBeNull();
 
-    const revoke = await admin.browser.post("/api/auth/admin/revoke-user-session", { sessionToken: session!.token });
+    const revoke = await admin.browser.post("/api/auth/admin/revoke-user-session", {
+      sessionToken: session!.token,
+    });
     expect(revoke.status).toBe(200);
     expect(await app.backend.read((db) => db.get("session", session!._id))).toBeNull();
     // The victim's cookie is untouched (nobody told their browser) …
@@ -99,7 +104,10 @@ describe("SPEC §3.3 over HTTP", () => {
     const { token, userId } = await app.signUp(email());
     expect((await me(token)).status).toBe(200);
     await app.backend.write(async (db) => {
-      const session = await db.query("session").withIndex("userId", (q) => q.eq("userId", userId)).first();
+      const session = await db
+        .query("session")
+        .withIndex("userId", (q) => q.eq("userId", userId))
+        .first();
       await db.patch(session!._id, { expiresAt: Date.now() - 1000 });
     });
     const res = await me(token);
@@ -115,10 +123,16 @@ describe("SPEC §3.3 over HTTP", () => {
     const victim = await app.signUp(victimEmail);
     expect((await me(victim.token)).status).toBe(200);
 
-    const ban = await admin.browser.post("/api/auth/admin/ban-user", { userId: victim.userId, banReason: "spam" });
+    const ban = await admin.browser.post("/api/auth/admin/ban-user", {
+      userId: victim.userId,
+      banReason: "spam",
+    });
     expect(ban.status).toBe(200);
     const sessions = await app.backend.read((db) =>
-      db.query("session").withIndex("userId", (q) => q.eq("userId", victim.userId)).collect(),
+      db
+        .query("session")
+        .withIndex("userId", (q) => q.eq("userId", victim.userId))
+        .collect(),
     );
     expect(sessions).toEqual([]);
 
@@ -127,7 +141,9 @@ describe("SPEC §3.3 over HTTP", () => {
     expect(res.body.code).toBe("ACCOUNT_BANNED");
     expect(res.body.message).toMatch(/banned/i);
     // Signing in again is refused by the admin plugin.
-    const signIn = await app.browser().post("/api/auth/sign-in/email", { email: victimEmail, password: "correct horse battery" });
+    const signIn = await app
+      .browser()
+      .post("/api/auth/sign-in/email", { email: victimEmail, password: "correct horse battery" });
     expect(signIn.status).toBe(403);
   });
 
@@ -142,7 +158,9 @@ describe("SPEC §3.3 over HTTP", () => {
 
   it("an expired ban (banExpires in the past) no longer blocks", async () => {
     const { token, userId } = await app.signUp(email());
-    await app.backend.write((db) => db.patch("user", userId, { banned: true, banExpires: Date.now() - 1000 }));
+    await app.backend.write((db) =>
+      db.patch("user", userId, { banned: true, banExpires: Date.now() - 1000 }),
+    );
     expect((await me(token)).status).toBe(200);
   });
 

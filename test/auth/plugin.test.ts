@@ -25,7 +25,10 @@ const jwtCookie = (lines: string[]) => lines.find((l) => l.startsWith("service-a
 
 function expectJwtCookieAttributes(line: string | undefined, maxAge: number) {
   expect(line).toBeDefined();
-  const attributes = line!.split(";").slice(1).map((a) => a.trim().toLowerCase());
+  const attributes = line!
+    .split(";")
+    .slice(1)
+    .map((a) => a.trim().toLowerCase());
   expect(attributes).toContain("httponly");
   expect(attributes).toContain("path=/");
   expect(attributes).toContain("samesite=lax");
@@ -50,7 +53,10 @@ describe("default claims (SPEC §2.6)", () => {
 
     const user = (await app.backend.read((db) => db.get("user", userId)))!;
     const session = (await app.backend.read((db) =>
-      db.query("session").withIndex("userId", (q) => q.eq("userId", userId)).first(),
+      db
+        .query("session")
+        .withIndex("userId", (q) => q.eq("userId", userId))
+        .first(),
     ))!;
     expect(user.image).toBe("https://example.com/claire.png");
 
@@ -59,7 +65,12 @@ describe("default claims (SPEC §2.6)", () => {
       if (field === "_id" || field === "_creationTime" || field === "image") continue;
       expect(payload[field], field).toEqual(value);
     }
-    expect(payload).toMatchObject({ name: "Claire Claims", email: address, emailVerified: false, username: `plugin${n}` });
+    expect(payload).toMatchObject({
+      name: "Claire Claims",
+      email: address,
+      emailVerified: false,
+      username: `plugin${n}`,
+    });
     expect(typeof payload.createdAt).toBe("number");
     expect(payload).not.toHaveProperty("id");
     expect(payload).not.toHaveProperty("image");
@@ -147,7 +158,8 @@ describe("GET /api/auth/backend/jwks", () => {
       expect(key).toMatchObject({ kty: "RSA", alg: "RS256", use: "sig" });
       expect(typeof key.kid).toBe("string");
       expect(typeof key.n).toBe("string");
-      for (const secret of ["d", "p", "q", "dp", "dq", "qi", "privateKey"]) expect(key).not.toHaveProperty(secret);
+      for (const secret of ["d", "p", "q", "dp", "dq", "qi", "privateKey"])
+        expect(key).not.toHaveProperty(secret);
     }
     expect(res.text).not.toMatch(/privateKey/i);
   });
@@ -174,7 +186,9 @@ describe("plugin options", () => {
     expect(payload).toMatchObject({ email: "custom@example.com", plan: "pro", sub: response.body.user.id });
     expect(payload).not.toHaveProperty("name");
     expect(typeof payload.sessionId).toBe("string");
-    const session = await fixture.service.backend.read((db) => db.get("session", payload.sessionId as string));
+    const session = await fixture.service.backend.read((db) =>
+      db.get("session", payload.sessionId as string),
+    );
     expect(session?.userId).toBe(response.body.user.id);
     expect(Number.isInteger(payload.iat)).toBe(true);
     expect(payload.exp).toBe(payload.iat! + 60);

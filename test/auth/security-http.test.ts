@@ -33,7 +33,10 @@ beforeAll(async () => {
   other = await app.signUp("attacker@example.com");
   claims = decodeJwt(victim.token);
   kid = decodeProtectedHeader(victim.token).kid!;
-  signingKey = await storedSigningKey(app.backend.env.get("JWKS")!, app.backend.env.get("SERVICE_AUTH_SECRET")!);
+  signingKey = await storedSigningKey(
+    app.backend.env.get("JWKS")!,
+    app.backend.env.get("SERVICE_AUTH_SECRET")!,
+  );
 });
 afterAll(async () => {
   await app.close();
@@ -62,16 +65,28 @@ describe("forged tokens on POST /api/query", () => {
   });
 
   it("HS256 signed with the RSA public key (algorithm confusion)", async () => {
-    const pem = createPublicKey({ key: signingKey.publicJwk as any, format: "jwk" }).export({ type: "spki", format: "pem" }).toString();
+    const pem = createPublicKey({ key: signingKey.publicJwk as any, format: "jwk" })
+      .export({ type: "spki", format: "pem" })
+      .toString();
     expectRejected(await me(hs256WithPublicKey(claims, kid, pem)), /algorithm/i);
-    expectRejected(await me(hs256WithPublicKey(claims, kid, JSON.stringify(signingKey.publicJwk))), /algorithm/i);
+    expectRejected(
+      await me(hs256WithPublicKey(claims, kid, JSON.stringify(signingKey.publicJwk))),
+      /algorithm/i,
+    );
   });
 
   it("tampered payload (sub and sessionId swapped to another user's)", async () => {
     const otherClaims = decodeJwt(other.token);
-    const forged = withPayload(victim.token, { ...claims, sub: other.userId, sessionId: otherClaims.sessionId });
+    const forged = withPayload(victim.token, {
+      ...claims,
+      sub: other.userId,
+      sessionId: otherClaims.sessionId,
+    });
     expectRejected(await me(forged), /Invalid token signature/);
-    expectRejected(await me(withPayload(victim.token, { ...claims, role: "admin" })), /Invalid token signature/);
+    expectRejected(
+      await me(withPayload(victim.token, { ...claims, role: "admin" })),
+      /Invalid token signature/,
+    );
   });
 
   it("signed by another key under the same kid", async () => {
@@ -79,13 +94,25 @@ describe("forged tokens on POST /api/query", () => {
   });
 
   it("signed by the right key but with the wrong iss or aud", async () => {
-    expectRejected(await me(await signRs256(signingKey.privateKey, kid, { ...claims, iss: "https://evil.example" })), /issuer/i);
-    expectRejected(await me(await signRs256(signingKey.privateKey, kid, { ...claims, aud: "someone-else" })), /aud/i);
-    expectRejected(await me(await signRs256(signingKey.privateKey, kid, { ...claims, aud: undefined })), /aud/i);
+    expectRejected(
+      await me(await signRs256(signingKey.privateKey, kid, { ...claims, iss: "https://evil.example" })),
+      /issuer/i,
+    );
+    expectRejected(
+      await me(await signRs256(signingKey.privateKey, kid, { ...claims, aud: "someone-else" })),
+      /aud/i,
+    );
+    expectRejected(
+      await me(await signRs256(signingKey.privateKey, kid, { ...claims, aud: undefined })),
+      /aud/i,
+    );
   });
 
   it("an unknown kid", async () => {
-    expectRejected(await me(await signRs256(signingKey.privateKey, "no-such-kid", claims)), /Invalid token signature/);
+    expectRejected(
+      await me(await signRs256(signingKey.privateKey, "no-such-kid", claims)),
+      /Invalid token signature/,
+    );
   });
 
   it("a malformed token", async () => {
@@ -116,7 +143,11 @@ describe("forged tokens on POST /api/query", () => {
     const forged = await signRs256(await foreignKey(), kid, claims);
     expectRejected(await app.call("query", "users:count", {}, forged));
     expectRejected(await app.call("mutation", "messages:send", { body: "hi" }, forged));
-    const action = await postJson(`${app.url}/api/action`, { path: "auth:getLatestJwks", args: {} }, { authorization: `Bearer ${forged}` });
+    const action = await postJson(
+      `${app.url}/api/action`,
+      { path: "auth:getLatestJwks", args: {} },
+      { authorization: `Bearer ${forged}` },
+    );
     expect([401, 404]).toContain(action.status);
   });
 });
@@ -147,9 +178,16 @@ describe("secrets never appear in logs", () => {
     };
     let secrets: string[] = [];
     try {
-      const signUp = await send("/api/auth/sign-up/email", { email: "logs@example.com", password, name: "Logs" });
+      const signUp = await send("/api/auth/sign-up/email", {
+        email: "logs@example.com",
+        password,
+        name: "Logs",
+      });
       expect(signUp.status).toBe(200);
-      const badSignIn = await send("/api/auth/sign-in/email", { email: "logs@example.com", password: `${password}-wrong` });
+      const badSignIn = await send("/api/auth/sign-in/email", {
+        email: "logs@example.com",
+        password: `${password}-wrong`,
+      });
       expect(badSignIn.status).toBe(401);
       const signIn = await send("/api/auth/sign-in/email", { email: "logs@example.com", password });
       expect(signIn.status).toBe(200);
@@ -160,18 +198,38 @@ describe("secrets never appear in logs", () => {
       expect(refreshed.status).toBe(200);
       const auth = { authorization: `Bearer ${refreshed.body.token}` };
       expect((await send("/api/query", { path: "users:me", args: {} }, auth)).status).toBe(200);
-      expect((await send("/api/mutation", { path: "messages:send", args: { body: "hello" } }, auth)).status).toBe(200);
+      expect(
+        (await send("/api/mutation", { path: "messages:send", args: { body: "hello" } }, auth)).status,
+      ).toBe(200);
       // Failures log too; they must not echo what was presented.
-      expect((await send("/api/query", { path: "users:me", args: {} }, { authorization: `Bearer ${jwt}x` })).status).toBe(401);
+      expect(
+        (await send("/api/query", { path: "users:me", args: {} }, { authorization: `Bearer ${jwt}x` }))
+          .status,
+      ).toBe(401);
       expect((await send("/api/query", { path: "nope:nothing", args: { password } }, auth)).status).toBe(404);
       expect((await send("/api/auth/sign-out", {})).status).toBe(200);
 
-      const secret = (await runCli(["env", "get", "SERVICE_AUTH_SECRET"], { env: { DATABASE_URL: databaseUrl } })).stdout.trim();
-      const jwks = (await runCli(["env", "get", "JWKS"], { env: { DATABASE_URL: databaseUrl } })).stdout.trim();
+      const secret = (
+        await runCli(["env", "get", "SERVICE_AUTH_SECRET"], { env: { DATABASE_URL: databaseUrl } })
+      ).stdout.trim();
+      const jwks = (
+        await runCli(["env", "get", "JWKS"], { env: { DATABASE_URL: databaseUrl } })
+      ).stdout.trim();
       expect(secret.length).toBeGreaterThanOrEqual(32);
       const privateKeys = (JSON.parse(jwks) as { privateKey: string }[]).map((k) => k.privateKey);
       const { privateExponent } = await storedSigningKey(jwks, secret);
-      secrets = [jwt, refreshed.body.token, sessionToken, sessionCookie, decodeURIComponent(sessionCookie), password, secret, jwks, ...privateKeys, privateExponent];
+      secrets = [
+        jwt,
+        refreshed.body.token,
+        sessionToken,
+        sessionCookie,
+        decodeURIComponent(sessionCookie),
+        password,
+        secret,
+        jwks,
+        ...privateKeys,
+        privateExponent,
+      ];
     } finally {
       await server.stop();
     }

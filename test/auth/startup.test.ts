@@ -13,7 +13,8 @@ import { startTestBackend } from "../helpers/service.ts";
 import { tempDatabaseFile, tempDir } from "../helpers/temp.ts";
 
 const COMMAND = "npm run cli -- env sync --auth";
-const cli = (databaseUrl: string, args: string[]) => runCli(args, { env: { DATABASE_URL: databaseUrl, NODE_ENV: "development" } });
+const cli = (databaseUrl: string, args: string[]) =>
+  runCli(args, { env: { DATABASE_URL: databaseUrl, NODE_ENV: "development" } });
 /** A variable as stored in the database (read in-process: the CLI's `env get` shows the same). */
 const stored = async (databaseUrl: string, name: string) => {
   const backend = await startTestBackend({ schema: app.schema, modules: {}, filename: databaseUrl });
@@ -29,7 +30,13 @@ describe("startup", () => {
     const databaseUrl = tempDatabaseFile();
     const port = await freePort();
     const res = await runTsx(EXAMPLE_MAIN, [], {
-      env: { NODE_ENV: "production", DATABASE_URL: databaseUrl, PORT: String(port), SITE_URL: `http://127.0.0.1:${port}`, LOG_LEVEL: "info" },
+      env: {
+        NODE_ENV: "production",
+        DATABASE_URL: databaseUrl,
+        PORT: String(port),
+        SITE_URL: `http://127.0.0.1:${port}`,
+        LOG_LEVEL: "info",
+      },
     });
     expect(res.code).toBe(1);
     expect(res.stderr).toContain(COMMAND);
@@ -89,7 +96,11 @@ describe("startup", () => {
       expect(signUp.status).toBe(200);
       const line = signUp.headers.getSetCookie().find((c) => /^(__Secure-)?service-auth\.jwt=/.test(c))!;
       const token = line.slice(line.indexOf("=") + 1, line.indexOf(";"));
-      const me = await postJson(`${server.url}/api/query`, { path: "users:me", args: {} }, { authorization: `Bearer ${token}` });
+      const me = await postJson(
+        `${server.url}/api/query`,
+        { path: "users:me", args: {} },
+        { authorization: `Bearer ${token}` },
+      );
       expect(me.body.value.email).toBe("prod@example.com");
     } finally {
       await server.stop();

@@ -4,9 +4,9 @@
  * on the fixture app, a throwing trigger aborts the sign-up and leaves nothing behind.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { FAIL_BEFORE_CREATE, FAIL_ON_CREATE } from "./fixtures/auth-app.ts";
 import { type AuthFixture, startAuthFixture } from "../helpers/auth-fixture.ts";
 import { type ExampleApp, startExampleApp } from "../helpers/example-app.ts";
+import { FAIL_BEFORE_CREATE, FAIL_ON_CREATE } from "./fixtures/auth-app.ts";
 
 describe("example app triggers on sign-up", () => {
   let app: ExampleApp;
@@ -44,7 +44,11 @@ describe("example app triggers on sign-up", () => {
     await app.signUp("dupe@example.com");
     const before = await count();
     const profiles = (await app.backend.read((db) => db.query("profiles").collect())).length;
-    const res = await app.browser().post("/api/auth/sign-up/email", { email: "dupe@example.com", password: "correct horse battery", name: "x" });
+    const res = await app.browser().post("/api/auth/sign-up/email", {
+      email: "dupe@example.com",
+      password: "correct horse battery",
+      name: "x",
+    });
     expect(res.status).toBeGreaterThanOrEqual(400);
     expect(await count()).toBe(before);
     expect((await app.backend.read((db) => db.query("profiles").collect())).length).toBe(profiles);
@@ -61,7 +65,10 @@ describe("example app triggers on sign-up", () => {
     expect(await count()).toBe(before - 1);
     // onDelete removed the profile in the same transaction.
     const profile = await app.backend.read((db) =>
-      db.query("profiles").withIndex("userId", (q) => q.eq("userId", leaver.userId as any)).first(),
+      db
+        .query("profiles")
+        .withIndex("userId", (q) => q.eq("userId", leaver.userId as any))
+        .first(),
     );
     expect(profile).toBeNull();
   });

@@ -16,7 +16,8 @@ let service: TestService;
 let cli: (args: string[], stdin?: string) => ReturnType<typeof runCli>;
 beforeAll(async () => {
   service = await startTestService({ schema, modules });
-  cli = (args, stdin) => runCli(args, { stdin, env: { DATABASE_URL: service.databaseFile, SERVICE_APP: APP } });
+  cli = (args, stdin) =>
+    runCli(args, { stdin, env: { DATABASE_URL: service.databaseFile, SERVICE_APP: APP } });
 });
 afterAll(() => service.close());
 
@@ -61,7 +62,7 @@ describe("CLI env", () => {
 
   it("sync loads a dotenv file", async () => {
     const file = join(tempDir(), ".env.test");
-    writeFileSync(file, '# comment\nexport SYNC_A=1\nSYNC_B="two words"\nSYNC_C=\'raw\'\n\nSYNC_D=a=b\n');
+    writeFileSync(file, "# comment\nexport SYNC_A=1\nSYNC_B=\"two words\"\nSYNC_C='raw'\n\nSYNC_D=a=b\n");
     const r = await cli(["env", "sync", file]);
     expect(r.code).toBe(0);
     expect(r.stderr).toContain("synced 4 variable(s)");
@@ -106,7 +107,9 @@ describe("CLI run", () => {
 
     const listed = await cli(["run", "messages:byAuthor", '{"author":"cli"}']);
     expect(listed.code).toBe(0);
-    expect(JSON.parse(listed.stdout)).toEqual([{ _id: id, _creationTime: expect.any(Number), body: "from cli", author: "cli" }]);
+    expect(JSON.parse(listed.stdout)).toEqual([
+      { _id: id, _creationTime: expect.any(Number), body: "from cli", author: "cli" },
+    ]);
 
     // The running service sees the CLI's write.
     const viaHttp = await callFunction(service.url, "query", "messages:byAuthor", { author: "cli" });

@@ -37,14 +37,18 @@ async function streamAndKill(server: SpawnedServer, round: number, killAfter: nu
       try {
         const r = pair
           ? await callFunction(server.url, "mutation", "batches:insertPair", { batch: name })
-          : await callFunction(server.url, "mutation", "messages:send", { body: name, author: `round${round}` });
+          : await callFunction(server.url, "mutation", "messages:send", {
+              body: name,
+              author: `round${round}`,
+            });
         if (r.status !== 200) throw new Error(`unexpected ${r.status}: ${r.text}`);
         (pair ? ackedBatches : ackedMessages).push(name);
       } catch (e) {
         if (killing) return; // the server is gone: this request was never acknowledged
         throw e;
       }
-      if (!killing && ackedMessages.length + ackedBatches.length >= killAfter) killing = server.kill("SIGKILL");
+      if (!killing && ackedMessages.length + ackedBatches.length >= killAfter)
+        killing = server.kill("SIGKILL");
     }
   };
   await Promise.all(Array.from({ length: 8 }, worker));

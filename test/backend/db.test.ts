@@ -112,13 +112,42 @@ describe("queries", () => {
       const q = () => db.query("people");
       return {
         all: ageOf(await q().withIndex("by_age").collect()),
-        gt: ageOf(await q().withIndex("by_age", (x) => x.gt("age", 20)).collect()),
-        gte: ageOf(await q().withIndex("by_age", (x) => x.gte("age", 20)).collect()),
-        lt: ageOf(await q().withIndex("by_age", (x) => x.lt("age", 30)).collect()),
-        lte: ageOf(await q().withIndex("by_age", (x) => x.lte("age", 30)).collect()),
-        between: ageOf(await q().withIndex("by_age", (x) => x.gt("age", 10).lte("age", 40)).collect()),
-        eq: ageOf(await q().withIndex("by_age", (x) => x.eq("age", 30)).collect()),
-        desc: ageOf(await q().withIndex("by_age", (x) => x.gte("age", 20)).order("desc").collect()),
+        gt: ageOf(
+          await q()
+            .withIndex("by_age", (x) => x.gt("age", 20))
+            .collect(),
+        ),
+        gte: ageOf(
+          await q()
+            .withIndex("by_age", (x) => x.gte("age", 20))
+            .collect(),
+        ),
+        lt: ageOf(
+          await q()
+            .withIndex("by_age", (x) => x.lt("age", 30))
+            .collect(),
+        ),
+        lte: ageOf(
+          await q()
+            .withIndex("by_age", (x) => x.lte("age", 30))
+            .collect(),
+        ),
+        between: ageOf(
+          await q()
+            .withIndex("by_age", (x) => x.gt("age", 10).lte("age", 40))
+            .collect(),
+        ),
+        eq: ageOf(
+          await q()
+            .withIndex("by_age", (x) => x.eq("age", 30))
+            .collect(),
+        ),
+        desc: ageOf(
+          await q()
+            .withIndex("by_age", (x) => x.gte("age", 20))
+            .order("desc")
+            .collect(),
+        ),
         eqPrefix: (
           await q()
             .withIndex("by_city_age", (x) => x.eq("city", "rome").gt("age", 10))
@@ -166,8 +195,16 @@ describe("queries", () => {
           .filter((d) => d.age >= 30)
           .take(2)
       ).map((d) => d.age),
-      unique: (await db.query("people").withIndex("by_age", (x) => x.eq("age", 50)).unique())?.name,
-      uniqueNone: await db.query("people").withIndex("by_age", (x) => x.eq("age", 51)).unique(),
+      unique: (
+        await db
+          .query("people")
+          .withIndex("by_age", (x) => x.eq("age", 50))
+          .unique()
+      )?.name,
+      uniqueNone: await db
+        .query("people")
+        .withIndex("by_age", (x) => x.eq("age", 51))
+        .unique(),
     }));
     expect(r.filtered).toEqual([30, 40, 50]);
     expect(r.first).toBe(50);
@@ -178,18 +215,45 @@ describe("queries", () => {
     expect(r.takeFiltered).toEqual([30, 30]);
     expect(r.unique).toBe("p4");
     expect(r.uniqueNone).toBeNull();
-    const e = await errorOf(read((db) => db.query("people").withIndex("by_age", (x) => x.eq("age", 30)).unique()));
+    const e = await errorOf(
+      read((db) =>
+        db
+          .query("people")
+          .withIndex("by_age", (x) => x.eq("age", 30))
+          .unique(),
+      ),
+    );
     expect(e.code).toBe("CONFLICT");
     expect((await errorOf(read((db) => db.query("people").take(-1)))).code).toBe("BAD_REQUEST");
   });
 
   it("rejects range operations out of index order with BAD_REQUEST", async () => {
     const bad: ((db: DatabaseReader) => Promise<unknown>)[] = [
-      (db) => db.query("people").withIndex("by_city_age", (x) => x.eq("age", 1)).collect(),
-      (db) => db.query("people").withIndex("by_city_age", (x) => x.gt("city", "a").eq("age", 1)).collect(),
-      (db) => db.query("people").withIndex("by_city_age", (x) => x.gt("age", 1)).collect(),
-      (db) => db.query("people").withIndex("by_age", (x) => x.gt("age", 1).gte("age", 2)).collect(),
-      (db) => db.query("people").withIndex("by_age", (x) => x.lt("age", 1).lte("age", 2)).collect(),
+      (db) =>
+        db
+          .query("people")
+          .withIndex("by_city_age", (x) => x.eq("age", 1))
+          .collect(),
+      (db) =>
+        db
+          .query("people")
+          .withIndex("by_city_age", (x) => x.gt("city", "a").eq("age", 1))
+          .collect(),
+      (db) =>
+        db
+          .query("people")
+          .withIndex("by_city_age", (x) => x.gt("age", 1))
+          .collect(),
+      (db) =>
+        db
+          .query("people")
+          .withIndex("by_age", (x) => x.gt("age", 1).gte("age", 2))
+          .collect(),
+      (db) =>
+        db
+          .query("people")
+          .withIndex("by_age", (x) => x.lt("age", 1).lte("age", 2))
+          .collect(),
       (db) => (db.query("people") as any).withIndex("by_name").collect(),
     ];
     for (const fn of bad) {
@@ -221,7 +285,9 @@ describe("queries", () => {
       inserted++;
     }
     const expected = await read(async (db) =>
-      (await db.query("people").withIndex("by_age").collect()).filter((d) => d.name !== "behind").map((d) => d.age),
+      (await db.query("people").withIndex("by_age").collect())
+        .filter((d) => d.name !== "behind")
+        .map((d) => d.age),
     );
     expect(seen).toEqual(expected);
     expect(new Set(seen).size).toBe(seen.length);
@@ -258,7 +324,13 @@ describe("writes", () => {
     await reset([]);
     const id = await write((db) => db.insert("people", { name: "ann", age: 30, city: "oslo" }));
     const created = await read((db) => db.get(id));
-    expect(created).toEqual({ _id: id, _creationTime: expect.any(Number), name: "ann", age: 30, city: "oslo" });
+    expect(created).toEqual({
+      _id: id,
+      _creationTime: expect.any(Number),
+      name: "ann",
+      age: 30,
+      city: "oslo",
+    });
 
     await write((db) => db.patch(id, { age: 31, city: undefined }));
     expect(await read((db) => db.get(id))).toEqual({ ...created, age: 31, city: undefined });
@@ -268,13 +340,32 @@ describe("writes", () => {
     expect(await read((db) => db.get(id))).toMatchObject({ city: "rome", age: 31 });
 
     await write((db) => db.replace(id, { name: "bob", age: 5 }));
-    expect(await read((db) => db.get(id))).toEqual({ _id: id, _creationTime: created!._creationTime, name: "bob", age: 5 });
+    expect(await read((db) => db.get(id))).toEqual({
+      _id: id,
+      _creationTime: created!._creationTime,
+      name: "bob",
+      age: 5,
+    });
 
     // Index entries follow the writes.
-    expect(await read((db) => db.query("people").withIndex("by_age", (q) => q.eq("age", 5)).unique())).toMatchObject({
+    expect(
+      await read((db) =>
+        db
+          .query("people")
+          .withIndex("by_age", (q) => q.eq("age", 5))
+          .unique(),
+      ),
+    ).toMatchObject({
       _id: id,
     });
-    expect(await read((db) => db.query("people").withIndex("by_age", (q) => q.eq("age", 31)).first())).toBeNull();
+    expect(
+      await read((db) =>
+        db
+          .query("people")
+          .withIndex("by_age", (q) => q.eq("age", 31))
+          .first(),
+      ),
+    ).toBeNull();
 
     await write((db) => db.delete(id));
     expect(await read((db) => db.get(id))).toBeNull();
@@ -283,8 +374,12 @@ describe("writes", () => {
 
   it("refuses to change system fields or touch missing documents", async () => {
     const [id] = await reset([{ name: "ann", age: 1 }]);
-    expect((await errorOf(write((db) => db.patch(id, { _id: "other" } as any)))).code).toBe("SCHEMA_VIOLATION");
-    expect((await errorOf(write((db) => db.patch(id, { _creationTime: 5 } as any)))).code).toBe("SCHEMA_VIOLATION");
+    expect((await errorOf(write((db) => db.patch(id, { _id: "other" } as any)))).code).toBe(
+      "SCHEMA_VIOLATION",
+    );
+    expect((await errorOf(write((db) => db.patch(id, { _creationTime: 5 } as any)))).code).toBe(
+      "SCHEMA_VIOLATION",
+    );
     await write((db) => db.delete(id));
     for (const op of [
       (db: DatabaseWriter) => db.patch(id, { age: 2 }),
@@ -303,7 +398,10 @@ describe("writes", () => {
       await db.patch(id, { age: 8 });
       return {
         got: await db.get(id),
-        viaIndex: await db.query("people").withIndex("by_age", (q) => q.eq("age", 8)).collect(),
+        viaIndex: await db
+          .query("people")
+          .withIndex("by_age", (q) => q.eq("age", 8))
+          .collect(),
       };
     });
     expect((r.got as Person).age).toBe(8);

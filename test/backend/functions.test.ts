@@ -13,7 +13,9 @@ afterAll(() => service.close());
 const call = (kind: "query" | "mutation" | "action", path: string, args: unknown = {}) =>
   callFunction(service.url, kind, path, args);
 const byAuthor = async (author: string) =>
-  ((await call("query", "messages:byAuthor", { author })).body.value as { body: string }[]).map((m) => m.body);
+  ((await call("query", "messages:byAuthor", { author })).body.value as { body: string }[]).map(
+    (m) => m.body,
+  );
 
 describe("functions", () => {
   it("validates arguments: 400 INVALID_ARGUMENTS naming the path", async () => {
@@ -65,7 +67,9 @@ describe("functions", () => {
       expect(r.body.code).toBe("FUNCTION_NOT_FOUND");
     }
     const backend = service.backend;
-    await expect(backend.runQuery("messages:secretCount", {})).rejects.toMatchObject({ code: "FUNCTION_NOT_FOUND" });
+    await expect(backend.runQuery("messages:secretCount", {})).rejects.toMatchObject({
+      code: "FUNCTION_NOT_FOUND",
+    });
     const { value } = await backend.runQuery("messages:greet", { name: "cli" }, { allowInternal: true });
     expect(value).toBe("hello cli");
   });

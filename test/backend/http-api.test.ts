@@ -9,9 +9,17 @@ import { startTestService, type TestService } from "../helpers/service.ts";
  * POSTs a chunked body of `chunks` × `chunkSize` bytes with node:http (fetch gives up when the
  * server answers before the upload ends) and resolves with the response.
  */
-function postChunked(url: string, chunkSize: number, chunks: number): Promise<{ status: number; text: string }> {
+function postChunked(
+  url: string,
+  chunkSize: number,
+  chunks: number,
+): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: "POST", headers: { "content-type": "application/json" }, agent: false });
+    const req = request(url, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      agent: false,
+    });
     req.on("response", (res) => {
       let text = "";
       res.on("data", (d) => (text += d));
@@ -78,7 +86,10 @@ describe("HTTP API", () => {
   it("wrong argument types are 400 INVALID_ARGUMENTS", async () => {
     const r = await callFunction(service.url, "query", "messages:byAuthor", { author: 5 });
     expect(r.status).toBe(400);
-    expect(r.body).toMatchObject({ code: "INVALID_ARGUMENTS", data: { path: "args.author", expected: "string" } });
+    expect(r.body).toMatchObject({
+      code: "INVALID_ARGUMENTS",
+      data: { path: "args.author", expected: "string" },
+    });
   });
 
   it("bodies over 1 MiB are 413 PAYLOAD_TOO_LARGE, with or without a content-length", async () => {
@@ -94,7 +105,10 @@ describe("HTTP API", () => {
     expect(JSON.parse(chunked.text).code).toBe("PAYLOAD_TOO_LARGE");
 
     // Just under the limit is fine.
-    const ok = await callFunction(service.url, "mutation", "messages:send", { body: "y".repeat(1000 * 1000), author: "big" });
+    const ok = await callFunction(service.url, "mutation", "messages:send", {
+      body: "y".repeat(1000 * 1000),
+      author: "big",
+    });
     expect(ok.status).toBe(200);
   });
 

@@ -129,7 +129,11 @@ describe("function API fast path", () => {
     }
     const notJson = await postJson(`${service.url}/api/query`, "{not json");
     expect(notJson.status).toBe(400);
-    expect(notJson.body).toEqual({ status: "error", code: "BAD_REQUEST", message: "Request body must be JSON" });
+    expect(notJson.body).toEqual({
+      status: "error",
+      code: "BAD_REQUEST",
+      message: "Request body must be JSON",
+    });
     const noPath = await postJson(`${service.url}/api/query`, '{"args":{}}');
     expect(noPath.status).toBe(400);
     expect(noPath.body.code).toBe("BAD_REQUEST");
@@ -142,7 +146,10 @@ describe("function API fast path", () => {
   });
 
   it("parses a body with a UTF-8 byte order mark, as Request.json() does", async () => {
-    const r = await postJson(`${service.url}/api/query`, `\ufeff${JSON.stringify({ path: "messages:list" })}`);
+    const r = await postJson(
+      `${service.url}/api/query`,
+      `\ufeff${JSON.stringify({ path: "messages:list" })}`,
+    );
     expect(r.status).toBe(200);
     expect(r.body.status).toBe("success");
   });
@@ -158,30 +165,57 @@ describe("function API fast path", () => {
   });
 
   it("refuses a bearer token with 401 UNAUTHORIZED when auth is not configured", async () => {
-    const r = await callFunction(service.url, "query", "messages:list", {}, { authorization: "Bearer abc.def.ghi" });
+    const r = await callFunction(
+      service.url,
+      "query",
+      "messages:list",
+      {},
+      { authorization: "Bearer abc.def.ghi" },
+    );
     expect(r.status).toBe(401);
-    expect(r.body).toEqual({ status: "error", code: "UNAUTHORIZED", message: "Authentication is not configured" });
+    expect(r.body).toEqual({
+      status: "error",
+      code: "UNAUTHORIZED",
+      message: "Authentication is not configured",
+    });
     // Not a bearer token: no caller token, the query runs.
-    const basic = await callFunction(service.url, "query", "messages:list", {}, { authorization: "Basic eHl6" });
+    const basic = await callFunction(
+      service.url,
+      "query",
+      "messages:list",
+      {},
+      { authorization: "Basic eHl6" },
+    );
     expect(basic.status).toBe(200);
     // Repeated Authorization headers are joined (as web Headers do) and then are not one bearer token.
     const twice = await rawPost(`${service.url}/api/query`, [JSON.stringify({ path: "messages:list" })], {
       "content-type": "application/json",
       authorization: ["Bearer a", "Bearer b"],
     });
-    const twiceHono = await rawPost(`${honoOnly.url}/api/query`, [JSON.stringify({ path: "messages:list" })], {
-      "content-type": "application/json",
-      authorization: ["Bearer a", "Bearer b"],
-    });
+    const twiceHono = await rawPost(
+      `${honoOnly.url}/api/query`,
+      [JSON.stringify({ path: "messages:list" })],
+      {
+        "content-type": "application/json",
+        authorization: ["Bearer a", "Bearer b"],
+      },
+    );
     expect(twice.status).toBe(twiceHono.status);
     expect(twice.status).toBe(200);
   });
 
   it("answers 413 PAYLOAD_TOO_LARGE with Connection: close, by content-length or while streaming", async () => {
-    const big = JSON.stringify({ path: "messages:send", args: { body: "x".repeat(MAX_BODY), author: "big" } });
+    const big = JSON.stringify({
+      path: "messages:send",
+      args: { body: "x".repeat(MAX_BODY), author: "big" },
+    });
     const r = await postJson(`${service.url}/api/mutation`, big);
     expect(r.status).toBe(413);
-    expect(r.body).toEqual({ status: "error", code: "PAYLOAD_TOO_LARGE", message: `Request body exceeds ${MAX_BODY} bytes` });
+    expect(r.body).toEqual({
+      status: "error",
+      code: "PAYLOAD_TOO_LARGE",
+      message: `Request body exceeds ${MAX_BODY} bytes`,
+    });
     expect(r.headers.get("connection")).toBe("close");
     const chunked = await rawPost(
       `${service.url}/api/mutation`,
@@ -192,7 +226,10 @@ describe("function API fast path", () => {
     expect(JSON.parse(chunked.text).code).toBe("PAYLOAD_TOO_LARGE");
     expect(chunked.headers.connection).toBe("close");
     // Under the limit, also chunked, is fine.
-    const body = JSON.stringify({ path: "messages:send", args: { body: "y".repeat(1000), author: "chunks" } });
+    const body = JSON.stringify({
+      path: "messages:send",
+      args: { body: "y".repeat(1000), author: "chunks" },
+    });
     const ok = await rawPost(`${service.url}/api/mutation`, [body.slice(0, 10), body.slice(10)], {
       "content-type": "application/json",
       "transfer-encoding": "chunked",
@@ -217,14 +254,18 @@ describe("function API fast path", () => {
       "access-control-expose-headers": "Set-Service-Auth-Cookie",
       vary: "Origin",
     });
-    expect(corsOf((await call(service.url, "http://evil.test")).headers)["access-control-allow-origin"]).toBeNull();
+    expect(
+      corsOf((await call(service.url, "http://evil.test")).headers)["access-control-allow-origin"],
+    ).toBeNull();
     // Error answers carry them too.
     const err = await postJson(`${service.url}/api/query`, "{", { origin: SITE });
     const errHono = await postJson(`${honoOnly.url}/api/query`, "{", { origin: SITE });
     expect(err.status).toBe(400);
     expect(corsOf(err.headers)).toEqual(corsOf(errHono.headers));
     const tooBig = await postJson(`${service.url}/api/query`, "x".repeat(MAX_BODY + 1), { origin: SITE });
-    const tooBigHono = await postJson(`${honoOnly.url}/api/query`, "x".repeat(MAX_BODY + 1), { origin: SITE });
+    const tooBigHono = await postJson(`${honoOnly.url}/api/query`, "x".repeat(MAX_BODY + 1), {
+      origin: SITE,
+    });
     expect(tooBig.status).toBe(413);
     expect(corsOf(tooBig.headers)).toEqual(corsOf(tooBigHono.headers));
     // Without a cors rule there are none.
@@ -275,7 +316,15 @@ describe("function API fast path", () => {
     expect(endpointOf("/api/query")).toBe("query");
     expect(endpointOf("/api/mutation?x=1")).toBe("mutation");
     expect(endpointOf("/api/action")).toBe("action");
-    for (const url of ["/api/query/", "/api/%71uery", "/api/queryx", "/api/query#x", "/api/auth/session", "/healthz", "http://h/api/query"]) {
+    for (const url of [
+      "/api/query/",
+      "/api/%71uery",
+      "/api/queryx",
+      "/api/query#x",
+      "/api/auth/session",
+      "/healthz",
+      "http://h/api/query",
+    ]) {
       expect(endpointOf(url), url).toBeUndefined();
     }
     // A real server whose fallback marks its answers: which requests reached it?

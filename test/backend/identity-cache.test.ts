@@ -8,7 +8,10 @@ const identity = (sessionExpiresAt = Date.now() + 60_000) => ({
   tokenIdentifier: "iss|u1",
   sessionExpiresAt,
 });
-const reads = (...ids: [string, string][]): ReadSet => ({ ids: ids.map(([table, id]) => ({ table, id })), ranges: [] });
+const reads = (...ids: [string, string][]): ReadSet => ({
+  ids: ids.map(([table, id]) => ({ table, id })),
+  ranges: [],
+});
 const exp = () => Math.floor(Date.now() / 1000) + 600;
 const write = (table: string, id: string) => ({ table, id, before: null, after: null });
 
@@ -53,7 +56,13 @@ describe("identity cache", () => {
 
   it("does not cache identities that depend on range reads, and is bounded", () => {
     const cache = new IdentityCache(2);
-    cache.set("r", identity(), { ids: [], ranges: [{ table: "session", index: "token", range: {} }] }, exp(), 0);
+    cache.set(
+      "r",
+      identity(),
+      { ids: [], ranges: [{ table: "session", index: "token", range: {} }] },
+      exp(),
+      0,
+    );
     expect(cache.get("r")).toBeUndefined();
     cache.set("a", identity(), reads(["session", "a"]), exp(), 0);
     cache.set("b", identity(), reads(["session", "b"]), exp(), 0);

@@ -44,11 +44,49 @@ function jsCompare(a: unknown, b: unknown): number {
 const keyCompare = (a: unknown, b: unknown) => Math.sign(Buffer.compare(encodeKey([a]), encodeKey([b])));
 
 const SPECIAL_NUMBERS = [
-  0, -0, 1, -1, 0.5, -0.5, 1e-300, -1e-300, Number.MIN_VALUE, -Number.MIN_VALUE, Number.MAX_VALUE,
-  -Number.MAX_VALUE, Number.MAX_SAFE_INTEGER, Number.MIN_SAFE_INTEGER, 2 ** 53 + 2, Infinity, -Infinity, 0.1, 0.2,
-  0.30000000000000004, 1700000000000,
+  0,
+  -0,
+  1,
+  -1,
+  0.5,
+  -0.5,
+  1e-300,
+  -1e-300,
+  Number.MIN_VALUE,
+  -Number.MIN_VALUE,
+  Number.MAX_VALUE,
+  -Number.MAX_VALUE,
+  Number.MAX_SAFE_INTEGER,
+  Number.MIN_SAFE_INTEGER,
+  2 ** 53 + 2,
+  Infinity,
+  -Infinity,
+  0.1,
+  0.2,
+  0.30000000000000004,
+  1700000000000,
 ];
-const CHARS = ["", "a", "b", "A", "z", "\0", "\u0001", "é", "ß", "中", "\u00ff", "\u0100", "\ud7ff", "\ue000", "\uffff", "😀", "𝄞", "\ud83d", "\ude00"];
+const CHARS = [
+  "",
+  "a",
+  "b",
+  "A",
+  "z",
+  "\0",
+  "\u0001",
+  "é",
+  "ß",
+  "中",
+  "\u00ff",
+  "\u0100",
+  "\ud7ff",
+  "\ue000",
+  "\uffff",
+  "😀",
+  "𝄞",
+  "\ud83d",
+  "\ude00",
+];
 
 function randomNumber(r: () => number): number {
   const pick = r();
@@ -80,7 +118,9 @@ describe("index key encoding", () => {
     const sorted = [...SPECIAL_NUMBERS].sort((a, b) => a - b);
     for (let i = 0; i < sorted.length; i++) {
       for (let j = 0; j < sorted.length; j++) {
-        expect(keyCompare(sorted[i], sorted[j]), `${sorted[i]} vs ${sorted[j]}`).toBe(jsCompare(sorted[i], sorted[j]));
+        expect(keyCompare(sorted[i], sorted[j]), `${sorted[i]} vs ${sorted[j]}`).toBe(
+          jsCompare(sorted[i], sorted[j]),
+        );
       }
     }
     expect(encodeKey([-0]).equals(encodeKey([0]))).toBe(true);
@@ -130,7 +170,13 @@ describe("index key encoding", () => {
   it("prefix ranges contain exactly the keys that start with the prefix", () => {
     const prefix = encodeKey(["alice"]);
     const range = { lower: prefix, upper: prefixEnd(prefix) };
-    for (const inside of [["alice"], ["alice", 1], ["alice", "zzz"], ["alice", [1, 2]], ["alice", { a: 1 }]]) {
+    for (const inside of [
+      ["alice"],
+      ["alice", 1],
+      ["alice", "zzz"],
+      ["alice", [1, 2]],
+      ["alice", { a: 1 }],
+    ]) {
       expect(inRange(encodeKey(inside), range), JSON.stringify(inside)).toBe(true);
     }
     for (const outside of [["alic"], ["alice\0"], ["alicf"], ["bob"], [null], [1]]) {

@@ -21,7 +21,10 @@ describe("logger", () => {
   it("redacts secret-looking fields, nested ones included", () => {
     process.env.LOG_LEVEL = "info";
     const lines = capture();
-    logger.error("boom", { token: "eyJ.secret.sig", request: { headers: { authorization: "Bearer abc" }, path: "/x" } });
+    logger.error("boom", {
+      token: "eyJ.secret.sig",
+      request: { headers: { authorization: "Bearer abc" }, path: "/x" },
+    });
     const out = lines.join("");
     expect(out).not.toContain("eyJ.secret.sig");
     expect(out).not.toContain("Bearer abc");

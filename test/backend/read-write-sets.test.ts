@@ -42,9 +42,15 @@ async function commitOf(fn: (db: DatabaseWriter) => Promise<unknown>): Promise<C
 let ids: Record<string, string>;
 beforeEach(async () => {
   const reset = inline.register(async (db: DatabaseWriter) => {
-    for (const t of ["users", "notes"] as const) for (const d of await db.query(t).collect()) await db.delete(d._id);
+    for (const t of ["users", "notes"] as const)
+      for (const d of await db.query(t).collect()) await db.delete(d._id);
     const out: Record<string, string> = {};
-    for (const [email, score] of [["a", 10], ["c", 30], ["e", 50], ["g", 70]] as const) {
+    for (const [email, score] of [
+      ["a", 10],
+      ["c", 30],
+      ["e", 50],
+      ["g", 70],
+    ] as const) {
       out[email] = await db.insert("users", { email, score });
     }
     out.note = await db.insert("notes", { text: "n" });
@@ -58,13 +64,20 @@ const touches = (readSet: ReadSet, commit: Commit) => commitTouches(backend.cata
 describe("read sets and write sets", () => {
   it("an equality read is touched by writes of that key only", async () => {
     const { value, readSet } = await readSetOf((db) =>
-      db.query("users").withIndex("by_email", (q) => q.eq("email", "a")).collect(),
+      db
+        .query("users")
+        .withIndex("by_email", (q) => q.eq("email", "a"))
+        .collect(),
     );
     expect(value).toHaveLength(1);
     expect(tablesOf(readSet)).toEqual(new Set(["users"]));
     expect(touches(readSet, await commitOf((db) => db.insert("users", { email: "a", score: 1 })))).toBe(true);
-    expect(touches(readSet, await commitOf((db) => db.insert("users", { email: "b", score: 1 })))).toBe(false);
-    expect(touches(readSet, await commitOf((db) => db.insert("users", { email: "a\0", score: 1 })))).toBe(false);
+    expect(touches(readSet, await commitOf((db) => db.insert("users", { email: "b", score: 1 })))).toBe(
+      false,
+    );
+    expect(touches(readSet, await commitOf((db) => db.insert("users", { email: "a\0", score: 1 })))).toBe(
+      false,
+    );
     expect(touches(readSet, await commitOf((db) => db.insert("users", { email: "", score: 1 })))).toBe(false);
     expect(touches(readSet, await commitOf((db) => db.insert("notes", { text: "a" })))).toBe(false);
     // Moving a document out of the range and into it both count.
@@ -76,10 +89,20 @@ describe("read sets and write sets", () => {
 
   it("a range read is touched inside its bounds only", async () => {
     const { value, readSet } = await readSetOf((db) =>
-      db.query("users").withIndex("by_score", (q) => q.gt("score", 10).lte("score", 50)).collect(),
+      db
+        .query("users")
+        .withIndex("by_score", (q) => q.gt("score", 10).lte("score", 50))
+        .collect(),
     );
     expect((value as { email: string }[]).map((d) => d.email)).toEqual(["c", "e"]);
-    for (const [score, inside] of [[10, false], [10.5, true], [50, true], [50.5, false], [-1, false], [99, false]] as const) {
+    for (const [score, inside] of [
+      [10, false],
+      [10.5, true],
+      [50, true],
+      [50.5, false],
+      [-1, false],
+      [99, false],
+    ] as const) {
       const commit = await commitOf((db) => db.insert("users", { email: "x", score }));
       expect(touches(readSet, commit), `score ${score}`).toBe(inside);
     }
@@ -88,17 +111,27 @@ describe("read sets and write sets", () => {
   it("take(n) is not touched by writes after the last row it read", async () => {
     const { value, readSet } = await readSetOf((db) => db.query("users").withIndex("by_score").take(2));
     expect((value as { email: string }[]).map((d) => d.email)).toEqual(["a", "c"]);
-    expect(touches(readSet, await commitOf((db) => db.insert("users", { email: "x", score: 40 })))).toBe(false);
+    expect(touches(readSet, await commitOf((db) => db.insert("users", { email: "x", score: 40 })))).toBe(
+      false,
+    );
     expect(touches(readSet, await commitOf((db) => db.patch(ids.g, { email: "y" })))).toBe(false);
-    expect(touches(readSet, await commitOf((db) => db.insert("users", { email: "x", score: 20 })))).toBe(true);
+    expect(touches(readSet, await commitOf((db) => db.insert("users", { email: "x", score: 20 })))).toBe(
+      true,
+    );
     expect(touches(readSet, await commitOf((db) => db.insert("users", { email: "x", score: 0 })))).toBe(true);
     expect(touches(readSet, await commitOf((db) => db.patch(ids.c, { email: "cc" })))).toBe(true);
   });
 
   it("first() in descending order is touched by a newer document only", async () => {
-    const { readSet } = await readSetOf((db) => db.query("users").withIndex("by_score").order("desc").first());
-    expect(touches(readSet, await commitOf((db) => db.insert("users", { email: "x", score: 60 })))).toBe(false);
-    expect(touches(readSet, await commitOf((db) => db.insert("users", { email: "x", score: 80 })))).toBe(true);
+    const { readSet } = await readSetOf((db) =>
+      db.query("users").withIndex("by_score").order("desc").first(),
+    );
+    expect(touches(readSet, await commitOf((db) => db.insert("users", { email: "x", score: 60 })))).toBe(
+      false,
+    );
+    expect(touches(readSet, await commitOf((db) => db.insert("users", { email: "x", score: 80 })))).toBe(
+      true,
+    );
   });
 
   it("a full read of a table is touched by any write to it and none to others", async () => {
@@ -111,7 +144,9 @@ describe("read sets and write sets", () => {
     const { readSet } = await readSetOf((db) => db.get(ids.c));
     expect(readSet.ranges).toEqual([]);
     expect(touches(readSet, await commitOf((db) => db.patch(ids.e, { score: 1 })))).toBe(false);
-    expect(touches(readSet, await commitOf((db) => db.insert("users", { email: "c", score: 30 })))).toBe(false);
+    expect(touches(readSet, await commitOf((db) => db.insert("users", { email: "c", score: 30 })))).toBe(
+      false,
+    );
     expect(touches(readSet, await commitOf((db) => db.patch(ids.c, { score: 31 })))).toBe(true);
     const deleted = await readSetOf((db) => db.get(ids.note));
     expect(touches(deleted.readSet, await commitOf((db) => db.delete(ids.note)))).toBe(true);

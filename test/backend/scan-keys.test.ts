@@ -18,7 +18,10 @@ const schema = defineSchema({
 const { query, mutation } = functionsFor();
 const modules = {
   people: {
-    add: mutation({ args: { name: v.string(), city: v.string() }, handler: (ctx, doc) => ctx.db.insert("people", doc) }),
+    add: mutation({
+      args: { name: v.string(), city: v.string() },
+      handler: (ctx, doc) => ctx.db.insert("people", doc),
+    }),
     uniqueIn: query({
       args: { city: v.string() },
       handler: (ctx, { city }) =>
@@ -61,12 +64,20 @@ const cityRange = (city: string) =>
 describe("scans without keys", () => {
   it("return the documents of a keyed scan, in order, without keys", async () => {
     for (const order of ["asc", "desc"] as const) {
-      const request: ScanRequest<true> = { table: "people", index: "by_city", range: cityRange("paris"), order, limit: 10 };
+      const request: ScanRequest<true> = {
+        table: "people",
+        index: "by_city",
+        range: cityRange("paris"),
+        order,
+        limit: 10,
+      };
       const [keyed, bare] = await backend.engine.read(async (tx) => [
         await tx.scan(request),
         await tx.scan({ ...request, keys: false }),
       ]);
-      expect(keyed.map((r) => r.doc.name)).toEqual(order === "asc" ? ["bob", "cid", "dan"] : ["dan", "cid", "bob"]);
+      expect(keyed.map((r) => r.doc.name)).toEqual(
+        order === "asc" ? ["bob", "cid", "dan"] : ["dan", "cid", "bob"],
+      );
       expect(keyed.every((r) => Buffer.isBuffer(r.key))).toBe(true);
       expect(bare.map((r) => r.doc)).toEqual(keyed.map((r) => r.doc));
       expect(bare.every((r) => r.key === undefined)).toBe(true);
@@ -81,7 +92,9 @@ describe("scans without keys", () => {
 
   it("unique() over two documents fails and records the range up to the second, as take(2) does", async () => {
     const into = emptyReadSet();
-    await expect(backend.runQuery("people:uniqueIn", { city: "paris" }, {}, into)).rejects.toMatchObject({ code: "CONFLICT" });
+    await expect(backend.runQuery("people:uniqueIn", { city: "paris" }, {}, into)).rejects.toMatchObject({
+      code: "CONFLICT",
+    });
     const taken = await backend.runQuery("people:takeTwo", { city: "paris" });
     expect((taken.value as { name: string }[]).map((d) => d.name)).toEqual(["bob", "cid"]);
     expect(into.ranges).toEqual(taken.readSet.ranges);

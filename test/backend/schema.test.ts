@@ -3,7 +3,13 @@ import type { DatabaseWriter as Writer } from "../../src/backend/db/database.ts"
 import { ServiceError, type ValidationError } from "../../src/backend/errors.ts";
 import { functionsFor } from "../../src/backend/functions/define.ts";
 import type { Backend } from "../../src/backend/runtime.ts";
-import { type DataModelOf, defineEnt, defineEntSchema, defineSchema, defineTable } from "../../src/backend/schema.ts";
+import {
+  type DataModelOf,
+  defineEnt,
+  defineEntSchema,
+  defineSchema,
+  defineTable,
+} from "../../src/backend/schema.ts";
 import { type Id, v } from "../../src/backend/values/index.ts";
 import schema from "../fixtures/schema.ts";
 import { startTestBackend } from "../helpers/service.ts";
@@ -14,11 +20,15 @@ const bodies = new Map<string, (db: DatabaseWriter) => Promise<unknown>>();
 let counter = 0;
 const modules = {
   t: {
-    write: mutation({ args: { name: v.string() }, handler: (ctx, { name }) => bodies.get(name)!(ctx.db as any) }),
+    write: mutation({
+      args: { name: v.string() },
+      handler: (ctx, { name }) => bodies.get(name)!(ctx.db as any),
+    }),
     items: query({ args: {}, handler: (ctx) => ctx.db.query("items").collect() }),
     count: query({
       args: {},
-      handler: async (ctx) => (await ctx.db.query("items").collect()).length + (await ctx.db.query("messages").collect()).length,
+      handler: async (ctx) =>
+        (await ctx.db.query("items").collect()).length + (await ctx.db.query("messages").collect()).length,
     }),
   },
 };
@@ -53,7 +63,8 @@ const item = { name: "pen", price: 2, tags: ["a"], status: "live" as const };
 
 describe("schema enforcement", () => {
   it("accepts documents that match the schema", async () => {
-    const owner = (await write((db) => db.insert("messages", { body: "b", author: "a" }))).value as Id<"messages">;
+    const owner = (await write((db) => db.insert("messages", { body: "b", author: "a" })))
+      .value as Id<"messages">;
     await write(async (db) => {
       await db.insert("items", item);
       await db.insert("items", {
@@ -123,9 +134,14 @@ describe("schema enforcement", () => {
     );
     expect(after?.name).toBe("pen");
     // Plain JSON-like values in an `any` field are fine, and a nested undefined field is dropped.
-    const ok = (await write((db) => db.insert("items", { ...item, data: { a: [1, "x", null, { b: true }], c: undefined } })))
-      .value as string;
-    const stored = ((await backend.runQuery("t:items", {})).value as { _id: string; data: unknown }[]).find((d) => d._id === ok);
+    const ok = (
+      await write((db) =>
+        db.insert("items", { ...item, data: { a: [1, "x", null, { b: true }], c: undefined } }),
+      )
+    ).value as string;
+    const stored = ((await backend.runQuery("t:items", {})).value as { _id: string; data: unknown }[]).find(
+      (d) => d._id === ok,
+    );
     expect(stored?.data).toEqual({ a: [1, "x", null, { b: true }] });
   });
 });

@@ -82,20 +82,26 @@ describe("SQLite engine", () => {
     const file = tempDatabaseFile();
     let backend = await start(schemaA, file);
     const ids: string[] = [];
-    for (const [name, city] of [["ann", "paris"], ["bob", "rome"], ["cid", "paris"]]) {
+    for (const [name, city] of [
+      ["ann", "paris"],
+      ["bob", "rome"],
+      ["cid", "paris"],
+    ]) {
       ids.push((await backend.runMutation("people:add", { doc: { name, city } })).value as string);
     }
     backend = await restart(backend, schemaB, file);
     const all = (await backend.runQuery("people:all", {})).value as { _id: string; name: string }[];
     expect(all.map((d) => d._id)).toEqual(ids);
     // Old rows are found through the new index…
-    const paris = (await backend.runQuery("people:byIndex", { index: "by_city", field: "city", value: "paris" }))
-      .value as { name: string }[];
+    const paris = (
+      await backend.runQuery("people:byIndex", { index: "by_city", field: "city", value: "paris" })
+    ).value as { name: string }[];
     expect(paris.map((d) => d.name)).toEqual(["ann", "cid"]);
     // …and the new field can be written.
     await backend.runMutation("people:add", { doc: { name: "dan", city: "paris", age: 40 } });
-    const again = (await backend.runQuery("people:byIndex", { index: "by_city", field: "city", value: "paris" }))
-      .value as { name: string }[];
+    const again = (
+      await backend.runQuery("people:byIndex", { index: "by_city", field: "city", value: "paris" })
+    ).value as { name: string }[];
     expect(again.map((d) => d.name)).toEqual(["ann", "cid", "dan"]);
   });
 
@@ -108,10 +114,13 @@ describe("SQLite engine", () => {
     expect((byName.value as unknown[]).length).toBe(1);
 
     backend = await restart(backend, schemaC, file);
-    const byCity = (await backend.runQuery("people:byIndex", { index: "by_x", field: "city", value: "paris" }))
-      .value as { name: string }[];
+    const byCity = (
+      await backend.runQuery("people:byIndex", { index: "by_x", field: "city", value: "paris" })
+    ).value as { name: string }[];
     expect(byCity.map((d) => d.name)).toEqual(["ann"]);
-    await expect(backend.runQuery("people:byIndex", { index: "by_x", field: "name", value: "bob" })).rejects.toMatchObject({
+    await expect(
+      backend.runQuery("people:byIndex", { index: "by_x", field: "name", value: "bob" }),
+    ).rejects.toMatchObject({
       code: "BAD_REQUEST",
     });
     // Going back rebuilds it again from the documents.
@@ -142,7 +151,8 @@ describe("SQLite engine", () => {
           expect(plan).toContain("USING INDEX i_people_by_x");
           expect(plan).not.toMatch(/SCAN t_people\s*$/m);
           expect(plan).not.toContain("TEMP B-TREE");
-          if (range.lower) expect(plan).toMatch(/SEARCH t_people USING INDEX i_people_by_x \(k_by_x>\? AND k_by_x<\?\)/);
+          if (range.lower)
+            expect(plan).toMatch(/SEARCH t_people USING INDEX i_people_by_x \(k_by_x>\? AND k_by_x<\?\)/);
         }
       }
     } finally {

@@ -4,7 +4,7 @@
  * A `@ts-expect-error` line fails the type check when the error it expects disappears.
  */
 import { expectTypeOf } from "vitest";
-import { anyApi, type ApiOf, type Id, type Infer, type InternalApiOf } from "../../src/backend/server.ts";
+import { type ApiOf, anyApi, type Id, type Infer, type InternalApiOf } from "../../src/backend/server.ts";
 import { v } from "../../src/backend/values/index.ts";
 import type * as actions from "../fixtures/actions.ts";
 import { mutation, query } from "../fixtures/functions.ts";
@@ -97,7 +97,11 @@ expectTypeOf(api.messages.byAuthor._args).toEqualTypeOf<{ author: string }>();
 expectTypeOf(api.messages.send._args).toEqualTypeOf<{ body: string; author?: string }>();
 expectTypeOf(api.messages.send._returns).toEqualTypeOf<Id<"messages">>();
 expectTypeOf(api.messages.byAuthor._returns[0].author).toEqualTypeOf<string>();
-expectTypeOf(api.actions.sendAndCount._returns).toEqualTypeOf<{ id: Id<"messages">; mine: string[]; total: number }>();
+expectTypeOf(api.actions.sendAndCount._returns).toEqualTypeOf<{
+  id: Id<"messages">;
+  mine: string[];
+  total: number;
+}>();
 expectTypeOf(internal.messages.greet._returns).toEqualTypeOf<string>();
 // Internal functions are not on `api`, public ones are not on `internal`.
 expectTypeOf(api.messages).not.toHaveProperty("purge");

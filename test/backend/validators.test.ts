@@ -1,7 +1,12 @@
-import { newId, tableTag } from "../../src/backend/ids.ts";
 import { describe, expect, it } from "vitest";
 import { ValidationError } from "../../src/backend/errors.ts";
-import { describe as describeValidator, v, validate, type Validator } from "../../src/backend/values/index.ts";
+import { newId, tableTag } from "../../src/backend/ids.ts";
+import {
+  describe as describeValidator,
+  type Validator,
+  v,
+  validate,
+} from "../../src/backend/values/index.ts";
 
 /** The ValidationError `validate` throws, or null when the value passes. */
 function failure(validator: Validator, value: unknown, path = "args"): ValidationError | null {
@@ -114,7 +119,12 @@ describe("validators", () => {
     // Unknown fields are rejected, including names that exist on Object.prototype.
     rejects(o, { name: "a", nested: { n: 1 }, extra: 1 }, "args.extra", "no such field");
     rejects(o, { name: "a", nested: { n: 1 }, toString: "x" }, "args.toString", "no such field");
-    rejects(o, JSON.parse('{"name":"a","nested":{"n":1},"__proto__":{"x":1}}'), "args.__proto__", "no such field");
+    rejects(
+      o,
+      JSON.parse('{"name":"a","nested":{"n":1},"__proto__":{"x":1}}'),
+      "args.__proto__",
+      "no such field",
+    );
     rejects(o, { name: "a", nested: { n: 1 }, constructor: 1 }, "args.constructor", "no such field");
   });
 

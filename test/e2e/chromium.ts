@@ -35,7 +35,8 @@ export function findChromium(): string | undefined {
   const path = process.env.CHROMIUM_PATH || DEFAULT_CHROMIUM_PATH;
   if (existsSync(path)) return path;
   const problem = `Chromium not found at ${path}. ${INSTALL_HINT}`;
-  if (process.env.CI === "true") throw new Error(`${problem} (CI=true: the browser tests must run, not be skipped)`);
+  if (process.env.CI === "true")
+    throw new Error(`${problem} (CI=true: the browser tests must run, not be skipped)`);
   const bar = "!".repeat(78);
   console.warn(`\n${bar}\n!! SKIPPING BROWSER TESTS (test/e2e): ${problem}\n${bar}\n`);
   return undefined;

@@ -65,9 +65,13 @@ describe.skipIf(!chromiumPath)("example web UI in Chromium", { timeout: 45_000 }
 
   /** Waits until the element's whole text is `text`. */
   async function waitForText(page: Page, selector: string, text: string): Promise<void> {
-    await page.waitForFunction(([s, t]) => document.querySelector(s)?.textContent === t, [selector, text] as const, {
-      timeout: STEP_TIMEOUT_MS,
-    });
+    await page.waitForFunction(
+      ([s, t]) => document.querySelector(s)?.textContent === t,
+      [selector, text] as const,
+      {
+        timeout: STEP_TIMEOUT_MS,
+      },
+    );
   }
 
   async function signUp(page: Page, name: string, email: string): Promise<void> {
@@ -105,7 +109,9 @@ describe.skipIf(!chromiumPath)("example web UI in Chromium", { timeout: 45_000 }
     await input.fill(body);
     await input.press("Enter");
     // The form resets once the mutation resolved.
-    await page.waitForFunction(() => (document.querySelector("#send input") as HTMLInputElement).value === "");
+    await page.waitForFunction(
+      () => (document.querySelector("#send input") as HTMLInputElement).value === "",
+    );
   }
 
   /** Waits for the message `body` by `author` in the page's list. */

@@ -8,6 +8,7 @@ import { PASSWORD } from "./example-app.ts";
 import { callFunction, type JsonResponse } from "./http.ts";
 
 export { browserAt, type FixtureBrowser };
+
 import { startTestService, type TestService } from "./service.ts";
 
 export interface AuthFixture {
@@ -17,7 +18,12 @@ export interface AuthFixture {
   browser(): FixtureBrowser;
   /** Signs up through `{basePath}/sign-up/email`; the raw response is returned too. */
   signUp(email: string): Promise<{ browser: FixtureBrowser; response: JsonResponse; token?: string }>;
-  call(kind: "query" | "mutation" | "action", path: string, args?: unknown, token?: string | null): Promise<JsonResponse>;
+  call(
+    kind: "query" | "mutation" | "action",
+    path: string,
+    args?: unknown,
+    token?: string | null,
+  ): Promise<JsonResponse>;
   close(): Promise<void>;
 }
 
@@ -33,7 +39,11 @@ export async function startAuthFixture(options: FixtureOptions = {}): Promise<Au
     browser: () => browserAt(url),
     async signUp(email) {
       const browser = browserAt(url);
-      const response = await browser.send("POST", `${basePath}/sign-up/email`, { email, password: PASSWORD, name: "Fixture" });
+      const response = await browser.send("POST", `${basePath}/sign-up/email`, {
+        email,
+        password: PASSWORD,
+        name: "Fixture",
+      });
       return { browser, response, token: browser.jar.get("service-auth.jwt") };
     },
     call: (kind, path, args = {}, token) =>

@@ -3,10 +3,11 @@
  * SITE_URL pointing at it, and drives it like a browser would: cookie jars, Origin headers,
  * sign-up, sign-in, the token endpoint and function calls with a bearer token.
  */
+
+import { app, internal } from "../../examples/app/app.ts";
 import { ensureAuthEnv } from "../../src/auth/env.ts";
 import type { Backend } from "../../src/backend/runtime.ts";
 import type { SyncOptions } from "../../src/backend/sync/server.ts";
-import { app, internal } from "../../examples/app/app.ts";
 import { browserAt, CookieJar, freePort } from "./browser.ts";
 import { type JsonResponse, postJson } from "./http.ts";
 import { startTestService, type TestService } from "./service.ts";
@@ -26,9 +27,18 @@ export interface ExampleApp {
   url: string;
   browser(): Browser;
   /** Signs a new user up; returns their browser (cookies set) and JWT. */
-  signUp(email: string, password?: string, name?: string): Promise<{ browser: Browser; token: string; userId: string }>;
+  signUp(
+    email: string,
+    password?: string,
+    name?: string,
+  ): Promise<{ browser: Browser; token: string; userId: string }>;
   /** Calls a function over HTTP with an optional bearer token. */
-  call(kind: "query" | "mutation" | "action", path: string, args?: unknown, token?: string | null): Promise<JsonResponse>;
+  call(
+    kind: "query" | "mutation" | "action",
+    path: string,
+    args?: unknown,
+    token?: string | null,
+  ): Promise<JsonResponse>;
   /** Makes `email` an administrator (the `users:setRole` internal mutation). */
   makeAdmin(email: string): Promise<void>;
   close(): Promise<void>;
@@ -86,7 +96,11 @@ export async function startExampleApp(
       return { browser: b, token, userId: res.body.user.id };
     },
     async makeAdmin(email) {
-      await service.backend.runMutation(internal.users.setRole, { email, role: "admin" }, { allowInternal: true });
+      await service.backend.runMutation(
+        internal.users.setRole,
+        { email, role: "admin" },
+        { allowInternal: true },
+      );
     },
     close: () => service.close(),
   };

@@ -32,7 +32,14 @@ export async function spawnExampleServer(
   const url = `http://127.0.0.1:${port}`;
   const child = spawn(process.execPath, ["--import", "tsx", EXAMPLE_MAIN], {
     cwd: ROOT,
-    env: { ...process.env, NODE_ENV: "development", LOG_LEVEL: "info", PORT: String(port), SITE_URL: url, ...env },
+    env: {
+      ...process.env,
+      NODE_ENV: "development",
+      LOG_LEVEL: "info",
+      PORT: String(port),
+      SITE_URL: url,
+      ...env,
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let stdout = "";

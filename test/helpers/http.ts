@@ -23,7 +23,10 @@ export async function postJson<T = any>(
 }
 
 /** GETs `url` and parses the reply as JSON when possible. */
-export async function getJson<T = any>(url: string, headers: Record<string, string> = {}): Promise<JsonResponse<T>> {
+export async function getJson<T = any>(
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<JsonResponse<T>> {
   return readJson<T>(await fetch(url, { headers }));
 }
 

@@ -13,8 +13,14 @@ export function inlineFunctions() {
   return {
     /** Register as module `t` of the backend. */
     module: {
-      read: query({ args: { name: v.string() }, handler: (ctx, { name }) => bodies.get(name)!(ctx.db as any) }),
-      write: mutation({ args: { name: v.string() }, handler: (ctx, { name }) => bodies.get(name)!(ctx.db as any) }),
+      read: query({
+        args: { name: v.string() },
+        handler: (ctx, { name }) => bodies.get(name)!(ctx.db as any),
+      }),
+      write: mutation({
+        args: { name: v.string() },
+        handler: (ctx, { name }) => bodies.get(name)!(ctx.db as any),
+      }),
     },
     /** Registers `fn`; returns the args that make `t:read` / `t:write` run it. */
     register(fn: (db: any) => Promise<unknown>): { name: string } {

@@ -15,7 +15,12 @@ export interface TestService extends RunningService {
 /** Starts a service on a fresh temp SQLite file (unless `databaseUrl` is given) at 127.0.0.1:0. */
 export async function startTestService(options: ServiceOptions): Promise<TestService> {
   const databaseFile = options.databaseUrl ?? tempDatabaseFile();
-  const service = await startService({ port: 0, hostname: "127.0.0.1", ...options, databaseUrl: databaseFile });
+  const service = await startService({
+    port: 0,
+    hostname: "127.0.0.1",
+    ...options,
+    databaseUrl: databaseFile,
+  });
   return Object.assign(service, { databaseFile, url: `http://127.0.0.1:${service.port}` });
 }
 

@@ -31,8 +31,12 @@ it("connected clients re-authenticate with their session after rotateKeys and ke
   expect(app.backend.env.get("JWKS")).not.toBe(oldJwks);
 
   for (const c of clients) {
-    await eventually(() => expect(c.received.filter((m) => m.type === "auth_error")).toMatchObject([{ code: "UNAUTHORIZED" }]));
-    await eventually(() => expect(c.received.filter((m) => m.type === "authenticated")).toMatchObject([{ authenticated: true }]));
+    await eventually(() =>
+      expect(c.received.filter((m) => m.type === "auth_error")).toMatchObject([{ code: "UNAUTHORIZED" }]),
+    );
+    await eventually(() =>
+      expect(c.received.filter((m) => m.type === "authenticated")).toMatchObject([{ authenticated: true }]),
+    );
     // One refresh with the session cookie; never reported signed out.
     expect(c.tokenStatuses).toEqual([200, 200]);
     expect(c.authChanges).toEqual([true]);
@@ -47,6 +51,7 @@ it("connected clients re-authenticate with their session after rotateKeys and ke
 
   // Updates keep flowing between the two re-authenticated clients.
   await clients[0].client.mutation(api.messages.send, { body: "after rotation" });
-  for (const l of lists) await eventually(() => expect(l.last().map((m: any) => m.body)).toContain("after rotation"));
+  for (const l of lists)
+    await eventually(() => expect(l.last().map((m: any) => m.body)).toContain("after rotation"));
   for (const l of lists) expect(l.errors).toEqual([]);
 });

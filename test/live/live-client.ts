@@ -59,6 +59,11 @@ export function closeClients(): void {
 export function watch(client: BackendClient, ref: any, args: Record<string, unknown> = {}) {
   const values: any[] = [];
   const errors: BackendError[] = [];
-  const stop = client.subscribe(ref, args, (v) => values.push(v), (e) => errors.push(e));
+  const stop = client.subscribe(
+    ref,
+    args,
+    (v) => values.push(v),
+    (e) => errors.push(e),
+  );
   return { values, errors, stop, last: () => values[values.length - 1] };
 }

@@ -56,7 +56,11 @@ async function expectSignedOut(
 }
 
 /** No update reaches the stopped subscriptions after `mark` (messages received so far). */
-async function expectNoUpdatesAfter(live: ReturnType<typeof liveClient>, mark: number, writer: () => Promise<unknown>) {
+async function expectNoUpdatesAfter(
+  live: ReturnType<typeof liveClient>,
+  mark: number,
+  writer: () => Promise<unknown>,
+) {
   const counts = live.received.length;
   await writer();
   await sleep(150);
@@ -91,9 +95,14 @@ describe("SPEC §3.3 over the WebSocket", () => {
     await app.makeAdmin(adminEmail);
     const { user, live, me, list } = await signedInClient();
     const session = await app.backend.read((db) =>
-      db.query("session").withIndex("userId", (q) => q.eq("userId", user.userId)).first(),
+      db
+        .query("session")
+        .withIndex("userId", (q) => q.eq("userId", user.userId))
+        .first(),
     );
-    const revoke = await admin.browser.post("/api/auth/admin/revoke-user-session", { sessionToken: session!.token });
+    const revoke = await admin.browser.post("/api/auth/admin/revoke-user-session", {
+      sessionToken: session!.token,
+    });
     expect(revoke.status).toBe(200);
     // Nothing was sent to the victim's browser: the push is the only way it learns.
     await eventually(() => expect(authErrors(live.received)).toMatchObject([{ code: "UNAUTHORIZED" }]));
@@ -104,9 +113,15 @@ describe("SPEC §3.3 over the WebSocket", () => {
     const { user, live, list } = await signedInClient();
     const firstToken = user.browser.jar.get("service-auth.jwt");
     vi.useFakeTimers({ toFake: ["Date"], now: Date.now() + 16 * 60 * 1000 });
-    await eventually(() => expect(authErrors(live.received)).toMatchObject([{ code: "UNAUTHORIZED", message: "Token expired" }]));
+    await eventually(() =>
+      expect(authErrors(live.received)).toMatchObject([{ code: "UNAUTHORIZED", message: "Token expired" }]),
+    );
     // One forced refresh through the token endpoint, accepted by the server.
-    await eventually(() => expect(live.received.filter((m) => m.type === "authenticated")).toMatchObject([{ authenticated: true }]));
+    await eventually(() =>
+      expect(live.received.filter((m) => m.type === "authenticated")).toMatchObject([
+        { authenticated: true },
+      ]),
+    );
     expect(live.tokenStatuses.at(-1)).toBe(200);
     expect(user.browser.jar.get("service-auth.jwt")).not.toBe(firstToken);
     // Data keeps flowing: another user's message reaches the restored subscription.
@@ -129,7 +144,10 @@ describe("SPEC §3.3 over the WebSocket", () => {
   it("JWT valid, session expired: the server pushes an auth error, then signed out", async () => {
     const { user, live, me, list } = await signedInClient();
     await app.backend.write(async (db) => {
-      const session = await db.query("session").withIndex("userId", (q) => q.eq("userId", user.userId)).first();
+      const session = await db
+        .query("session")
+        .withIndex("userId", (q) => q.eq("userId", user.userId))
+        .first();
       await db.patch(session!._id, { expiresAt: Date.now() - 1000 });
     });
     await eventually(() =>
@@ -143,7 +161,10 @@ describe("SPEC §3.3 over the WebSocket", () => {
     const admin = await app.signUp(adminEmail);
     await app.makeAdmin(adminEmail);
     const { user, live, me, list } = await signedInClient();
-    const ban = await admin.browser.post("/api/auth/admin/ban-user", { userId: user.userId, banReason: "spam" });
+    const ban = await admin.browser.post("/api/auth/admin/ban-user", {
+      userId: user.userId,
+      banReason: "spam",
+    });
     expect(ban.status).toBe(200);
     await eventually(() => expect(authErrors(live.received)).toMatchObject([{ code: "ACCOUNT_BANNED" }]));
     expect(authErrors(live.received)[0].message).toMatch(/banned/i);

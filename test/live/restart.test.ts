@@ -36,7 +36,10 @@ it("restores subscriptions and authentication after the server restarts", async 
   expect(second.url).toBe(first.url);
 
   await eventually(() => expect(live.received.filter((m) => m.type === "connected")).toHaveLength(2), 10_000);
-  expect(live.received.filter((m) => m.type === "connected").map((m) => m.authenticated)).toEqual([true, true]);
+  expect(live.received.filter((m) => m.type === "connected").map((m) => m.authenticated)).toEqual([
+    true,
+    true,
+  ]);
   // The cached token (still fresh, same keys in the same database) was reused: no token call, no sign-in.
   expect(live.tokenStatuses).toEqual([200]);
   expect(live.authChanges).toEqual([true]);

@@ -46,13 +46,17 @@ function countingFetch() {
   return { calls, fetch: f };
 }
 
-const sessionCookie = (jar: CookieJar) => `service-auth.session_token=${jar.get("service-auth.session_token")}`;
+const sessionCookie = (jar: CookieJar) =>
+  `service-auth.session_token=${jar.get("service-auth.session_token")}`;
 
 describe("getRequestToken", () => {
   it("uses the fresh service-auth.jwt cookie without a network call", async () => {
     const { browser, token } = await app.signUp(email());
     const counter = countingFetch();
-    const result = await getRequestToken(new Headers({ cookie: browser.jar.header() }), { url: app.url, fetch: counter.fetch });
+    const result = await getRequestToken(new Headers({ cookie: browser.jar.header() }), {
+      url: app.url,
+      fetch: counter.fetch,
+    });
     expect(result).toEqual({ token, setCookies: [] });
     expect(counter.calls).toEqual([]);
   });
@@ -62,21 +66,33 @@ describe("getRequestToken", () => {
     const exp = decodeClaims(token)!.exp as number;
     vi.useFakeTimers({ toFake: ["Date"], now: exp * 1000 - 30_000 });
     const counter = countingFetch();
-    const result = await getRequestToken(new Headers({ cookie: browser.jar.header() }), { url: app.url, fetch: counter.fetch });
+    const result = await getRequestToken(new Headers({ cookie: browser.jar.header() }), {
+      url: app.url,
+      fetch: counter.fetch,
+    });
     expect(counter.calls).toEqual([`${app.url}/api/auth/backend/token`]);
     expect(result.token).not.toBe(token);
     expect(decodeClaims(result.token!)!.exp as number).toBeGreaterThan(exp);
     expect(result.setCookies.some((c) => c.startsWith(`service-auth.jwt=${result.token}`))).toBe(true);
-    expect(await fetchQuery(api.users.me, {}, { url: app.url, token: result.token })).toMatchObject({ email: `ssr${n}@example.com` });
+    expect(await fetchQuery(api.users.me, {}, { url: app.url, token: result.token })).toMatchObject({
+      email: `ssr${n}@example.com`,
+    });
   });
 
   it("fetches one when there is no JWT cookie, and can skip the cache", async () => {
     const { browser, userId } = await app.signUp(email());
     const counter = countingFetch();
-    const result = await getRequestToken(new Headers({ cookie: sessionCookie(browser.jar) }), { url: app.url, fetch: counter.fetch });
+    const result = await getRequestToken(new Headers({ cookie: sessionCookie(browser.jar) }), {
+      url: app.url,
+      fetch: counter.fetch,
+    });
     expect(counter.calls).toHaveLength(1);
     expect(decodeClaims(result.token!)!.sub).toBe(userId);
-    await getRequestToken(new Headers({ cookie: browser.jar.header() }), { url: app.url, fetch: counter.fetch, cache: false });
+    await getRequestToken(new Headers({ cookie: browser.jar.header() }), {
+      url: app.url,
+      fetch: counter.fetch,
+      cache: false,
+    });
     expect(counter.calls).toHaveLength(2);
   });
 
@@ -85,12 +101,17 @@ describe("getRequestToken", () => {
     const before = sessionCookie(browser.jar);
     expect((await browser.post("/api/auth/sign-out", {})).status).toBe(200);
     const counter = countingFetch();
-    expect(await getRequestToken(new Headers({ cookie: before }), { url: app.url, fetch: counter.fetch })).toEqual({
+    expect(
+      await getRequestToken(new Headers({ cookie: before }), { url: app.url, fetch: counter.fetch }),
+    ).toEqual({
       token: null,
       setCookies: [],
     });
     expect(counter.calls).toHaveLength(1);
-    expect(await getRequestToken(new Headers(), { url: app.url, fetch: counter.fetch })).toEqual({ token: null, setCookies: [] });
+    expect(await getRequestToken(new Headers(), { url: app.url, fetch: counter.fetch })).toEqual({
+      token: null,
+      setCookies: [],
+    });
     expect(counter.calls).toHaveLength(1);
   });
 });
@@ -99,16 +120,21 @@ describe("fetchQuery / fetchMutation / fetchAction", () => {
   it("send the token as Authorization and report typed errors", async () => {
     const { token, userId } = await app.signUp(email());
     expect(await fetchQuery(api.users.me, {}, { url: app.url, token })).toMatchObject({ _id: userId });
-    await expect(fetchQuery(api.users.me, {}, { url: app.url })).rejects.toMatchObject({ code: "UNAUTHORIZED", status: 401 });
+    await expect(fetchQuery(api.users.me, {}, { url: app.url })).rejects.toMatchObject({
+      code: "UNAUTHORIZED",
+      status: 401,
+    });
     const id = await fetchMutation(api.messages.send, { body: "from the server" }, { url: app.url, token });
     expect(typeof id).toBe("string");
     const listed = await fetchQuery(api.messages.list, {}, { url: app.url, token });
     expect(listed.map((m: { _id: string }) => m._id)).toContain(id);
-    await expect(fetchMutation(api.messages.send, { body: "x" }, { url: app.url, token: "not.a.jwt" })).rejects.toBeInstanceOf(
-      BackendCallError,
-    );
+    await expect(
+      fetchMutation(api.messages.send, { body: "x" }, { url: app.url, token: "not.a.jwt" }),
+    ).rejects.toBeInstanceOf(BackendCallError);
     // Internal actions are not reachable over HTTP, not even with a valid token.
-    await expect(fetchAction(internal.auth.rotateKeys as any, {}, { url: app.url, token })).rejects.toMatchObject({
+    await expect(
+      fetchAction(internal.auth.rotateKeys as any, {}, { url: app.url, token }),
+    ).rejects.toMatchObject({
       code: "FUNCTION_NOT_FOUND",
       status: 404,
     });
@@ -135,8 +161,14 @@ describe("preloadQuery", () => {
     await eventually(() => expect(list.values).toHaveLength(1));
     expect(list.values[0]).toEqual(hydrated.value);
     const other = await app.signUp(email());
-    await fetchMutation(api.messages.send, { body: "live after hydration" }, { url: app.url, token: other.token });
-    await eventually(() => expect(list.last().map((m: { body: string }) => m.body)).toContain("live after hydration"));
+    await fetchMutation(
+      api.messages.send,
+      { body: "live after hydration" },
+      { url: app.url, token: other.token },
+    );
+    await eventually(() =>
+      expect(list.last().map((m: { body: string }) => m.body)).toContain("live after hydration"),
+    );
     expect(list.errors).toEqual([]);
   });
 });
@@ -153,7 +185,11 @@ describe("Better Auth client plugin", () => {
       jar.absorb(response);
       return response;
     }) as typeof fetch;
-    const client = createAuthClient({ baseURL: app.url, plugins: [backendClient()], fetchOptions: { customFetchImpl } });
+    const client = createAuthClient({
+      baseURL: app.url,
+      plugins: [backendClient()],
+      fetchOptions: { customFetchImpl },
+    });
     return { jar, client };
   }
 

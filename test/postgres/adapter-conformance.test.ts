@@ -9,7 +9,13 @@ import { afterAll, describe } from "vitest";
 import { httpAdapter } from "../../src/auth/adapter.ts";
 import { Backend } from "../../src/backend/runtime.ts";
 import { PostgresEngine } from "../../src/backend/storage/postgres.ts";
-import { authFunctions, directAdapterThroughFunctions, disableTests, modules, schema } from "../auth/fixtures/adapter-harness.ts";
+import {
+  authFunctions,
+  directAdapterThroughFunctions,
+  disableTests,
+  modules,
+  schema,
+} from "../auth/fixtures/adapter-harness.ts";
 import { postgresBinDir, type TestPostgres, usePostgres } from "../helpers/postgres.ts";
 
 const backends: Promise<Backend>[] = [];

@@ -4,8 +4,8 @@
  * it fits a notification, and env changes propagate within the contract's 2 seconds.
  */
 import { join } from "node:path";
-import WebSocket from "ws";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import WebSocket from "ws";
 import type { Commit } from "../../src/backend/db/read-write-sets.ts";
 import { anyApi } from "../../src/backend/functions/references.ts";
 import { BackendClient } from "../../src/client/index.ts";
@@ -90,7 +90,10 @@ describe.skipIf(!postgresBinDir)("two instances on one PostgreSQL database", () 
     // And the other way round, through B's HTTP API to a subscriber on A.
     const onA = subscribe(a, anyApi.messages.byAuthor, { author: "across" });
     await onA.until((v) => v.length === 1);
-    await postJson(`${b.url}/api/mutation`, { path: "messages:send", args: { body: "from B", author: "across" } });
+    await postJson(`${b.url}/api/mutation`, {
+      path: "messages:send",
+      args: { body: "from B", author: "across" },
+    });
     const both = await onA.until((v) => v.length === 2);
     expect(both.map((m: { body: string }) => m.body)).toEqual(["from A", "from B"]);
   });
@@ -103,7 +106,9 @@ describe.skipIf(!postgresBinDir)("two instances on one PostgreSQL database", () 
         path: "messages:send",
         args: { body: "precise", author: "sizes" },
       });
-      expect(await within(5000, () => commits.some((c) => c.writes.some((w) => w.id === small.body.value)))).toBe(true);
+      expect(
+        await within(5000, () => commits.some((c) => c.writes.some((w) => w.id === small.body.value))),
+      ).toBe(true);
       const precise = commits.find((c) => c.writes.some((w) => w.id === small.body.value)) as Commit;
       expect(precise.unknown).toBe(false);
       expect(precise.writes).toEqual([

@@ -34,7 +34,9 @@ const schemaV2 = defineSchema({
 });
 /** `by_city` rebuilt from different fields. */
 const schemaV3 = defineSchema({
-  people: defineTable({ name: v.string(), city: v.string(), age: v.optional(v.number()) }).index("by_city", ["age"]),
+  people: defineTable({ name: v.string(), city: v.string(), age: v.optional(v.number()) }).index("by_city", [
+    "age",
+  ]),
   counters: defineTable({ n: v.number() }),
 });
 
@@ -61,7 +63,9 @@ export function engineConformance(name: string, factory: EngineFactory): void {
     const opened: StorageEngine[] = [];
 
     type AnySchema = typeof schemaV1 | typeof schemaV2 | typeof schemaV3;
-    async function start(schema: AnySchema = schemaV1): Promise<{ engine: StorageEngine; catalog: Catalog; store: EngineStore }> {
+    async function start(
+      schema: AnySchema = schemaV1,
+    ): Promise<{ engine: StorageEngine; catalog: Catalog; store: EngineStore }> {
       const store = await factory.newStore();
       const { engine, catalog } = await reopen(store, schema);
       return { engine, catalog, store };
@@ -109,7 +113,12 @@ export function engineConformance(name: string, factory: EngineFactory): void {
 
         const paris = range(catalog, "by_city", [{ kind: "eq", field: "city", value: "paris" }]);
         // Missing age (undefined) sorts first, then ages ascending.
-        expect((await scan("by_city", paris, "asc")).map((r) => r.doc.name)).toEqual(["dan", "fay", "ann", "cid"]);
+        expect((await scan("by_city", paris, "asc")).map((r) => r.doc.name)).toEqual([
+          "dan",
+          "fay",
+          "ann",
+          "cid",
+        ]);
         expect((await scan("by_city", paris, "desc", 2)).map((r) => r.doc.name)).toEqual(["cid", "ann"]);
 
         const adults = range(catalog, "by_city", [
@@ -121,14 +130,21 @@ export function engineConformance(name: string, factory: EngineFactory): void {
 
         // Keys are returned and ordered bytewise, exactly as the encoding promises.
         const rows = await scan("by_city", {}, "asc");
-        for (let i = 1; i < rows.length; i++) expect(Buffer.compare(rows[i - 1].key, rows[i].key)).toBeLessThan(0);
+        for (let i = 1; i < rows.length; i++)
+          expect(Buffer.compare(rows[i - 1].key, rows[i].key)).toBeLessThan(0);
         expect(rows[0].key.equals(catalog.keysOf("people", rows[0].doc).by_city)).toBe(true);
 
         await engine.read(async (tx) => {
           expect(await tx.count("people", "by_city", paris)).toBe(4);
           expect(await tx.count("people", "by_city", adults)).toBe(1);
           expect(await tx.count("people", "by_creation_time", {})).toBe(7);
-          expect(await tx.count("people", "by_city", range(catalog, "by_city", [{ kind: "eq", field: "city", value: "x" }]))).toBe(0);
+          expect(
+            await tx.count(
+              "people",
+              "by_city",
+              range(catalog, "by_city", [{ kind: "eq", field: "city", value: "x" }]),
+            ),
+          ).toBe(0);
         });
       } finally {
         await closeAll();
@@ -145,14 +161,18 @@ export function engineConformance(name: string, factory: EngineFactory): void {
           await tx.delete("people", "p0002");
         });
         const oslo = range(catalog, "by_city", [{ kind: "eq", field: "city", value: "oslo" }]);
-        const rows = await engine.read((tx) => tx.scan({ table: "people", index: "by_city", range: oslo, order: "asc", limit: 10 }));
+        const rows = await engine.read((tx) =>
+          tx.scan({ table: "people", index: "by_city", range: oslo, order: "asc", limit: 10 }),
+        );
         expect(rows.map((r) => r.doc.name).sort()).toEqual(["ann", "eve"]);
         expect(await engine.read((tx) => tx.get("people", "p0001"))).toEqual(moved);
         expect(await engine.read((tx) => tx.get("people", "p0002"))).toBeNull();
         expect(await engine.read((tx) => tx.count("people", "by_creation_time", {}))).toBe(6);
         // Replacing a document that does not exist is an error, not a silent insert.
         const ghost = person(99, "ghost", "nowhere");
-        await expect(engine.write((tx) => tx.replace("people", ghost, catalog.keysOf("people", ghost)))).rejects.toThrow();
+        await expect(
+          engine.write((tx) => tx.replace("people", ghost, catalog.keysOf("people", ghost))),
+        ).rejects.toThrow();
         expect(await engine.read((tx) => tx.get("people", ghost._id))).toBeNull();
       } finally {
         await closeAll();
@@ -212,7 +232,13 @@ export function engineConformance(name: string, factory: EngineFactory): void {
             await w.replace("people", changed, catalog.keysOf("people", changed));
           });
           const after = await tx.count("people", "by_creation_time", {});
-          const rows = await tx.scan({ table: "people", index: "by_creation_time", range: {}, order: "asc", limit: 10 });
+          const rows = await tx.scan({
+            table: "people",
+            index: "by_creation_time",
+            range: {},
+            order: "asc",
+            limit: 10,
+          });
           return { before, after, firstGet, secondGet: await tx.get("people", "p0001"), rows: rows.length };
         });
         expect(seen.after).toBe(seen.before);
@@ -259,13 +285,16 @@ export function engineConformance(name: string, factory: EngineFactory): void {
 
         const v2 = await reopen(store, schemaV2);
         const byName = (r: ReturnType<typeof range>) =>
-          v2.engine.read((tx) => tx.scan({ table: "people", index: "by_name", range: r, order: "asc", limit: 100 }));
+          v2.engine.read((tx) =>
+            tx.scan({ table: "people", index: "by_name", range: r, order: "asc", limit: 100 }),
+          );
         const all = await byName({});
         expect(all.map((r) => r.doc.name)).toEqual(PEOPLE.map((p) => p.name));
         const cid = await byName(range(v2.catalog, "by_name", [{ kind: "eq", field: "name", value: "cid" }]));
         expect(cid.map((r) => r.doc._id)).toEqual(["p0003"]);
         // The backfilled keys equal the ones a fresh insert would get.
-        for (const row of all) expect(row.key.equals(v2.catalog.keysOf("people", row.doc).by_name)).toBe(true);
+        for (const row of all)
+          expect(row.key.equals(v2.catalog.keysOf("people", row.doc).by_name)).toBe(true);
         // Old indexes still work and new writes maintain the new index.
         const extra = person(8, "abe", "lima", 50);
         await insertAll(v2.engine, v2.catalog, [extra]);

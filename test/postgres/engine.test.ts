@@ -117,7 +117,9 @@ describe.skipIf(!postgresBinDir)("PostgreSQL engine", () => {
         for (const order of ["asc", "desc"] as const) {
           const plan = await engine.explainScan({ table: "people", index: "by_x", range, order, limit: 10 });
           expect(plan).toMatch(/Index Scan( Backward)? using i_people_by_x on t_people/);
-          expect(plan).toMatch(/Index Cond: \(\(k_by_x >= '\\x[0-9a-f]+'::bytea\) AND \(k_by_x < '\\x[0-9a-f]+'::bytea\)\)/);
+          expect(plan).toMatch(
+            /Index Cond: \(\(k_by_x >= '\\x[0-9a-f]+'::bytea\) AND \(k_by_x < '\\x[0-9a-f]+'::bytea\)\)/,
+          );
           expect(plan).not.toContain("Sort");
           expect(plan).not.toContain("Seq Scan");
         }

@@ -41,7 +41,11 @@ describe.skipIf(!postgresBinDir)("service on PostgreSQL", () => {
     const route = await getJson(`${service.url}/messages/pg`);
     expect(route.body).toEqual({ count: 1, bodies: ["hello"] });
     // The row is really in PostgreSQL.
-    const rows = await server().sql("SELECT doc FROM t_messages WHERE id = $1", [sent.body.value], databaseUrl);
+    const rows = await server().sql(
+      "SELECT doc FROM t_messages WHERE id = $1",
+      [sent.body.value],
+      databaseUrl,
+    );
     expect(JSON.parse(rows[0].doc)).toMatchObject({ body: "hello", author: "pg" });
   });
 
@@ -66,10 +70,16 @@ describe.skipIf(!postgresBinDir)("service on PostgreSQL", () => {
   });
 
   it("runs internal functions through the backend and stores env values in the database", async () => {
-    const purged = await service.backend.runMutation("messages:purge", { author: "someone-else" }, { allowInternal: true });
+    const purged = await service.backend.runMutation(
+      "messages:purge",
+      { author: "someone-else" },
+      { allowInternal: true },
+    );
     expect(purged.value).toBe(1);
     await service.backend.env.set("PG_TEST_VALUE", "stored");
     const rows = await server().sql("SELECT doc FROM t__env", [], databaseUrl);
-    expect(rows.map((r) => JSON.parse(r.doc))).toContainEqual(expect.objectContaining({ name: "PG_TEST_VALUE", value: "stored" }));
+    expect(rows.map((r) => JSON.parse(r.doc))).toContainEqual(
+      expect.objectContaining({ name: "PG_TEST_VALUE", value: "stored" }),
+    );
   });
 });

@@ -3,15 +3,22 @@
  * against the real example app: `useAuth` states, queries waiting for the token, live updates
  * between users, sign-out, sign-in again, and a revoked session (token endpoint 401).
  */
+
+import { createAuthClient } from "better-auth/react";
 import { flushSync } from "react-dom";
 import { createRoot, type Root } from "react-dom/client";
-import { createAuthClient } from "better-auth/react";
-import WebSocket from "ws";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import WebSocket from "ws";
 import { api } from "../../examples/app/app.ts";
 import { backendClient } from "../../src/client/auth-plugin.ts";
 import { BackendClient } from "../../src/client/client.ts";
-import { BackendAuthProvider, BackendProvider, useAuth, useMutation, useQuery } from "../../src/react/index.ts";
+import {
+  BackendAuthProvider,
+  BackendProvider,
+  useAuth,
+  useMutation,
+  useQuery,
+} from "../../src/react/index.ts";
 import { CookieJar, type ExampleApp, PASSWORD, startExampleApp } from "../helpers/example-app.ts";
 import { type Dom, ErrorBoundary, eventually, installDom } from "./support.tsx";
 
@@ -55,7 +62,11 @@ function browserAuthClient() {
     log.push({ path: new URL(request.url).pathname, status: response.status });
     return response;
   };
-  const authClient = createAuthClient({ baseURL: app.url, plugins: [backendClient()], fetchOptions: { customFetchImpl } });
+  const authClient = createAuthClient({
+    baseURL: app.url,
+    plugins: [backendClient()],
+    fetchOptions: { customFetchImpl },
+  });
   return { authClient, jar, log };
 }
 
@@ -132,7 +143,11 @@ function mount(
 describe("BackendAuthProvider with Better Auth", () => {
   it("goes loading → authenticated, runs auth-only queries live, and follows sign-out and sign-in", async () => {
     const { authClient } = browserAuthClient();
-    const signUp = await authClient.signUp.email({ email: "alice@example.com", password: PASSWORD, name: "alice" });
+    const signUp = await authClient.signUp.email({
+      email: "alice@example.com",
+      password: PASSWORD,
+      name: "alice",
+    });
     expect(signUp.error).toBeNull();
 
     const client = newClient();

@@ -18,7 +18,14 @@ import {
   useQueryResult,
 } from "../../src/react/index.ts";
 import { api, type NotesApp, startNotesApp } from "./fixtures/notes-app.ts";
-import { type Dom, ErrorBoundary, eventually, installDom, RecordingWebSocket, sentFrames } from "./support.tsx";
+import {
+  type Dom,
+  ErrorBoundary,
+  eventually,
+  installDom,
+  RecordingWebSocket,
+  sentFrames,
+} from "./support.tsx";
 
 let dom: Dom;
 let app: NotesApp;
@@ -64,7 +71,9 @@ const show = (notes: string[] | undefined) => (notes === undefined ? "loading" :
 
 /** `subscribe` frames the test's clients sent for a channel. */
 const subscribes = (channel: string) =>
-  sentFrames.filter((f) => f.type === "subscribe" && f.path === "notes:byChannel" && f.args.channel === channel);
+  sentFrames.filter(
+    (f) => f.type === "subscribe" && f.path === "notes:byChannel" && f.args.channel === channel,
+  );
 
 type NotesRef = typeof api.notes.byChannel;
 
@@ -134,7 +143,13 @@ describe("useQuery", () => {
     await other.mutation(api.notes.add, { channel: "args-b", body: "in b" });
     const client = newClient();
     const render = (channel: string, tick: number) =>
-      flushSync(() => root.render(<BackendProvider client={client}><ChannelNotes channel={channel} tick={tick} /></BackendProvider>));
+      flushSync(() =>
+        root.render(
+          <BackendProvider client={client}>
+            <ChannelNotes channel={channel} tick={tick} />
+          </BackendProvider>,
+        ),
+      );
     const { root, el } = mount(client, <ChannelNotes channel="args-a" tick={0} />);
     await eventually(() => expect(el.textContent).toBe("[]"));
     const firstId = subscribes("args-a")[0]?.id;
@@ -174,7 +189,13 @@ describe("useQuery", () => {
     await client.query(api.notes.byChannel, { channel: "other" });
     expect(el.textContent).toBe("loading");
     expect(subscribes("skipped")).toHaveLength(0);
-    flushSync(() => root.render(<BackendProvider client={client}><MaybeNotes channel="skipped" /></BackendProvider>));
+    flushSync(() =>
+      root.render(
+        <BackendProvider client={client}>
+          <MaybeNotes channel="skipped" />
+        </BackendProvider>,
+      ),
+    );
     await eventually(() => expect(el.textContent).toBe("[]"));
     expect(subscribes("skipped")).toHaveLength(1);
   });
@@ -182,9 +203,15 @@ describe("useQuery", () => {
   it("throws a failing query's error to the nearest error boundary; useQueryResult returns it", async () => {
     const fallback = (error: Error) => <b>{`${(error as any).code}: ${error.message}`}</b>;
     const caught: unknown[] = [];
-    const thrown = mount(newClient(), <ErrorBoundary fallback={fallback}><ChannelNotes channel="forbidden" /></ErrorBoundary>, {
-      onCaughtError: (error) => caught.push(error),
-    });
+    const thrown = mount(
+      newClient(),
+      <ErrorBoundary fallback={fallback}>
+        <ChannelNotes channel="forbidden" />
+      </ErrorBoundary>,
+      {
+        onCaughtError: (error) => caught.push(error),
+      },
+    );
     const returned = mount(newClient(), <NotesResult channel="forbidden" />);
     await eventually(() => expect(thrown.el.textContent).toBe("BAD_REQUEST: This channel is closed"));
     await eventually(() => expect(returned.el.textContent).toBe("error BAD_REQUEST"));
@@ -199,7 +226,13 @@ describe("useMutation and useAction", () => {
     const client = newClient();
     const { root, el } = mount(client, <NotesWithCalls tick={0} onRender={onRender} />);
     await eventually(() => expect(el.textContent).toBe("0 []"));
-    flushSync(() => root.render(<BackendProvider client={client}><NotesWithCalls tick={1} onRender={onRender} /></BackendProvider>));
+    flushSync(() =>
+      root.render(
+        <BackendProvider client={client}>
+          <NotesWithCalls tick={1} onRender={onRender} />
+        </BackendProvider>,
+      ),
+    );
     const { add, shout } = seenCalls[seenCalls.length - 1];
 
     const seen: string[] = [];
@@ -242,7 +275,11 @@ describe("usePreloadedQuery", () => {
     const client = newClient();
     // The page as the server renders it (no effects run, no subscription), sent as JSON.
     const wire = JSON.parse(JSON.stringify(preloaded)) as typeof preloaded;
-    const page = <BackendProvider client={client}><HydratingPage data={wire} /></BackendProvider>;
+    const page = (
+      <BackendProvider client={client}>
+        <HydratingPage data={wire} />
+      </BackendProvider>
+    );
     const html = renderToString(page);
     expect(html).toContain("[]");
     expect(html).toContain('data-hydrated="false"');

@@ -9,8 +9,9 @@
  * identity). So the tests stay in Node and give React a happy-dom window of its own: only the
  * DOM globals (`window`, `document`, …) are set, Node's networking is untouched.
  */
-import { Component, type ReactNode } from "react";
+
 import { Window } from "happy-dom";
+import { Component, type ReactNode } from "react";
 import WebSocket from "ws";
 
 export interface Dom {
@@ -22,7 +23,17 @@ export interface Dom {
 }
 
 /** DOM globals React and the Better Auth client read. */
-const GLOBALS = ["window", "document", "navigator", "localStorage", "sessionStorage", "HTMLElement", "HTMLIFrameElement", "Node", "Event"];
+const GLOBALS = [
+  "window",
+  "document",
+  "navigator",
+  "localStorage",
+  "sessionStorage",
+  "HTMLElement",
+  "HTMLIFrameElement",
+  "Node",
+  "Event",
+];
 
 export function installDom(url = "http://127.0.0.1/"): Dom {
   const window = new Window({ url });

@@ -4,8 +4,8 @@
  * during a rotation silently reverts on this instance.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import type { ReadTransaction } from "../../src/backend/storage/engine.ts";
 import { Backend } from "../../src/backend/runtime.ts";
+import type { ReadTransaction } from "../../src/backend/storage/engine.ts";
 import { SqliteEngine } from "../../src/backend/storage/sqlite.ts";
 import { tempDatabaseFile } from "../helpers/temp.ts";
 import schema from "../sync/fixtures/schema.ts";

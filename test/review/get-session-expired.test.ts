@@ -25,9 +25,16 @@ it("issues no JWT cookie for an expired session", async () => {
   expect(res.status).toBe(200);
   expect(res.body).toBeNull();
   // The session is gone...
-  const sessions = await app.backend.read((db) => db.query("session").withIndex("userId", (q) => q.eq("userId", userId as any)).collect());
+  const sessions = await app.backend.read((db) =>
+    db
+      .query("session")
+      .withIndex("userId", (q) => q.eq("userId", userId as any))
+      .collect(),
+  );
   expect(sessions).toEqual([]);
   // ...and no fresh token was minted for it.
-  const minted = res.headers.getSetCookie().filter((l) => /^service-auth\.jwt=[^;]+/.test(l) && !/max-age=0/i.test(l));
+  const minted = res.headers
+    .getSetCookie()
+    .filter((l) => /^service-auth\.jwt=[^;]+/.test(l) && !/max-age=0/i.test(l));
   expect(minted).toEqual([]);
 });

@@ -4,10 +4,10 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import type { IdentityResolver } from "../../src/backend/runtime.ts";
+import { startTestBackend } from "../helpers/service.ts";
 import { AUDIENCE, ISSUER, makeKeys, resolveIdentity, signToken } from "../sync/fixtures/auth.ts";
 import * as messages from "../sync/fixtures/messages.ts";
 import schema from "../sync/fixtures/schema.ts";
-import { startTestBackend } from "../helpers/service.ts";
 
 const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -37,7 +37,9 @@ describe("identity cache across a key rotation", () => {
     closers.push(() => backend.close());
     await backend.env.set("JWKS", JSON.stringify({ keys: [oldKeys.jwk] }));
     const userId = await backend.write((db) => db.insert("users", { name: "a", banned: false }));
-    const sessionId = await backend.write((db) => db.insert("sessions", { userId, expiresAt: Date.now() + 3_600_000 }));
+    const sessionId = await backend.write((db) =>
+      db.insert("sessions", { userId, expiresAt: Date.now() + 3_600_000 }),
+    );
     const token = await signToken(oldKeys, { sub: userId, sessionId });
 
     let open: () => void = () => {};
@@ -49,8 +51,13 @@ describe("identity cache across a key rotation", () => {
     open();
     await inFlight; // verified before the rotation: this one request may pass
 
-    await expect(backend.authenticate(token)).rejects.toMatchObject({ code: "UNAUTHORIZED", message: "Invalid token signature" });
+    await expect(backend.authenticate(token)).rejects.toMatchObject({
+      code: "UNAUTHORIZED",
+      message: "Invalid token signature",
+    });
     // The same holds for a function call carrying the token.
-    await expect(backend.runQuery("messages:whoami", {}, { token })).rejects.toMatchObject({ code: "UNAUTHORIZED" });
+    await expect(backend.runQuery("messages:whoami", {}, { token })).rejects.toMatchObject({
+      code: "UNAUTHORIZED",
+    });
   });
 });

@@ -3,8 +3,9 @@
  * no client may call them over HTTP or the WebSocket, signed in or not — they would hand out
  * password hashes, session tokens and signing keys, or make anyone an administrator.
  */
-import WebSocket from "ws";
+
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import WebSocket from "ws";
 import { type ExampleApp, startExampleApp } from "../helpers/example-app.ts";
 
 let app: ExampleApp;
@@ -47,7 +48,8 @@ describe("over the WebSocket", () => {
     ws.on("message", (d) => messages.push(JSON.parse(String(d))));
     await new Promise((resolve) => ws.once("open", resolve));
     ws.send(JSON.stringify({ type: "connect", v: 1, token }));
-    for (const [i, [kind, path, args]] of calls.entries()) ws.send(JSON.stringify({ type: kind, id: i + 1, path, args }));
+    for (const [i, [kind, path, args]] of calls.entries())
+      ws.send(JSON.stringify({ type: kind, id: i + 1, path, args }));
     const deadline = Date.now() + 10_000;
     while (messages.filter((m) => m.type === "result").length < calls.length && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 20));

@@ -11,7 +11,12 @@ import { tempDatabaseFile } from "../helpers/temp.ts";
 
 let server: ExampleServer;
 beforeAll(async () => {
-  server = await spawnExampleServer({ DATABASE_URL: tempDatabaseFile(), TEST: undefined, VITEST: undefined, LOG_LEVEL: "info" } as any);
+  server = await spawnExampleServer({
+    DATABASE_URL: tempDatabaseFile(),
+    TEST: undefined,
+    VITEST: undefined,
+    LOG_LEVEL: "info",
+  } as any);
 }, 60_000);
 afterAll(async () => {
   await server?.stop();
@@ -30,13 +35,20 @@ async function signUp(email: string): Promise<CookieJar> {
 }
 
 const signOut = (headers: Record<string, string>) =>
-  fetch(`${server.url}/api/auth/sign-out`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: "{}" });
-const token = (jar: CookieJar) => fetch(`${server.url}/api/auth/backend/token`, { headers: { cookie: jar.header() } });
+  fetch(`${server.url}/api/auth/sign-out`, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: "{}",
+  });
+const token = (jar: CookieJar) =>
+  fetch(`${server.url}/api/auth/backend/token`, { headers: { cookie: jar.header() } });
 
 it("refuses a cross-origin sign-out by cookie and by Service-Auth-Cookie; allows SITE_URL", async () => {
   const jar = await signUp("csrf@example.com");
   expect((await signOut({ origin: "https://evil.example", cookie: jar.header() })).status).toBe(403);
-  expect((await signOut({ origin: "https://evil.example", "service-auth-cookie": jar.header() })).status).toBe(403);
+  expect(
+    (await signOut({ origin: "https://evil.example", "service-auth-cookie": jar.header() })).status,
+  ).toBe(403);
   expect((await token(jar)).status).toBe(200);
   expect((await signOut({ origin: server.url, cookie: jar.header() })).status).toBe(200);
   expect((await token(jar)).status).toBe(401);

@@ -30,7 +30,11 @@ afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 describe("RemoteJwksSource during an outage", () => {
   it("serves stale keys without refetching on every call, retrying once per interval", async () => {
     let now = 0;
-    const source = new RemoteJwksSource(url, { now: () => now, maxAgeMs: 1_000, minRefetchIntervalMs: 30_000 });
+    const source = new RemoteJwksSource(url, {
+      now: () => now,
+      maxAgeMs: 1_000,
+      minRefetchIntervalMs: 30_000,
+    });
     const first = await source.get();
     expect(hits).toBe(1);
 

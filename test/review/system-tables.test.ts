@@ -14,7 +14,10 @@ const { query, mutation } = functionsFor(schema);
 const probe = {
   listEnv: query({ args: {}, handler: (ctx) => (ctx.db as any).query("_env").collect() }),
   getAny: query({ args: { id: v.string() }, handler: (ctx, { id }) => ctx.db.get(id) }),
-  writeEnv: mutation({ args: {}, handler: (ctx) => (ctx.db as any).insert("_env", { name: "X", value: "y" }) }),
+  writeEnv: mutation({
+    args: {},
+    handler: (ctx) => (ctx.db as any).insert("_env", { name: "X", value: "y" }),
+  }),
   deleteNote: mutation({ args: { id: v.id("notes") }, handler: (ctx, { id }) => ctx.db.delete(id) }),
 };
 
@@ -42,7 +45,9 @@ describe("system tables", () => {
   });
 
   it("an id of another table is refused by v.id before the handler runs", async () => {
-    await expect(backend.runMutation("probe:deleteNote", { id: envId })).rejects.toMatchObject({ code: "INVALID_ARGUMENTS" });
+    await expect(backend.runMutation("probe:deleteNote", { id: envId })).rejects.toMatchObject({
+      code: "INVALID_ARGUMENTS",
+    });
     expect(await backend.read((db) => db.get(envId))).not.toBeNull();
   });
 });

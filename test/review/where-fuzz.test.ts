@@ -40,7 +40,11 @@ let all: StoredDoc[] = [];
 const internal = { allowInternal: true };
 
 beforeAll(async () => {
-  backend = new Backend({ schema, modules: { auth: createApi(schema) }, engine: new SqliteEngine({ filename: tempDatabaseFile() }) });
+  backend = new Backend({
+    schema,
+    modules: { auth: createApi(schema) },
+    engine: new SqliteEngine({ filename: tempDatabaseFile() }),
+  });
   await backend.start();
   for (let i = 0; i < 40; i++) {
     const data: Record<string, unknown> = {
@@ -55,12 +59,35 @@ beforeAll(async () => {
     if (rand() < 0.3) data.role = pick(["admin", "user"]);
     await backend.runMutation("auth:create", { model: "user", data }, internal);
   }
-  all = (await backend.runQuery("auth:findMany", { model: "user", limit: 1000 }, internal)).value as StoredDoc[];
+  all = (await backend.runQuery("auth:findMany", { model: "user", limit: 1000 }, internal))
+    .value as StoredDoc[];
 });
 afterAll(() => backend.close());
 
-const fields = ["_id", "name", "username", "age", "emailVerified", "role", "createdAt", "_creationTime", "email"] as const;
-const ops = ["eq", "ne", "lt", "lte", "gt", "gte", "in", "not_in", "contains", "starts_with", "ends_with"] as const;
+const fields = [
+  "_id",
+  "name",
+  "username",
+  "age",
+  "emailVerified",
+  "role",
+  "createdAt",
+  "_creationTime",
+  "email",
+] as const;
+const ops = [
+  "eq",
+  "ne",
+  "lt",
+  "lte",
+  "gt",
+  "gte",
+  "in",
+  "not_in",
+  "contains",
+  "starts_with",
+  "ends_with",
+] as const;
 
 function valueFor(field: string): unknown {
   if (rand() < 0.1) return null;
@@ -105,7 +132,11 @@ function randomClause(): WhereClause {
 function sortDocs(docs: StoredDoc[], sortBy: { field: string; direction: "asc" | "desc" }) {
   const sign = sortBy.direction === "desc" ? -1 : 1;
   return [...docs].sort(
-    (a, b) => sign * (compareValues(a[sortBy.field], b[sortBy.field]) || a._creationTime - b._creationTime || compareStrings(a._id, b._id)),
+    (a, b) =>
+      sign *
+      (compareValues(a[sortBy.field], b[sortBy.field]) ||
+        a._creationTime - b._creationTime ||
+        compareStrings(a._id, b._id)),
   );
 }
 
@@ -114,31 +145,52 @@ describe("where planner vs brute force", () => {
     const failures: unknown[] = [];
     for (let i = 0; i < 600; i++) {
       const where = Array.from({ length: 1 + Math.floor(rand() * 4) }, randomClause);
-      const sortBy = rand() < 0.5 ? { field: pick(["name", "age", "username", "createdAt", "_creationTime"]), direction: pick(["asc", "desc"] as const) } : undefined;
+      const sortBy =
+        rand() < 0.5
+          ? {
+              field: pick(["name", "age", "username", "createdAt", "_creationTime"]),
+              direction: pick(["asc", "desc"] as const),
+            }
+          : undefined;
       const limit = rand() < 0.5 ? 1 + Math.floor(rand() * 10) : 1000;
       const offset = rand() < 0.3 ? Math.floor(rand() * 5) : undefined;
       const matching = all.filter((d) => matchesWhere(d, where));
-      const got = (await backend.runQuery("auth:findMany", { model: "user", where, sortBy, limit, offset }, internal)).value as StoredDoc[];
-      const count = (await backend.runQuery("auth:count", { model: "user", where }, internal)).value as number;
+      const got = (
+        await backend.runQuery("auth:findMany", { model: "user", where, sortBy, limit, offset }, internal)
+      ).value as StoredDoc[];
+      const count = (await backend.runQuery("auth:count", { model: "user", where }, internal))
+        .value as number;
       const start = offset ?? 0;
-      if (count !== matching.length) failures.push({ kind: "count", where, count, expected: matching.length });
+      if (count !== matching.length)
+        failures.push({ kind: "count", where, count, expected: matching.length });
       if (sortBy) {
         // Ties on the sort field may come in any order (a compound index orders them by its next field).
         const keyOf = (d: StoredDoc) => JSON.stringify(d[sortBy.field] ?? null);
-        const expected = sortDocs(matching, sortBy).slice(start, start + limit).map(keyOf);
+        const expected = sortDocs(matching, sortBy)
+          .slice(start, start + limit)
+          .map(keyOf);
         const ids = new Set(matching.map((d) => d._id));
-        if (JSON.stringify(got.map(keyOf)) !== JSON.stringify(expected) || !got.every((d) => ids.has(d._id)) || new Set(got.map((d) => d._id)).size !== got.length) {
+        if (
+          JSON.stringify(got.map(keyOf)) !== JSON.stringify(expected) ||
+          !got.every((d) => ids.has(d._id)) ||
+          new Set(got.map((d) => d._id)).size !== got.length
+        ) {
           failures.push({ kind: "sorted", where, sortBy, limit, offset, got: got.map(keyOf), expected });
         }
       } else {
         const ids = new Set(matching.map((d) => d._id));
         const size = Math.max(0, Math.min(limit, matching.length - start));
-        if (got.length !== size || !got.every((d) => ids.has(d._id)) || new Set(got.map((d) => d._id)).size !== got.length) {
+        if (
+          got.length !== size ||
+          !got.every((d) => ids.has(d._id)) ||
+          new Set(got.map((d) => d._id)).size !== got.length
+        ) {
           failures.push({ kind: "window", where, limit, offset, got: got.length, size });
         }
       }
     }
-    if (process.env.DUMP) (await import("node:fs")).writeFileSync(process.env.DUMP, JSON.stringify(failures, null, 1));
+    if (process.env.DUMP)
+      (await import("node:fs")).writeFileSync(process.env.DUMP, JSON.stringify(failures, null, 1));
     expect(failures.slice(0, 3)).toEqual([]);
   });
 });

@@ -60,7 +60,11 @@ describe("connect", () => {
 
   it("keeps results of different users apart", async () => {
     const [a, b] = [await app.signIn("a"), await app.signIn("b")];
-    const [sa, sb, anon] = [await connectAs(a.token), await connectAs(b.token), await RawSocket.connect(app.wsUrl)];
+    const [sa, sb, anon] = [
+      await connectAs(a.token),
+      await connectAs(b.token),
+      await RawSocket.connect(app.wsUrl),
+    ];
     expect(await subscribeWhoami(sa)).toBe(a.userId);
     expect(await subscribeWhoami(sb)).toBe(b.userId);
     expect(await subscribeWhoami(anon)).toBe(null);
@@ -72,10 +76,16 @@ describe("connect", () => {
     const s = await connectAs(a.token);
     expect(await subscribeWhoami(s)).toBe(a.userId);
     s.send({ type: "authenticate", token: b.token });
-    expect(await s.next((m) => m.type === "authenticated")).toEqual({ type: "authenticated", authenticated: true });
+    expect(await s.next((m) => m.type === "authenticated")).toEqual({
+      type: "authenticated",
+      authenticated: true,
+    });
     expect((await s.next((m) => m.type === "update")).value).toBe(b.userId);
     s.send({ type: "authenticate", token: null });
-    expect(await s.next((m) => m.type === "authenticated")).toEqual({ type: "authenticated", authenticated: false });
+    expect(await s.next((m) => m.type === "authenticated")).toEqual({
+      type: "authenticated",
+      authenticated: false,
+    });
     expect((await s.next((m) => m.type === "update")).value).toBe(null);
     s.close();
   });
@@ -100,7 +110,11 @@ describe("live identity", () => {
     const s = await connectAs(bob.token);
     await subscribeWhoami(s);
     await app.service.backend.write((db) => db.patch("users", bob.userId, { banned: true }));
-    expect(await s.next()).toMatchObject({ type: "auth_error", code: "ACCOUNT_BANNED", message: "This account is banned" });
+    expect(await s.next()).toMatchObject({
+      type: "auth_error",
+      code: "ACCOUNT_BANNED",
+      message: "This account is banned",
+    });
     await expectStopped(s, "ACCOUNT_BANNED");
     s.close();
   });
@@ -148,7 +162,9 @@ describe("live identity", () => {
     app.keyState.keys = [await makeKeys("k2")];
     try {
       // Any change to the session makes the server re-check the identity, with the new key set.
-      await app.service.backend.write((db) => db.patch("sessions", gina.sessionId, { touchedAt: Date.now() }));
+      await app.service.backend.write((db) =>
+        db.patch("sessions", gina.sessionId, { touchedAt: Date.now() }),
+      );
       expect(await s.next()).toMatchObject({ type: "auth_error", code: "UNAUTHORIZED" });
       s.send({ type: "authenticate", token: await gina.newToken() });
       expect(await s.next((m) => m.type === "authenticated")).toMatchObject({ authenticated: true });

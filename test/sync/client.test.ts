@@ -1,6 +1,7 @@
 /** The framework-free client against a real server: live queries, calls, reconnects and auth. */
-import WebSocket from "ws";
+
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import WebSocket from "ws";
 import { anyApi } from "../../src/backend/functions/references.ts";
 import { BackendClient, type BackendError } from "../../src/client/index.ts";
 import { makeKeys } from "./fixtures/auth.ts";
@@ -41,7 +42,12 @@ function client(url = app.service.url): BackendClient {
 function watch(c: BackendClient, ref: any, args: Record<string, unknown>) {
   const values: unknown[] = [];
   const errors: BackendError[] = [];
-  const stop = c.subscribe(ref, args, (v) => values.push(v), (e) => errors.push(e));
+  const stop = c.subscribe(
+    ref,
+    args,
+    (v) => values.push(v),
+    (e) => errors.push(e),
+  );
   return { values, errors, stop, last: () => values[values.length - 1] };
 }
 
@@ -63,7 +69,9 @@ describe("live queries and calls", () => {
     const w = watch(c, api.messages.byChannel, { channel: "c1" });
     await eventually(() => expect(w.values).toEqual([[]]));
     const order: string[] = [];
-    c.subscribe(api.messages.byChannel, { channel: "c1" }, (v) => order.push(`update:${(v as string[]).length}`));
+    c.subscribe(api.messages.byChannel, { channel: "c1" }, (v) =>
+      order.push(`update:${(v as string[]).length}`),
+    );
     await eventually(() => expect(order).toEqual(["update:0"]));
     await c.mutation(api.messages.post, { channel: "c1", body: "hi" }).then(() => order.push("resolved"));
     expect(order).toEqual(["update:0", "update:1", "resolved"]);
@@ -225,7 +233,9 @@ describe("authentication", () => {
       const w = watch(c, api.messages.byChannel, { channel: "rot" });
       await eventually(() => expect(w.values.length).toBe(1));
       keyState.keys = [await makeKeys("a2")];
-      await rot.service.backend.write((db) => db.patch("sessions", gina.sessionId, { touchedAt: Date.now() }));
+      await rot.service.backend.write((db) =>
+        db.patch("sessions", gina.sessionId, { touchedAt: Date.now() }),
+      );
       await eventually(() => expect(calls).toContain(true));
       await c.mutation(api.messages.send, { channel: "rot", body: "after rotation" });
       await eventually(() => expect(w.last()).toEqual(["after rotation"]));

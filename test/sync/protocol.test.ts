@@ -5,7 +5,14 @@ import { RawSocket, type SyncApp, startSyncApp } from "./fixtures/harness.ts";
 let app: SyncApp;
 beforeAll(async () => {
   app = await startSyncApp({
-    sync: { maxSubscriptions: 3, maxMessageBytes: 4096, maxInFlight: 2, maxProtocolErrors: 5, idleTimeoutMs: 800, handshakeTimeoutMs: 500 },
+    sync: {
+      maxSubscriptions: 3,
+      maxMessageBytes: 4096,
+      maxInFlight: 2,
+      maxProtocolErrors: 5,
+      idleTimeoutMs: 800,
+      handshakeTimeoutMs: 500,
+    },
   });
 });
 afterAll(() => app?.close());
@@ -76,7 +83,11 @@ describe("bad messages", () => {
   it("answers malformed, unknown and incomplete messages with typed errors", async () => {
     const s = await RawSocket.connect(app.wsUrl);
     s.send("{not json");
-    expect(await s.next()).toEqual({ type: "error", code: "BAD_MESSAGE", message: "Message is not valid JSON" });
+    expect(await s.next()).toEqual({
+      type: "error",
+      code: "BAD_MESSAGE",
+      message: "Message is not valid JSON",
+    });
     s.send({ type: "frobnicate", id: 5 });
     expect(await s.next()).toMatchObject({ type: "error", id: 5, code: "UNKNOWN_MESSAGE_TYPE" });
     s.send({ type: "subscribe", path: "messages:whoami" });
@@ -100,7 +111,12 @@ describe("bad messages", () => {
 
   it("closes with 1009 when a message exceeds the size limit", async () => {
     const s = await RawSocket.connect(app.wsUrl);
-    s.send({ type: "mutation", id: 1, path: "messages:post", args: { channel: "big", body: "x".repeat(5000) } });
+    s.send({
+      type: "mutation",
+      id: 1,
+      path: "messages:post",
+      args: { channel: "big", body: "x".repeat(5000) },
+    });
     expect((await s.closed).code).toBe(1009);
     await expectHealthy();
   });

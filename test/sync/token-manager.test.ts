@@ -39,10 +39,13 @@ describe("TokenManager", () => {
     await m.getToken();
     await m.getToken();
     expect(calls).toBe(1);
-    const m2 = new TokenManager(async () => {
-      calls++;
-      return token(900);
-    }, { expiryMarginMs: 60_000 });
+    const m2 = new TokenManager(
+      async () => {
+        calls++;
+        return token(900);
+      },
+      { expiryMarginMs: 60_000 },
+    );
     const t = await m2.getToken();
     expect(decodeJwtTimes(t!).exp! * 1000 - Date.now()).toBeGreaterThan(60_000);
     m.stop();

@@ -52,11 +52,15 @@ function signedIn() {
   $("signed-out").hidden = true;
   $("signed-in").hidden = false;
   stopSignedIn = [
-    backend.subscribe(api.users.me, {}, (me: { name: string; username: string | null; role: string | null }) => {
-      $("me-name").textContent = me.name;
-      $("me-username").textContent = me.username ?? "";
-      $("me-role").textContent = me.role ? `, ${me.role}` : "";
-    }),
+    backend.subscribe(
+      api.users.me,
+      {},
+      (me: { name: string; username: string | null; role: string | null }) => {
+        $("me-name").textContent = me.name;
+        $("me-username").textContent = me.username ?? "";
+        $("me-role").textContent = me.role ? `, ${me.role}` : "";
+      },
+    ),
     backend.subscribe(api.messages.list, {}, renderMessages, (e) => showError(e.message)),
   ];
 }

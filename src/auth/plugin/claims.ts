@@ -9,7 +9,9 @@ export interface PayloadInput {
   session: Record<string, unknown> & { id: string };
 }
 
-export type DefinePayload = (input: PayloadInput) => Record<string, unknown> | Promise<Record<string, unknown>>;
+export type DefinePayload = (
+  input: PayloadInput,
+) => Record<string, unknown> | Promise<Record<string, unknown>>;
 
 function plain(value: unknown): unknown {
   return value instanceof Date ? value.getTime() : value;

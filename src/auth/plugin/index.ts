@@ -84,9 +84,15 @@ export const backend = (options: BackendPluginOptions) => {
           adapter: {
             // Static keys: signing reads the variable, never the database, and never makes keys.
             getJwks: async () =>
-              staticRows.map((r) => ({ ...r, createdAt: new Date(r.createdAt), alg: (r.alg ?? DEFAULT_ALG) as "RS256" })),
+              staticRows.map((r) => ({
+                ...r,
+                createdAt: new Date(r.createdAt),
+                alg: (r.alg ?? DEFAULT_ALG) as "RS256",
+              })),
             createJwk: async () => {
-              throw new APIError("INTERNAL_SERVER_ERROR", { message: "JWKS is static; rotate keys with auth:rotateKeys" });
+              throw new APIError("INTERNAL_SERVER_ERROR", {
+                message: "JWKS is static; rotate keys with auth:rotateKeys",
+              });
             },
           },
         }
@@ -130,7 +136,11 @@ export const backend = (options: BackendPluginOptions) => {
       getBackendJwks: createAuthEndpoint("/backend/jwks", { method: "GET" }, async (ctx) => {
         ctx.setHeader("Cache-Control", "public, max-age=60, stale-while-revalidate=60");
         if (options.jwks) return ctx.json(JSON.parse(publicJwksOf(options.jwks)));
-        const result = (await inner.endpoints.getJwks({ ...ctx, returnHeaders: false, returnStatus: false } as any)) as any;
+        const result = (await inner.endpoints.getJwks({
+          ...ctx,
+          returnHeaders: false,
+          returnStatus: false,
+        } as any)) as any;
         return ctx.json({ keys: (result.keys ?? result).map((k: any) => ({ ...k, use: "sig" })) });
       }),
       /** Server-only: the stored key set as the `JWKS` variable's value, making keys when none exist. */

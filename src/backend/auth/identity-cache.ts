@@ -50,7 +50,10 @@ export class IdentityCache {
   }
 
   /** The cached identity for `token`, if still valid at `now` (ms). */
-  get(token: string, now = Date.now()): { identity: UserIdentity; readSet: ReadSet; exp?: number } | undefined {
+  get(
+    token: string,
+    now = Date.now(),
+  ): { identity: UserIdentity; readSet: ReadSet; exp?: number } | undefined {
     const entry = this.entries.get(token);
     if (!entry) return undefined;
     if (now >= entry.validUntil) {
@@ -76,7 +79,8 @@ export class IdentityCache {
     if (epoch !== this.generation || readSet.ranges.length > 0 || typeof exp !== "number") return;
     const docKeys = readSet.ids.map((r) => docKey(r.table, r.id));
     if (this.touchedSince(sinceSequence, docKeys)) return;
-    const sessionEnd = typeof identity.sessionExpiresAt === "number" ? identity.sessionExpiresAt : Number.POSITIVE_INFINITY;
+    const sessionEnd =
+      typeof identity.sessionExpiresAt === "number" ? identity.sessionExpiresAt : Number.POSITIVE_INFINITY;
     const validUntil = Math.min(exp * 1000, sessionEnd);
     if (!(validUntil > Date.now())) return;
     this.delete(token);

@@ -7,18 +7,18 @@
  * Only asymmetric public keys are ever imported: symmetric (`oct`) keys are
  * dropped so an HMAC "secret" can never be derived from a key set.
  */
-import { createPublicKey, type KeyObject } from 'node:crypto';
+import { createPublicKey, type KeyObject } from "node:crypto";
 
 /** Error codes shared with the verifier. */
 export type TokenErrorCode =
-  | 'TOKEN_MALFORMED'
-  | 'TOKEN_EXPIRED'
-  | 'INVALID_SIGNATURE'
-  | 'UNKNOWN_KEY'
-  | 'ALG_NOT_ALLOWED'
-  | 'CLAIM_INVALID'
-  | 'TOKEN_TOO_LARGE'
-  | 'NO_KEYS';
+  | "TOKEN_MALFORMED"
+  | "TOKEN_EXPIRED"
+  | "INVALID_SIGNATURE"
+  | "UNKNOWN_KEY"
+  | "ALG_NOT_ALLOWED"
+  | "CLAIM_INVALID"
+  | "TOKEN_TOO_LARGE"
+  | "NO_KEYS";
 
 /**
  * Error thrown by token verification. Messages never contain token or key
@@ -29,37 +29,37 @@ export class TokenError extends Error {
   readonly code: TokenErrorCode;
   constructor(code: TokenErrorCode, message: string) {
     super(message);
-    this.name = 'TokenError';
+    this.name = "TokenError";
     this.code = code;
   }
 }
 
 /** Key family an algorithm needs; used to match JWKs to a token's `alg`. */
 interface AlgSpec {
-  kty: 'RSA' | 'EC' | 'OKP';
+  kty: "RSA" | "EC" | "OKP";
   /** required curve(s) for EC/OKP keys */
   crv?: readonly string[];
 }
 
 /** Asymmetric JWS algorithms this platform can verify. HMAC is deliberately absent. */
 export const ALG_SPECS: Readonly<Record<string, AlgSpec>> = {
-  RS256: { kty: 'RSA' },
-  RS384: { kty: 'RSA' },
-  RS512: { kty: 'RSA' },
-  PS256: { kty: 'RSA' },
-  PS384: { kty: 'RSA' },
-  PS512: { kty: 'RSA' },
-  ES256: { kty: 'EC', crv: ['P-256'] },
-  ES384: { kty: 'EC', crv: ['P-384'] },
-  ES512: { kty: 'EC', crv: ['P-521'] },
-  EdDSA: { kty: 'OKP', crv: ['Ed25519', 'Ed448'] },
-  Ed25519: { kty: 'OKP', crv: ['Ed25519'] },
+  RS256: { kty: "RSA" },
+  RS384: { kty: "RSA" },
+  RS512: { kty: "RSA" },
+  PS256: { kty: "RSA" },
+  PS384: { kty: "RSA" },
+  PS512: { kty: "RSA" },
+  ES256: { kty: "EC", crv: ["P-256"] },
+  ES384: { kty: "EC", crv: ["P-384"] },
+  ES512: { kty: "EC", crv: ["P-521"] },
+  EdDSA: { kty: "OKP", crv: ["Ed25519", "Ed448"] },
+  Ed25519: { kty: "OKP", crv: ["Ed25519"] },
 };
 
 /** One usable public key from a JWKS. */
 export interface ParsedKey {
   kid?: string;
-  kty: 'RSA' | 'EC' | 'OKP';
+  kty: "RSA" | "EC" | "OKP";
   crv?: string;
   /** `alg` pinned by the JWK itself, if any */
   alg?: string;
@@ -85,40 +85,42 @@ export function keyMatchesAlg(key: ParsedKey, alg: string): boolean {
 const MIN_RSA_BITS = 2048;
 
 function importOne(raw: unknown): ParsedKey | undefined {
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return undefined;
+  if (raw === null || typeof raw !== "object" || Array.isArray(raw)) return undefined;
   const jwk = raw as Record<string, unknown>;
   // Keys explicitly meant for encryption or without a verify op must not verify signatures.
-  if (jwk.use !== undefined && jwk.use !== 'sig') return undefined;
-  if (jwk.key_ops !== undefined && !(Array.isArray(jwk.key_ops) && jwk.key_ops.includes('verify'))) return undefined;
-  const kid = typeof jwk.kid === 'string' ? jwk.kid : undefined;
-  const alg = typeof jwk.alg === 'string' ? jwk.alg : undefined;
+  if (jwk.use !== undefined && jwk.use !== "sig") return undefined;
+  if (jwk.key_ops !== undefined && !(Array.isArray(jwk.key_ops) && jwk.key_ops.includes("verify")))
+    return undefined;
+  const kid = typeof jwk.kid === "string" ? jwk.kid : undefined;
+  const alg = typeof jwk.alg === "string" ? jwk.alg : undefined;
   // Copy only public members: a JWKS accidentally containing private keys must
   // still yield public-only KeyObjects, and unknown members are ignored.
   let pub: Record<string, string>;
   switch (jwk.kty) {
-    case 'RSA':
-      if (typeof jwk.n !== 'string' || typeof jwk.e !== 'string') return undefined;
-      pub = { kty: 'RSA', n: jwk.n, e: jwk.e };
+    case "RSA":
+      if (typeof jwk.n !== "string" || typeof jwk.e !== "string") return undefined;
+      pub = { kty: "RSA", n: jwk.n, e: jwk.e };
       break;
-    case 'EC':
-      if (typeof jwk.crv !== 'string' || typeof jwk.x !== 'string' || typeof jwk.y !== 'string') return undefined;
-      pub = { kty: 'EC', crv: jwk.crv, x: jwk.x, y: jwk.y };
+    case "EC":
+      if (typeof jwk.crv !== "string" || typeof jwk.x !== "string" || typeof jwk.y !== "string")
+        return undefined;
+      pub = { kty: "EC", crv: jwk.crv, x: jwk.x, y: jwk.y };
       break;
-    case 'OKP':
-      if (typeof jwk.crv !== 'string' || typeof jwk.x !== 'string') return undefined;
-      pub = { kty: 'OKP', crv: jwk.crv, x: jwk.x };
+    case "OKP":
+      if (typeof jwk.crv !== "string" || typeof jwk.x !== "string") return undefined;
+      pub = { kty: "OKP", crv: jwk.crv, x: jwk.x };
       break;
     default:
       return undefined; // 'oct' and anything unknown: never usable
   }
   let key: KeyObject;
   try {
-    key = createPublicKey({ key: pub, format: 'jwk' });
+    key = createPublicKey({ key: pub, format: "jwk" });
   } catch {
     return undefined;
   }
-  if (pub.kty === 'RSA' && (key.asymmetricKeyDetails?.modulusLength ?? 0) < MIN_RSA_BITS) return undefined;
-  return { kid, kty: pub.kty as ParsedKey['kty'], crv: pub.crv, alg, key };
+  if (pub.kty === "RSA" && (key.asymmetricKeyDetails?.modulusLength ?? 0) < MIN_RSA_BITS) return undefined;
+  return { kid, kty: pub.kty as ParsedKey["kty"], crv: pub.crv, alg, key };
 }
 
 /**
@@ -127,15 +129,15 @@ function importOne(raw: unknown): ParsedKey | undefined {
  */
 export function parseJwks(input: string | { keys: unknown[] }): KeySet {
   let doc: unknown = input;
-  if (typeof input === 'string') {
+  if (typeof input === "string") {
     try {
       doc = JSON.parse(input);
     } catch {
-      throw new TokenError('NO_KEYS', 'JWKS is not valid JSON');
+      throw new TokenError("NO_KEYS", "JWKS is not valid JSON");
     }
   }
   const rawKeys = (doc as { keys?: unknown } | null)?.keys;
-  if (!Array.isArray(rawKeys)) throw new TokenError('NO_KEYS', 'JWKS has no "keys" array');
+  if (!Array.isArray(rawKeys)) throw new TokenError("NO_KEYS", 'JWKS has no "keys" array');
   const keys: ParsedKey[] = [];
   const byKid = new Map<string, ParsedKey[]>();
   for (const raw of rawKeys) {
@@ -148,7 +150,7 @@ export function parseJwks(input: string | { keys: unknown[] }): KeySet {
       else byKid.set(k.kid, [k]);
     }
   }
-  if (keys.length === 0) throw new TokenError('NO_KEYS', 'JWKS contains no usable public keys');
+  if (keys.length === 0) throw new TokenError("NO_KEYS", "JWKS contains no usable public keys");
   return { keys, byKid };
 }
 
@@ -195,7 +197,7 @@ export interface JwksSource {
 export class StaticJwksSource implements JwksSource {
   private readonly keySet: KeySet;
   constructor(jwks: string | { keys: unknown[] }) {
-    this.keySet = typeof jwks === 'string' ? parseJwksCached(jwks) : parseJwks(jwks);
+    this.keySet = typeof jwks === "string" ? parseJwksCached(jwks) : parseJwks(jwks);
   }
   get(): KeySet {
     return this.keySet;
@@ -213,7 +215,7 @@ export class DynamicJwksSource implements JwksSource {
   constructor(private readonly getJwks: () => string | undefined) {}
   get(): KeySet {
     const json = this.getJwks();
-    if (json === undefined || json === '') throw new TokenError('NO_KEYS', 'No JWKS configured');
+    if (json === undefined || json === "") throw new TokenError("NO_KEYS", "No JWKS configured");
     if (json === this.lastJson && this.lastSet) return this.lastSet;
     const ks = parseJwksCached(json); // throws NO_KEYS on bad input; keep previous cache untouched
     this.lastJson = json;
@@ -292,7 +294,7 @@ export class RemoteJwksSource implements JwksSource {
     if (this.inflight) return this.inflight;
     // The first load is also rate-limited after a failure, so a down IdP is not hammered.
     if (!this.keySet && this.now() - this.lastAttemptAt < this.minInterval) {
-      return Promise.reject(new TokenError('NO_KEYS', 'JWKS endpoint unavailable'));
+      return Promise.reject(new TokenError("NO_KEYS", "JWKS endpoint unavailable"));
     }
     this.lastAttemptAt = this.now();
     const p = this.doFetch().then(
@@ -304,7 +306,7 @@ export class RemoteJwksSource implements JwksSource {
       },
       (err: unknown) => {
         this.inflight = undefined;
-        throw err instanceof TokenError ? err : new TokenError('NO_KEYS', 'JWKS endpoint unavailable');
+        throw err instanceof TokenError ? err : new TokenError("NO_KEYS", "JWKS endpoint unavailable");
       },
     );
     this.inflight = p;
@@ -314,12 +316,12 @@ export class RemoteJwksSource implements JwksSource {
   private async doFetch(): Promise<KeySet> {
     this.fetchCount++;
     const res = await this.fetchFn(this.url, {
-      headers: { accept: 'application/json' },
+      headers: { accept: "application/json" },
       signal: AbortSignal.timeout(this.timeout),
     });
-    if (!res.ok) throw new TokenError('NO_KEYS', `JWKS endpoint returned HTTP ${res.status}`);
+    if (!res.ok) throw new TokenError("NO_KEYS", `JWKS endpoint returned HTTP ${res.status}`);
     const text = await res.text();
-    if (text.length > MAX_JWKS_BYTES) throw new TokenError('NO_KEYS', 'JWKS response too large');
+    if (text.length > MAX_JWKS_BYTES) throw new TokenError("NO_KEYS", "JWKS response too large");
     return parseJwks(text);
   }
 }

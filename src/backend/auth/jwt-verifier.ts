@@ -10,7 +10,7 @@
  *
  * Never log tokens or keys; error messages contain neither.
  */
-import { verify as cryptoVerify, constants as cryptoConstants, type KeyObject } from 'node:crypto';
+import { constants as cryptoConstants, verify as cryptoVerify, type KeyObject } from "node:crypto";
 import {
   ALG_SPECS,
   DynamicJwksSource,
@@ -22,7 +22,7 @@ import {
   StaticJwksSource,
   TokenError,
   type TokenErrorCode,
-} from './jwks-source.js';
+} from "./jwks-source.ts";
 
 export { TokenError, type TokenErrorCode };
 
@@ -75,21 +75,21 @@ export interface JwtVerifier {
 /** How node:crypto verifies each JWS algorithm. */
 interface CryptoAlg {
   digest: string | null;
-  dsaEncoding?: 'ieee-p1363';
+  dsaEncoding?: "ieee-p1363";
   pss?: boolean;
 }
 
 const CRYPTO_ALGS: Readonly<Record<string, CryptoAlg>> = {
-  RS256: { digest: 'sha256' },
-  RS384: { digest: 'sha384' },
-  RS512: { digest: 'sha512' },
-  PS256: { digest: 'sha256', pss: true },
-  PS384: { digest: 'sha384', pss: true },
-  PS512: { digest: 'sha512', pss: true },
+  RS256: { digest: "sha256" },
+  RS384: { digest: "sha384" },
+  RS512: { digest: "sha512" },
+  PS256: { digest: "sha256", pss: true },
+  PS384: { digest: "sha384", pss: true },
+  PS512: { digest: "sha512", pss: true },
   // JWS ECDSA signatures are raw r||s, not DER.
-  ES256: { digest: 'sha256', dsaEncoding: 'ieee-p1363' },
-  ES384: { digest: 'sha384', dsaEncoding: 'ieee-p1363' },
-  ES512: { digest: 'sha512', dsaEncoding: 'ieee-p1363' },
+  ES256: { digest: "sha256", dsaEncoding: "ieee-p1363" },
+  ES384: { digest: "sha384", dsaEncoding: "ieee-p1363" },
+  ES512: { digest: "sha512", dsaEncoding: "ieee-p1363" },
   EdDSA: { digest: null },
   Ed25519: { digest: null },
 };
@@ -112,22 +112,22 @@ function fail(code: TokenErrorCode, message: string): never {
 }
 
 function invalidSignature(): never {
-  throw new TokenError('INVALID_SIGNATURE', 'Invalid token signature');
+  throw new TokenError("INVALID_SIGNATURE", "Invalid token signature");
 }
 
 /** Decode a base64url JSON object segment; anything else is malformed. */
 function decodeSegment(seg: string, what: string): Record<string, unknown> {
   // Buffer's base64url decoder silently skips invalid characters, so validate first.
   // A length of 1 mod 4 can never be valid base64.
-  if (!B64URL.test(seg) || seg.length % 4 === 1) fail('TOKEN_MALFORMED', `Malformed token ${what}`);
+  if (!B64URL.test(seg) || seg.length % 4 === 1) fail("TOKEN_MALFORMED", `Malformed token ${what}`);
   let value: unknown;
   try {
-    value = JSON.parse(Buffer.from(seg, 'base64url').toString('utf8'));
+    value = JSON.parse(Buffer.from(seg, "base64url").toString("utf8"));
   } catch {
-    fail('TOKEN_MALFORMED', `Malformed token ${what}`);
+    fail("TOKEN_MALFORMED", `Malformed token ${what}`);
   }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    fail('TOKEN_MALFORMED', `Malformed token ${what}`);
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    fail("TOKEN_MALFORMED", `Malformed token ${what}`);
   }
   return value as Record<string, unknown>;
 }
@@ -163,19 +163,22 @@ function candidates(ks: KeySet, kid: string | undefined, alg: string): ParsedKey
 }
 
 function buildProvider(cfg: JwtProviderConfig, opts: JwtVerifierOptions): Provider {
-  if (typeof cfg.issuer !== 'string' || cfg.issuer === '') throw new Error('JWT provider: issuer is required');
+  if (typeof cfg.issuer !== "string" || cfg.issuer === "")
+    throw new Error("JWT provider: issuer is required");
   const audiences = Array.isArray(cfg.audience) ? cfg.audience : [cfg.audience];
-  if (audiences.length === 0 || audiences.some((a) => typeof a !== 'string' || a === '')) {
+  if (audiences.length === 0 || audiences.some((a) => typeof a !== "string" || a === "")) {
     throw new Error(`JWT provider ${cfg.issuer}: audience is required`);
   }
-  const algorithms = cfg.algorithms ?? ['RS256'];
+  const algorithms = cfg.algorithms ?? ["RS256"];
   if (algorithms.length === 0) throw new Error(`JWT provider ${cfg.issuer}: algorithms must not be empty`);
   for (const a of algorithms) {
     // Fail at startup rather than silently never accepting tokens (or accepting HMAC).
-    if (!ALG_SPECS[a]) throw new Error(`JWT provider ${cfg.issuer}: unsupported algorithm ${JSON.stringify(a)}`);
+    if (!ALG_SPECS[a])
+      throw new Error(`JWT provider ${cfg.issuer}: unsupported algorithm ${JSON.stringify(a)}`);
   }
   const sources = [cfg.jwks, cfg.jwksUrl, cfg.getJwks].filter((s) => s !== undefined).length;
-  if (sources !== 1) throw new Error(`JWT provider ${cfg.issuer}: exactly one of jwks, jwksUrl, getJwks is required`);
+  if (sources !== 1)
+    throw new Error(`JWT provider ${cfg.issuer}: exactly one of jwks, jwksUrl, getJwks is required`);
   let source: JwksSource;
   if (cfg.jwks !== undefined) {
     source = new StaticJwksSource(cfg.jwks as string | { keys: unknown[] });
@@ -201,23 +204,26 @@ function checkClaims(payload: Record<string, unknown>, p: Provider): void {
   const now = Date.now() / 1000;
   const { exp, nbf, iat, aud } = payload;
   // Tokens without exp would be valid forever; we never accept them.
-  if (typeof exp !== 'number' || !Number.isFinite(exp)) fail('CLAIM_INVALID', 'Token has no valid "exp" claim');
-  if (exp <= now - p.tolerance) fail('TOKEN_EXPIRED', 'Token has expired');
+  if (typeof exp !== "number" || !Number.isFinite(exp))
+    fail("CLAIM_INVALID", 'Token has no valid "exp" claim');
+  if (exp <= now - p.tolerance) fail("TOKEN_EXPIRED", "Token has expired");
   if (nbf !== undefined) {
-    if (typeof nbf !== 'number' || !Number.isFinite(nbf)) fail('CLAIM_INVALID', 'Invalid "nbf" claim');
-    if (nbf > now + p.tolerance) fail('CLAIM_INVALID', 'Token is not yet valid');
+    if (typeof nbf !== "number" || !Number.isFinite(nbf)) fail("CLAIM_INVALID", 'Invalid "nbf" claim');
+    if (nbf > now + p.tolerance) fail("CLAIM_INVALID", "Token is not yet valid");
   }
-  if (iat !== undefined && (typeof iat !== 'number' || !Number.isFinite(iat))) {
-    fail('CLAIM_INVALID', 'Invalid "iat" claim');
+  if (iat !== undefined && (typeof iat !== "number" || !Number.isFinite(iat))) {
+    fail("CLAIM_INVALID", 'Invalid "iat" claim');
   }
-  if (typeof aud === 'string') {
-    if (!p.audiences.has(aud)) fail('CLAIM_INVALID', 'Unexpected "aud" claim');
+  if (typeof aud === "string") {
+    if (!p.audiences.has(aud)) fail("CLAIM_INVALID", 'Unexpected "aud" claim');
   } else if (Array.isArray(aud)) {
-    if (!aud.some((a) => typeof a === 'string' && p.audiences.has(a))) fail('CLAIM_INVALID', 'Unexpected "aud" claim');
+    if (!aud.some((a) => typeof a === "string" && p.audiences.has(a)))
+      fail("CLAIM_INVALID", 'Unexpected "aud" claim');
   } else {
-    fail('CLAIM_INVALID', 'Missing "aud" claim');
+    fail("CLAIM_INVALID", 'Missing "aud" claim');
   }
-  if (payload.sub !== undefined && typeof payload.sub !== 'string') fail('CLAIM_INVALID', 'Invalid "sub" claim');
+  if (payload.sub !== undefined && typeof payload.sub !== "string")
+    fail("CLAIM_INVALID", 'Invalid "sub" claim');
 }
 
 /**
@@ -231,7 +237,10 @@ function checkClaims(payload: Record<string, unknown>, p: Provider): void {
  *
  * @throws Error on invalid provider configuration (not on bad tokens).
  */
-export function createJwtVerifier(providers: JwtProviderConfig[], opts: JwtVerifierOptions = {}): JwtVerifier {
+export function createJwtVerifier(
+  providers: JwtProviderConfig[],
+  opts: JwtVerifierOptions = {},
+): JwtVerifier {
   const maxTokenBytes = opts.maxTokenBytes ?? 8192;
   const byIssuer = new Map<string, Provider>();
   for (const cfg of providers) {
@@ -240,32 +249,33 @@ export function createJwtVerifier(providers: JwtProviderConfig[], opts: JwtVerif
   }
 
   async function verify(token: string): Promise<VerifiedToken> {
-    if (typeof token !== 'string' || token.length === 0) fail('TOKEN_MALFORMED', 'Malformed token');
+    if (typeof token !== "string" || token.length === 0) fail("TOKEN_MALFORMED", "Malformed token");
     // Size check before touching the content; UTF-16 length <= UTF-8 byte length,
     // and any non-ASCII character is rejected by the base64url check anyway.
-    if (token.length > maxTokenBytes) fail('TOKEN_TOO_LARGE', 'Token too large');
+    if (token.length > maxTokenBytes) fail("TOKEN_TOO_LARGE", "Token too large");
 
-    const dot1 = token.indexOf('.');
-    const dot2 = dot1 < 0 ? -1 : token.indexOf('.', dot1 + 1);
-    if (dot1 < 0 || dot2 < 0 || token.indexOf('.', dot2 + 1) !== -1) fail('TOKEN_MALFORMED', 'Malformed token');
-    const header = decodeSegment(token.slice(0, dot1), 'header');
+    const dot1 = token.indexOf(".");
+    const dot2 = dot1 < 0 ? -1 : token.indexOf(".", dot1 + 1);
+    if (dot1 < 0 || dot2 < 0 || token.indexOf(".", dot2 + 1) !== -1)
+      fail("TOKEN_MALFORMED", "Malformed token");
+    const header = decodeSegment(token.slice(0, dot1), "header");
     const alg = header.alg;
-    if (typeof alg !== 'string') fail('TOKEN_MALFORMED', 'Token header has no "alg"');
+    if (typeof alg !== "string") fail("TOKEN_MALFORMED", 'Token header has no "alg"');
     // Checked before the signature segment so `alg: none` (empty signature) is reported as such.
-    if (alg.toLowerCase() === 'none') fail('ALG_NOT_ALLOWED', 'Unsigned tokens are not accepted');
+    if (alg.toLowerCase() === "none") fail("ALG_NOT_ALLOWED", "Unsigned tokens are not accepted");
     const sigSeg = token.slice(dot2 + 1);
-    if (!B64URL.test(sigSeg) || sigSeg.length % 4 === 1) fail('TOKEN_MALFORMED', 'Malformed token signature');
-    const payload = decodeSegment(token.slice(dot1 + 1, dot2), 'payload');
+    if (!B64URL.test(sigSeg) || sigSeg.length % 4 === 1) fail("TOKEN_MALFORMED", "Malformed token signature");
+    const payload = decodeSegment(token.slice(dot1 + 1, dot2), "payload");
 
     // We implement no JWS extensions, so any critical one must be refused (RFC 7515 §4.1.11).
-    if (header.crit !== undefined) fail('TOKEN_MALFORMED', 'Unsupported critical header parameters');
+    if (header.crit !== undefined) fail("TOKEN_MALFORMED", "Unsupported critical header parameters");
     const kid = header.kid;
-    if (kid !== undefined && typeof kid !== 'string') fail('TOKEN_MALFORMED', 'Invalid "kid" header');
+    if (kid !== undefined && typeof kid !== "string") fail("TOKEN_MALFORMED", 'Invalid "kid" header');
 
     const iss = payload.iss;
-    const provider = typeof iss === 'string' ? byIssuer.get(iss) : undefined;
-    if (!provider) fail('CLAIM_INVALID', 'Unknown token issuer');
-    if (!provider.algorithms.has(alg)) fail('ALG_NOT_ALLOWED', 'Token algorithm not allowed');
+    const provider = typeof iss === "string" ? byIssuer.get(iss) : undefined;
+    if (!provider) fail("CLAIM_INVALID", "Unknown token issuer");
+    if (!provider.algorithms.has(alg)) fail("ALG_NOT_ALLOWED", "Token algorithm not allowed");
 
     let keySet = provider.source.get();
     if (keySet instanceof Promise) keySet = await keySet;
@@ -276,10 +286,10 @@ export function createJwtVerifier(providers: JwtProviderConfig[], opts: JwtVerif
       if (fresh) keys = candidates(fresh, kid, alg);
     }
     // SPEC §7: a token from before a rotation does not match the current key set.
-    if (keys.length === 0) fail('UNKNOWN_KEY', 'Invalid token signature');
+    if (keys.length === 0) fail("UNKNOWN_KEY", "Invalid token signature");
 
-    const data = Buffer.from(token.slice(0, dot2), 'latin1');
-    const sig = Buffer.from(sigSeg, 'base64url');
+    const data = Buffer.from(token.slice(0, dot2), "latin1");
+    const sig = Buffer.from(sigSeg, "base64url");
     // Without a kid several keys may fit; the list is bounded by the configured JWKS.
     let ok = false;
     for (const k of keys) {
@@ -292,7 +302,7 @@ export function createJwtVerifier(providers: JwtProviderConfig[], opts: JwtVerif
 
     checkClaims(payload, provider);
     return {
-      payload: payload as VerifiedToken['payload'],
+      payload: payload as VerifiedToken["payload"],
       providerIssuer: provider.issuer,
       ...(kid !== undefined ? { kid } : {}),
     };

@@ -8,8 +8,8 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { isServiceError } from "../errors.ts";
 import { parseEnvFile } from "../env/store.ts";
+import { isServiceError } from "../errors.ts";
 import { Backend } from "../runtime.ts";
 import type { ServiceOptions } from "../service.ts";
 import { openEngine } from "../storage/open.ts";
@@ -27,7 +27,9 @@ class UsageError extends Error {}
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString("utf8").replace(/\r?\n$/, "");
+  return Buffer.concat(chunks)
+    .toString("utf8")
+    .replace(/\r?\n$/, "");
 }
 
 function print(value: unknown): void {
@@ -58,7 +60,7 @@ export async function main(argv: string[]): Promise<number> {
         try {
           args = JSON.parse(rest[0]);
         } catch {
-          throw new UsageError("args must be JSON, e.g. '{\"email\":\"a@b.c\"}'");
+          throw new UsageError('args must be JSON, e.g. \'{"email":"a@b.c"}\'');
         }
       }
       const fn = backend.lookup(sub, undefined, true);
@@ -115,7 +117,9 @@ export async function main(argv: string[]): Promise<number> {
           if (auth) {
             if (!app.onAuthSync) throw new Error("This app has no auth integration to sync");
             const generated = await app.onAuthSync(backend);
-            process.stderr.write(generated.length ? `generated ${generated.join(", ")}\n` : "auth variables already set\n");
+            process.stderr.write(
+              generated.length ? `generated ${generated.join(", ")}\n` : "auth variables already set\n",
+            );
           }
           return 0;
         }

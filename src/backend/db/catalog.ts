@@ -32,7 +32,8 @@ export class Catalog {
       const clash = this.byTag.get(tag);
       if (clash) throw new Error(`Tables "${clash.name}" and "${name}" have the same id tag; rename one`);
       const indexes = new Map<string, string[]>([["by_creation_time", ["_creationTime", "_id"]]]);
-      for (const index of definition.indexes) indexes.set(index.name, [...index.fields, "_creationTime", "_id"]);
+      for (const index of definition.indexes)
+        indexes.set(index.name, [...index.fields, "_creationTime", "_id"]);
       const info: TableInfo = { name, tag, definition, indexes };
       this.tables.set(name, info);
       this.byTag.set(tag, info);

@@ -5,9 +5,9 @@
 import { ServiceError, ValidationError } from "../errors.ts";
 import { newId } from "../ids.ts";
 import type { GenericDataModel } from "../schema.ts";
-import type { Id } from "../values/validators.ts";
 import type { ReadTransaction, StoredDocument, WriteTransaction } from "../storage/engine.ts";
 import { validate } from "../values/validate.ts";
+import type { Id } from "../values/validators.ts";
 import type { Catalog, TableInfo } from "./catalog.ts";
 import { Query } from "./query.ts";
 import type { DocumentWrite, ReadSet } from "./read-write-sets.ts";
@@ -17,8 +17,12 @@ type DocOf<DM extends GenericDataModel, T extends TableName<DM>> = DM[T]["docume
 type WithoutSystem<D> = Omit<D, "_id" | "_creationTime">;
 /** Per-table unions (`Omit` over a union of documents would keep only the fields they share). */
 type AnyDoc<DM extends GenericDataModel> = { [T in TableName<DM>]: DocOf<DM, T> }[TableName<DM>];
-type AnyValue<DM extends GenericDataModel> = { [T in TableName<DM>]: WithoutSystem<DocOf<DM, T>> }[TableName<DM>];
-type AnyPatch<DM extends GenericDataModel> = { [T in TableName<DM>]: Partial<WithoutSystem<DocOf<DM, T>>> }[TableName<DM>];
+type AnyValue<DM extends GenericDataModel> = {
+  [T in TableName<DM>]: WithoutSystem<DocOf<DM, T>>;
+}[TableName<DM>];
+type AnyPatch<DM extends GenericDataModel> = {
+  [T in TableName<DM>]: Partial<WithoutSystem<DocOf<DM, T>>>;
+}[TableName<DM>];
 
 /** Read access to the database, available in queries and mutations. */
 export interface DatabaseReader<DM extends GenericDataModel = GenericDataModel> {
@@ -38,7 +42,11 @@ export interface DatabaseWriter<DM extends GenericDataModel = GenericDataModel> 
   /** Shallow-merges `value` into the document; a field set to `undefined` is removed. */
   patch<T extends TableName<DM>>(id: Id<T>, value: Partial<WithoutSystem<DocOf<DM, T>>>): Promise<void>;
   patch(id: string, value: AnyPatch<DM>): Promise<void>;
-  patch<T extends TableName<DM>>(table: T, id: string, value: Partial<WithoutSystem<DocOf<DM, T>>>): Promise<void>;
+  patch<T extends TableName<DM>>(
+    table: T,
+    id: string,
+    value: Partial<WithoutSystem<DocOf<DM, T>>>,
+  ): Promise<void>;
   /** Replaces every field of the document; `_id` and `_creationTime` stay. */
   replace<T extends TableName<DM>>(id: Id<T>, value: WithoutSystem<DocOf<DM, T>>): Promise<void>;
   replace(id: string, value: AnyValue<DM>): Promise<void>;
@@ -143,7 +151,8 @@ function nextCreationTime(): number {
 
 function stripSystem(value: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) if (v !== undefined && k !== "_id" && k !== "_creationTime") out[k] = v;
+  for (const [k, v] of Object.entries(value))
+    if (v !== undefined && k !== "_id" && k !== "_creationTime") out[k] = v;
   return out;
 }
 
@@ -164,14 +173,27 @@ export class DatabaseWriterImpl extends DatabaseReaderImpl implements DatabaseWr
     }
     for (const key of Object.keys(fields)) {
       if (key.startsWith("_") && key !== "_id" && key !== "_creationTime") {
-        throw new ServiceError("SCHEMA_VIOLATION", `${table.name}.${key}: field names may not start with "_"`);
+        throw new ServiceError(
+          "SCHEMA_VIOLATION",
+          `${table.name}.${key}: field names may not start with "_"`,
+        );
       }
     }
     const stored = stripSystem(fields);
-    validate({ kind: "object", fields: table.definition.fields, isOptional: false }, stored, table.name, "SCHEMA_VIOLATION");
+    validate(
+      { kind: "object", fields: table.definition.fields, isOptional: false },
+      stored,
+      table.name,
+      "SCHEMA_VIOLATION",
+    );
     const bad = nonJsonPath(stored, table.name);
     if (bad) {
-      throw new ValidationError("SCHEMA_VIOLATION", bad, "a JSON value", `${bad} cannot be stored (not a finite number, string, boolean, null, array or plain object)`);
+      throw new ValidationError(
+        "SCHEMA_VIOLATION",
+        bad,
+        "a JSON value",
+        `${bad} cannot be stored (not a finite number, string, boolean, null, array or plain object)`,
+      );
     }
   }
 
@@ -183,7 +205,11 @@ export class DatabaseWriterImpl extends DatabaseReaderImpl implements DatabaseWr
   async insert(table: string, value: Record<string, unknown>): Promise<any> {
     const info = this.tableNamed(table);
     this.check(info, value);
-    const doc = { ...stripSystem(value), _id: newId(info.tag), _creationTime: nextCreationTime() } as StoredDocument;
+    const doc = {
+      ...stripSystem(value),
+      _id: newId(info.tag),
+      _creationTime: nextCreationTime(),
+    } as StoredDocument;
     await this.tx.insert(table, doc, this.catalog.keysOf(table, doc));
     this.record({ table, id: doc._id, before: null, after: doc });
     return doc._id;
@@ -202,7 +228,8 @@ export class DatabaseWriterImpl extends DatabaseReaderImpl implements DatabaseWr
     const merged: Record<string, unknown> = { ...before };
     for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
       if (k === "_id" || k === "_creationTime") {
-        if (v !== undefined && v !== before[k]) throw new ServiceError("SCHEMA_VIOLATION", `patch: ${k} cannot change`);
+        if (v !== undefined && v !== before[k])
+          throw new ServiceError("SCHEMA_VIOLATION", `patch: ${k} cannot change`);
         continue;
       }
       if (v === undefined) delete merged[k];
@@ -213,12 +240,24 @@ export class DatabaseWriterImpl extends DatabaseReaderImpl implements DatabaseWr
 
   async replace(id: string, value: Record<string, unknown>): Promise<void> {
     const { table, before } = await this.existing(id, undefined, "replace");
-    await this.write(table, before, { ...stripSystem(value), _id: before._id, _creationTime: before._creationTime });
+    await this.write(table, before, {
+      ...stripSystem(value),
+      _id: before._id,
+      _creationTime: before._creationTime,
+    });
   }
 
-  private async write(table: TableInfo, before: StoredDocument, next: Record<string, unknown>): Promise<void> {
+  private async write(
+    table: TableInfo,
+    before: StoredDocument,
+    next: Record<string, unknown>,
+  ): Promise<void> {
     this.check(table, next);
-    const after = { ...stripSystem(next), _id: before._id, _creationTime: before._creationTime } as StoredDocument;
+    const after = {
+      ...stripSystem(next),
+      _id: before._id,
+      _creationTime: before._creationTime,
+    } as StoredDocument;
     await this.tx.replace(table.name, after, this.catalog.keysOf(table.name, after));
     this.record({ table: table.name, id: after._id, before, after });
   }

@@ -108,7 +108,10 @@ function bounds(lower: Buffer | undefined, upper: Buffer | undefined): KeyRange 
 }
 
 /** A query over one table; chain `withIndex`, `order`, `filter`, then read it. */
-export class Query<Doc extends StoredDocument = StoredDocument, Indexes extends Record<string, string[]> = Record<string, string[]>> {
+export class Query<
+  Doc extends StoredDocument = StoredDocument,
+  Indexes extends Record<string, string[]> = Record<string, string[]>,
+> {
   private indexName = "by_creation_time";
   private range: KeyRange = {};
   private direction: "asc" | "desc" = "asc";
@@ -171,7 +174,14 @@ export class Query<Doc extends StoredDocument = StoredDocument, Indexes extends 
     let done = false;
     while (docs.length < limit) {
       const want = this.predicates.length ? MAX_BATCH : Math.min(MAX_BATCH, limit - docs.length);
-      const request: ScanRequest = { table: this.table.name, index: this.indexName, range, order: this.direction, limit: want, keys };
+      const request: ScanRequest = {
+        table: this.table.name,
+        index: this.indexName,
+        range,
+        order: this.direction,
+        limit: want,
+        keys,
+      };
       const rows = await this.tx.scan(request);
       let consumed = 0;
       for (const row of rows) {
@@ -198,7 +208,8 @@ export class Query<Doc extends StoredDocument = StoredDocument, Indexes extends 
     }
     // The result depends on exactly the part of the range that was scanned.
     let covered = start;
-    if (!done && lastKey) covered = asc ? bounds(start.lower, keyAfter(lastKey)) : bounds(lastKey, start.upper);
+    if (!done && lastKey)
+      covered = asc ? bounds(start.lower, keyAfter(lastKey)) : bounds(lastKey, start.upper);
     this.readSet.ranges.push({ table: this.table.name, index: this.indexName, range: covered });
     return { docs, lastKey, done };
   }
@@ -208,7 +219,8 @@ export class Query<Doc extends StoredDocument = StoredDocument, Indexes extends 
   }
 
   async take(n: number): Promise<Doc[]> {
-    if (!Number.isInteger(n) || n < 0) throw new ServiceError("BAD_REQUEST", "take(n) needs a non-negative integer");
+    if (!Number.isInteger(n) || n < 0)
+      throw new ServiceError("BAD_REQUEST", "take(n) needs a non-negative integer");
     if (n === 0) return [];
     return (await this.run(n)).docs;
   }

@@ -55,7 +55,10 @@ export class EnvStore {
   async set(name: string, value: string): Promise<void> {
     if (!NAME.test(name)) throw new Error(`Invalid variable name "${name}"`);
     await this.backend.write(async (db) => {
-      const existing = await db.query("_env").withIndex("name", (q) => q.eq("name", name)).unique();
+      const existing = await db
+        .query("_env")
+        .withIndex("name", (q) => q.eq("name", name))
+        .unique();
       if (existing) await db.patch(existing._id, { value });
       else await db.insert("_env", { name, value });
     });
@@ -72,7 +75,10 @@ export class EnvStore {
 
   async remove(name: string): Promise<boolean> {
     const removed = await this.backend.write(async (db) => {
-      const existing = await db.query("_env").withIndex("name", (q) => q.eq("name", name)).unique();
+      const existing = await db
+        .query("_env")
+        .withIndex("name", (q) => q.eq("name", name))
+        .unique();
       if (existing) await db.delete(existing._id);
       return Boolean(existing);
     });

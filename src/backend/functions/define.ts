@@ -54,9 +54,18 @@ export interface ActionCtx {
   env: EnvReader;
   auth: Auth;
   meta: RequestMeta;
-  runQuery<R extends FunctionReference<"query", any, any, any>>(ref: R, args: R["_args"]): Promise<R["_returns"]>;
-  runMutation<R extends FunctionReference<"mutation", any, any, any>>(ref: R, args: R["_args"]): Promise<R["_returns"]>;
-  runAction<R extends FunctionReference<"action", any, any, any>>(ref: R, args: R["_args"]): Promise<R["_returns"]>;
+  runQuery<R extends FunctionReference<"query", any, any, any>>(
+    ref: R,
+    args: R["_args"],
+  ): Promise<R["_returns"]>;
+  runMutation<R extends FunctionReference<"mutation", any, any, any>>(
+    ref: R,
+    args: R["_args"],
+  ): Promise<R["_returns"]>;
+  runAction<R extends FunctionReference<"action", any, any, any>>(
+    ref: R,
+    args: R["_args"],
+  ): Promise<R["_returns"]>;
 }
 
 export type FunctionKind = "query" | "mutation" | "action";

@@ -6,7 +6,12 @@ import type { FunctionKind, RegisteredFunction, Visibility } from "./define.ts";
 
 export const PATH = Symbol.for("service-auth.functionPath");
 
-export interface FunctionReference<K extends FunctionKind = FunctionKind, V extends Visibility = Visibility, Args = any, Returns = any> {
+export interface FunctionReference<
+  K extends FunctionKind = FunctionKind,
+  V extends Visibility = Visibility,
+  Args = any,
+  Returns = any,
+> {
   readonly [PATH]: string;
   readonly _kind?: K;
   readonly _visibility?: V;
@@ -14,7 +19,8 @@ export interface FunctionReference<K extends FunctionKind = FunctionKind, V exte
   readonly _returns: Returns;
 }
 
-type RefOf<F> = F extends RegisteredFunction<infer K, infer V, infer A, infer R> ? FunctionReference<K, V, A, R> : never;
+type RefOf<F> =
+  F extends RegisteredFunction<infer K, infer V, infer A, infer R> ? FunctionReference<K, V, A, R> : never;
 
 type FilterVisibility<M, V extends Visibility> = {
   [F in keyof M as M[F] extends RegisteredFunction<any, V, any, any> ? F : never]: RefOf<M[F]>;

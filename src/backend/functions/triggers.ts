@@ -42,14 +42,16 @@ export class Triggers<DM extends GenericDataModel = GenericDataModel> {
     const fire = async (table: string, change: Change<any>) => {
       for (const trigger of this.byTable.get(table) ?? []) await trigger(wrapped, change);
     };
-    const tableOf = (tableOrId: string, maybeId?: string) => (maybeId === undefined ? raw.tableOf(tableOrId) : tableOrId);
+    const tableOf = (tableOrId: string, maybeId?: string) =>
+      maybeId === undefined ? raw.tableOf(tableOrId) : tableOrId;
     const db: DatabaseWriter<any> = {
       get: ((a: string, b?: string) => (b === undefined ? raw.get(a) : raw.get(a as any, b))) as any,
       query: (table: string) => raw.query(table as any),
       tableOf: (id: string) => raw.tableOf(id),
       insert: (async (table: string, value: any) => {
         const id = await raw.insert(table as any, value);
-        if (this.byTable.has(table)) await fire(table, { operation: "insert", id, oldDoc: null, newDoc: await raw.get(id) });
+        if (this.byTable.has(table))
+          await fire(table, { operation: "insert", id, oldDoc: null, newDoc: await raw.get(id) });
         return id;
       }) as any,
       patch: (async (a: string, b: any, c?: any) => {
@@ -57,13 +59,15 @@ export class Triggers<DM extends GenericDataModel = GenericDataModel> {
         const table = tableOf(a, c === undefined ? undefined : b);
         const oldDoc = table && this.byTable.has(table) ? await raw.get(id) : null;
         await (c === undefined ? raw.patch(a, b) : raw.patch(a as any, b, c));
-        if (table && oldDoc) await fire(table, { operation: "update", id, oldDoc, newDoc: await raw.get(id) });
+        if (table && oldDoc)
+          await fire(table, { operation: "update", id, oldDoc, newDoc: await raw.get(id) });
       }) as any,
       replace: (async (id: string, value: any) => {
         const table = raw.tableOf(id);
         const oldDoc = table && this.byTable.has(table) ? await raw.get(id) : null;
         await raw.replace(id, value);
-        if (table && oldDoc) await fire(table, { operation: "update", id, oldDoc, newDoc: await raw.get(id) });
+        if (table && oldDoc)
+          await fire(table, { operation: "update", id, oldDoc, newDoc: await raw.get(id) });
       }) as any,
       delete: (async (a: string, b?: string) => {
         const id = b === undefined ? a : b;

@@ -40,7 +40,10 @@ export function bearerToken(header: string | null | undefined): string | null {
 }
 
 /** The JSON error body and status for any thrown value; internal errors are logged, not shown. */
-export function errorResponse(error: unknown, requestId: string): { status: number; body: Record<string, unknown> } {
+export function errorResponse(
+  error: unknown,
+  requestId: string,
+): { status: number; body: Record<string, unknown> } {
   if (error instanceof ServiceError) {
     const body: Record<string, unknown> = { status: "error", code: error.code, message: error.message };
     if (error.data !== undefined && error.code !== "UNAUTHORIZED") body.data = error.data;
@@ -65,7 +68,11 @@ export const NOT_JSON_MESSAGE = "Request body must be JSON";
 
 /** The JSON body of the 413 answered when a request body exceeds `maxBodyBytes`. */
 export function payloadTooLargeBody(maxBodyBytes: number): Record<string, unknown> {
-  return { status: "error", code: "PAYLOAD_TOO_LARGE", message: `Request body exceeds ${maxBodyBytes} bytes` };
+  return {
+    status: "error",
+    code: "PAYLOAD_TOO_LARGE",
+    message: `Request body exceeds ${maxBodyBytes} bytes`,
+  };
 }
 
 /**

@@ -31,7 +31,11 @@ export interface FastApiOptions {
  * A Node request listener that answers the function endpoints itself and passes every other
  * request (preflights, `/healthz`, app routes, other methods and paths) to `fallback`.
  */
-export function fastApiListener(backend: Backend, options: FastApiOptions, fallback: RequestListener): RequestListener {
+export function fastApiListener(
+  backend: Backend,
+  options: FastApiOptions,
+  fallback: RequestListener,
+): RequestListener {
   const { maxBodyBytes, cors } = options;
   const hostIsValid = hostValidator();
   return (req, res) => {
@@ -119,16 +123,21 @@ function readHeaders(raw: string[]): RequestHeaders {
  * (`""` when absent), in the order @hono/node-server writes them; undefined when the rule's origin
  * is a function (it may depend on the Hono context, so only Hono can apply it).
  */
-export function corsResponseHeaders(options: CorsOptions, requestOrigin: string): Array<[string, string]> | undefined {
+export function corsResponseHeaders(
+  options: CorsOptions,
+  requestOrigin: string,
+): Array<[string, string]> | undefined {
   const origin = options.origin ?? "*";
   let allowOrigin: string | null | undefined;
-  if (typeof origin === "string") allowOrigin = origin === "*" ? "*" : origin === requestOrigin ? requestOrigin : null;
+  if (typeof origin === "string")
+    allowOrigin = origin === "*" ? "*" : origin === requestOrigin ? requestOrigin : null;
   else if (Array.isArray(origin)) allowOrigin = origin.includes(requestOrigin) ? requestOrigin : null;
   else return undefined;
   const headers: Array<[string, string]> = [];
   if (options.credentials) headers.push(["access-control-allow-credentials", "true"]);
   if (allowOrigin) headers.push(["access-control-allow-origin", allowOrigin]);
-  if (options.exposeHeaders?.length) headers.push(["access-control-expose-headers", options.exposeHeaders.join(",")]);
+  if (options.exposeHeaders?.length)
+    headers.push(["access-control-expose-headers", options.exposeHeaders.join(",")]);
   if (origin !== "*") headers.push(["vary", "Origin"]);
   return headers;
 }
@@ -208,7 +217,10 @@ async function answer(
       meta: { clientIp: req.socket.remoteAddress, userAgent: headers.userAgent },
     };
     // Serialized inside the try: a value JSON cannot hold is an internal error, as with c.json.
-    json = JSON.stringify({ status: "success", value: await runFunctionRequest(backend, kind, parsed, caller) });
+    json = JSON.stringify({
+      status: "success",
+      value: await runFunctionRequest(backend, kind, parsed, caller),
+    });
   } catch (error) {
     const failure = errorResponse(error, randomUUID());
     status = failure.status;
@@ -223,12 +235,22 @@ function decodeUtf8(body: Buffer): string {
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }
 
-function tooLarge(res: ServerResponse, maxBodyBytes: number, cors: Array<[string, string]> | undefined): void {
+function tooLarge(
+  res: ServerResponse,
+  maxBodyBytes: number,
+  cors: Array<[string, string]> | undefined,
+): void {
   send(res, 413, JSON.stringify(payloadTooLargeBody(maxBodyBytes)), cors, true);
 }
 
 /** Writes the answer with the headers (names, order) the Hono route produced. */
-function send(res: ServerResponse, status: number, json: string, cors: Array<[string, string]> | undefined, close: boolean): void {
+function send(
+  res: ServerResponse,
+  status: number,
+  json: string,
+  cors: Array<[string, string]> | undefined,
+  close: boolean,
+): void {
   if (res.headersSent || res.destroyed) return;
   const length = String(Buffer.byteLength(json));
   let headers: string[];

@@ -5,9 +5,9 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { getRequestListener } from "@hono/node-server";
+import type { Backend } from "../runtime.ts";
 import { createHttpApp, type HttpAppOptions } from "./app.ts";
 import { fastApiListener } from "./fast-api.ts";
-import type { Backend } from "../runtime.ts";
 
 export interface RunningHttpServer {
   /** A plain Node HTTP server: attach `upgrade` listeners to it. */
@@ -27,11 +27,14 @@ export async function listenHttp(
   const app = createHttpApp(backend, {
     ...options,
     maxBodyBytes,
-    clientIp: (_req, env) => (env as { incoming?: { socket?: { remoteAddress?: string } } })?.incoming?.socket?.remoteAddress,
+    clientIp: (_req, env) =>
+      (env as { incoming?: { socket?: { remoteAddress?: string } } })?.incoming?.socket?.remoteAddress,
   });
   // The same options @hono/node-server's `serve` passes.
   const honoListener = getRequestListener(app.fetch, { hostname: options.hostname });
-  const server = createServer(fastApiListener(backend, { maxBodyBytes, cors: options.routes?.cors }, honoListener));
+  const server = createServer(
+    fastApiListener(backend, { maxBodyBytes, cors: options.routes?.cors }, honoListener),
+  );
   return new Promise((resolveServer, reject) => {
     server.once("error", reject);
     server.listen(options.port ?? 3000, options.hostname, () => {

@@ -86,7 +86,9 @@ export class CommitChannel {
     client.removeAllListeners("end");
     void client.end().catch(() => {});
     if (this.closed) return;
-    logger.warn("commit notification connection lost; reconnecting", { error: error ? String(error) : undefined });
+    logger.warn("commit notification connection lost; reconnecting", {
+      error: error ? String(error) : undefined,
+    });
     this.scheduleReconnect();
   }
 

@@ -29,8 +29,8 @@ import type {
 } from "./engine.ts";
 import { indexNamesOf } from "./engine.ts";
 import type { KeyRange } from "./index-key.ts";
-import { CommitChannel } from "./postgres-notify.ts";
 import { indexIdent, keyColumnIdent, keyColumnRawName, tableIdent, tableRawName } from "./postgres-names.ts";
+import { CommitChannel } from "./postgres-notify.ts";
 
 export interface PostgresOptions {
   /** `postgres://user:password@host:port/database` */
@@ -94,7 +94,10 @@ class PgReader implements ReadTransaction {
 
   constructor(protected readonly client: pg.PoolClient) {}
 
-  protected async run<R extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
+  protected async run<R extends pg.QueryResultRow>(
+    text: string,
+    values: unknown[],
+  ): Promise<pg.QueryResult<R>> {
     try {
       return await this.client.query<R>(prepared(text, values));
     } catch (error) {
@@ -105,7 +108,9 @@ class PgReader implements ReadTransaction {
   }
 
   async get(table: string, id: string): Promise<StoredDocument | null> {
-    const { rows } = await this.run<{ doc: string }>(`SELECT doc FROM ${tableIdent(table)} WHERE id = $1`, [id]);
+    const { rows } = await this.run<{ doc: string }>(`SELECT doc FROM ${tableIdent(table)} WHERE id = $1`, [
+      id,
+    ]);
     return rows.length ? JSON.parse(rows[0].doc) : null;
   }
 
@@ -119,7 +124,10 @@ class PgReader implements ReadTransaction {
   async count(table: string, index: string, range: KeyRange): Promise<number> {
     const params: unknown[] = [];
     const where = rangeSql(keyColumnIdent(index), range, params);
-    const { rows } = await this.run<{ n: string }>(`SELECT count(*) AS n FROM ${tableIdent(table)} ${where}`, params);
+    const { rows } = await this.run<{ n: string }>(
+      `SELECT count(*) AS n FROM ${tableIdent(table)} ${where}`,
+      params,
+    );
     return Number(rows[0].n);
   }
 }
@@ -189,7 +197,9 @@ export class PostgresEngine implements StorageEngine {
     this.nestedPool = new pg.Pool(poolConfig);
     for (const pool of [this.pool, this.nestedPool]) {
       // An idle pooled connection that dies (server restart) is dropped; the next checkout reconnects.
-      pool.on("error", (error) => logger.warn("PostgreSQL pooled connection failed", { error: String(error) }));
+      pool.on("error", (error) =>
+        logger.warn("PostgreSQL pooled connection failed", { error: String(error) }),
+      );
     }
     this.maxWriteAttempts = options.maxWriteAttempts ?? 30;
     this.commits = new CommitChannel({
@@ -216,12 +226,13 @@ export class PostgresEngine implements StorageEngine {
       // READ COMMITTED: once the lock is ours, each statement sees what an earlier migrator committed.
       await client.query("BEGIN");
       await client.query(MIGRATION_LOCK_SQL);
-      await client.query(`CREATE TABLE IF NOT EXISTS "_layout" (tbl TEXT PRIMARY KEY, indexes TEXT NOT NULL)`);
+      await client.query(
+        `CREATE TABLE IF NOT EXISTS "_layout" (tbl TEXT PRIMARY KEY, indexes TEXT NOT NULL)`,
+      );
       const known = new Map(
-        (await client.query<{ tbl: string; indexes: string }>(`SELECT tbl, indexes FROM "_layout"`)).rows.map((r) => [
-          r.tbl,
-          JSON.parse(r.indexes) as Record<string, string[]>,
-        ]),
+        (await client.query<{ tbl: string; indexes: string }>(`SELECT tbl, indexes FROM "_layout"`)).rows.map(
+          (r) => [r.tbl, JSON.parse(r.indexes) as Record<string, string[]>],
+        ),
       );
       for (const [table, def] of Object.entries(layout.tables)) {
         await this.migrateTable(client, table, def.indexes, known.get(table) ?? {}, keysOf);
@@ -278,7 +289,9 @@ export class PostgresEngine implements StorageEngine {
     }
     if (backfill.length) await this.backfill(client, table, backfill, keysOf);
     for (const { name } of indexes) {
-      await client.query(`CREATE INDEX IF NOT EXISTS ${indexIdent(table, name)} ON ${t} (${keyColumnIdent(name)})`);
+      await client.query(
+        `CREATE INDEX IF NOT EXISTS ${indexIdent(table, name)} ON ${t} (${keyColumnIdent(name)})`,
+      );
     }
     await client.query(
       `INSERT INTO "_layout" (tbl, indexes) VALUES ($1, $2) ON CONFLICT (tbl) DO UPDATE SET indexes = EXCLUDED.indexes`,
@@ -287,7 +300,12 @@ export class PostgresEngine implements StorageEngine {
   }
 
   /** Computes new key columns in JS (the key encoding lives here, not in SQL), a batch at a time. */
-  private async backfill(client: pg.PoolClient, table: string, names: string[], keysOf: KeyFunction): Promise<void> {
+  private async backfill(
+    client: pg.PoolClient,
+    table: string,
+    names: string[],
+    keysOf: KeyFunction,
+  ): Promise<void> {
     const t = tableIdent(table);
     const sets = names.map((n, i) => `${keyColumnIdent(n)} = v.k${i}`).join(", ");
     const unnest = names.map((_, i) => `$${i + 2}::bytea[]`).join(", ");
@@ -361,7 +379,10 @@ export class PostgresEngine implements StorageEngine {
           const retryable = tx.conflicted || RETRYABLE.has(sqlState(error) ?? "");
           if (!retryable) throw error;
           if (attempt >= this.maxWriteAttempts) {
-            throw new ServiceError("CONFLICT", "The transaction kept conflicting with concurrent writes; try again");
+            throw new ServiceError(
+              "CONFLICT",
+              "The transaction kept conflicting with concurrent writes; try again",
+            );
           }
           // Jittered, growing backoff so the conflicting transactions stop meeting each other.
           await sleep(Math.random() * Math.min(100, 2 * 2 ** Math.min(attempt, 6)));

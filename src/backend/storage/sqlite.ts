@@ -108,7 +108,9 @@ function limitSql(limit: number, params: unknown[]): string {
 }
 
 function limitIsInlined(limit: number): boolean {
-  return Number.isInteger(limit) && limit > 0 && (limit <= 8 || (limit <= 1024 && (limit & (limit - 1)) === 0));
+  return (
+    Number.isInteger(limit) && limit > 0 && (limit <= 8 || (limit <= 1024 && (limit & (limit - 1)) === 0))
+  );
 }
 
 /**
@@ -117,7 +119,10 @@ function limitIsInlined(limit: number): boolean {
  */
 function scanVariant(req: ScanRequest): number {
   const flags =
-    (req.keys === false ? 0 : 1) | (req.order === "desc" ? 2 : 0) | (req.range.lower ? 4 : 0) | (req.range.upper ? 8 : 0);
+    (req.keys === false ? 0 : 1) |
+    (req.order === "desc" ? 2 : 0) |
+    (req.range.lower ? 4 : 0) |
+    (req.range.upper ? 8 : 0);
   return (limitIsInlined(req.limit) ? req.limit : 0) * 16 + flags;
 }
 
@@ -249,10 +254,9 @@ export class SqliteEngine implements StorageEngine {
     db.transaction(() => {
       db.exec(`CREATE TABLE IF NOT EXISTS "_layout" (tbl TEXT PRIMARY KEY, indexes TEXT NOT NULL)`);
       const known = new Map(
-        (db.prepare(`SELECT tbl, indexes FROM "_layout"`).all() as { tbl: string; indexes: string }[]).map((r) => [
-          r.tbl,
-          JSON.parse(r.indexes) as Record<string, string[]>,
-        ]),
+        (db.prepare(`SELECT tbl, indexes FROM "_layout"`).all() as { tbl: string; indexes: string }[]).map(
+          (r) => [r.tbl, JSON.parse(r.indexes) as Record<string, string[]>],
+        ),
       );
       for (const [table, def] of Object.entries(layout.tables)) {
         const t = q(tableName(table));
@@ -263,7 +267,9 @@ export class SqliteEngine implements StorageEngine {
           `CREATE INDEX IF NOT EXISTS ${q(`i_${table}_by_creation_time`)} ON ${t} (${q(keyColumn("by_creation_time"))})`,
         );
         const before = known.get(table) ?? {};
-        const columns = new Set((db.prepare(`PRAGMA table_info(${t})`).all() as { name: string }[]).map((c) => c.name));
+        const columns = new Set(
+          (db.prepare(`PRAGMA table_info(${t})`).all() as { name: string }[]).map((c) => c.name),
+        );
         const wanted = new Map(def.indexes.map((i) => [i.name, i.fields]));
         // Drop indexes that disappeared or changed their fields; (re)build the rest.
         for (const [name, fields] of Object.entries(before)) {

@@ -237,7 +237,8 @@ export class Connection implements Subscriber {
     this.tokenExp = this.sessionEnd = undefined;
     this.failed = error;
     // `auth_error` answers the authentication; a pending handshake still gets its `connected`.
-    if (this.replies.includes("connect")) this.sendJson({ type: "connected", v: 1, authenticated: false, ...this.limitsInfo() });
+    if (this.replies.includes("connect"))
+      this.sendJson({ type: "connected", v: 1, authenticated: false, ...this.limitsInfo() });
     this.replies = [];
     this.sendJson({ type: "auth_error", ...error });
     this.release();
@@ -245,7 +246,8 @@ export class Connection implements Subscriber {
 
   private answer(authenticated: boolean): void {
     for (const reply of this.replies) {
-      if (reply === "connect") this.sendJson({ type: "connected", v: 1, authenticated, ...this.limitsInfo() });
+      if (reply === "connect")
+        this.sendJson({ type: "connected", v: 1, authenticated, ...this.limitsInfo() });
       else this.sendJson({ type: "authenticated", authenticated });
     }
     this.replies = [];
@@ -347,7 +349,10 @@ export class Connection implements Subscriber {
 
   private onConnect(v: number, token: string | null): void {
     if (!(PROTOCOL_VERSIONS as readonly number[]).includes(v)) {
-      this.close(CloseCode.UNSUPPORTED_VERSION, `unsupported protocol version; server speaks ${PROTOCOL_VERSIONS.join(",")}`);
+      this.close(
+        CloseCode.UNSUPPORTED_VERSION,
+        `unsupported protocol version; server speaks ${PROTOCOL_VERSIONS.join(",")}`,
+      );
       return;
     }
     this.state = "open";
@@ -406,7 +411,10 @@ export class Connection implements Subscriber {
         if (this.state === "closed") return;
         if (this.failed) return this.sendError(message.id, this.failed);
         if (this.subs.has(message.id)) {
-          return this.sendError(message.id, { code: "DUPLICATE_ID", message: "Subscription id already in use" });
+          return this.sendError(message.id, {
+            code: "DUPLICATE_ID",
+            message: "Subscription id already in use",
+          });
         }
         if (this.subs.size >= this.host.limits.maxSubscriptions) {
           return this.sendError(message.id, {
@@ -414,7 +422,10 @@ export class Connection implements Subscriber {
             message: `At most ${this.host.limits.maxSubscriptions} subscriptions per connection`,
           });
         }
-        this.subs.set(message.id, this.host.groups.join(this, message.id, message.path, message.args, this.principal()));
+        this.subs.set(
+          message.id,
+          this.host.groups.join(this, message.id, message.path, message.args, this.principal()),
+        );
         return;
       }
       default:
@@ -422,11 +433,16 @@ export class Connection implements Subscriber {
     }
   }
 
-  private async call(message: Extract<ClientMessage, { type: "query" | "mutation" | "action" }>): Promise<void> {
+  private async call(
+    message: Extract<ClientMessage, { type: "query" | "mutation" | "action" }>,
+  ): Promise<void> {
     const { id, path, args } = message;
     if (this.inFlight >= this.host.limits.maxInFlight) {
       return this.sendResult(id, {
-        error: { code: "TOO_MANY_REQUESTS", message: `At most ${this.host.limits.maxInFlight} requests in flight` },
+        error: {
+          code: "TOO_MANY_REQUESTS",
+          message: `At most ${this.host.limits.maxInFlight} requests in flight`,
+        },
       });
     }
     this.inFlight++;

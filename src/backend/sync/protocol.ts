@@ -48,7 +48,8 @@ export class ProtocolError extends Error {
 }
 
 const isId = (x: unknown): x is RequestId =>
-  (typeof x === "string" && x.length > 0 && x.length <= 64) || (typeof x === "number" && Number.isSafeInteger(x));
+  (typeof x === "string" && x.length > 0 && x.length <= 64) ||
+  (typeof x === "number" && Number.isSafeInteger(x));
 
 function isPlainObject(x: unknown): x is Record<string, unknown> {
   return typeof x === "object" && x !== null && !Array.isArray(x);

@@ -7,7 +7,7 @@ import { emptyReadSet, type ReadSet } from "../db/read-write-sets.ts";
 import type { UserIdentity } from "../functions/define.ts";
 import type { Backend } from "../runtime.ts";
 import { type RequestId, stableStringify } from "./protocol.ts";
-import { Watch, type Reactor } from "./reactor.ts";
+import { type Reactor, Watch } from "./reactor.ts";
 import { wireError } from "./wire-error.ts";
 
 /** The connection side of a subscription: where a group delivers results. */

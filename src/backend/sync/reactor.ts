@@ -10,8 +10,8 @@
 import { type Catalog, indexKey } from "../db/catalog.ts";
 import type { Commit, DocumentWrite, ReadSet } from "../db/read-write-sets.ts";
 import { tablesOf } from "../db/read-write-sets.ts";
-import { inRange } from "../storage/index-key.ts";
 import { logger } from "../logger.ts";
+import { inRange } from "../storage/index-key.ts";
 
 /** Something kept current by the reactor. `execute` must not throw; it returns what it read. */
 export abstract class Watch {

@@ -53,7 +53,9 @@ export function attachSync(backend: Backend, http: RunningHttpServer, options: S
   for (const k of Object.keys(DEFAULT_LIMITS) as (keyof SyncLimits)[]) {
     if (typeof options[k] === "number") limits[k] = options[k];
   }
-  const reactor = new Reactor(backend.catalog, () => backend.lastSequence, { concurrency: options.concurrency });
+  const reactor = new Reactor(backend.catalog, () => backend.lastSequence, {
+    concurrency: options.concurrency,
+  });
   const groups = new QueryGroups(backend, reactor);
   const connections = new Set<Connection>();
   const host: ConnectionHost = { backend, reactor, groups, limits, closed: (c) => connections.delete(c) };
@@ -114,7 +116,9 @@ export function attachSync(backend: Backend, http: RunningHttpServer, options: S
         // Give clients a moment to answer the close frame, then cut the rest: the HTTP server's
         // close waits for every socket, upgraded ones included.
         await Promise.race([
-          Promise.all(sockets.map((ws) => (ws.readyState === 3 ? null : new Promise((done) => ws.once("close", done))))),
+          Promise.all(
+            sockets.map((ws) => (ws.readyState === 3 ? null : new Promise((done) => ws.once("close", done)))),
+          ),
           new Promise((done) => setTimeout(done, 1000).unref()),
         ]);
         for (const ws of sockets) if (ws.readyState !== 3) ws.terminate();

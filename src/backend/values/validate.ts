@@ -49,7 +49,9 @@ export function findMismatch(validator: Validator, value: unknown, path: string)
     case "id":
       // The id's tag must name this table: an id of another table (say, a user id taken from a
       // JWT passed where a message id is expected) never reaches `db.delete`.
-      return typeof value === "string" && idTag(value) === tagOf(validator.tableName) ? null : [path, describe(validator)];
+      return typeof value === "string" && idTag(value) === tagOf(validator.tableName)
+        ? null
+        : [path, describe(validator)];
     case "number":
       return typeof value === "number" && !Number.isNaN(value) ? null : [path, "number"];
     case "boolean":

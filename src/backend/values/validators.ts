@@ -34,13 +34,11 @@ export interface VId<T extends string, O extends boolean = false> extends Base<I
   readonly kind: "id";
   readonly tableName: T;
 }
-export interface VLiteral<L extends string | number | boolean, O extends boolean = false>
-  extends Base<L, O> {
+export interface VLiteral<L extends string | number | boolean, O extends boolean = false> extends Base<L, O> {
   readonly kind: "literal";
   readonly value: L;
 }
-export interface VArray<E extends Validator, O extends boolean = false>
-  extends Base<Infer<E>[], O> {
+export interface VArray<E extends Validator, O extends boolean = false> extends Base<Infer<E>[], O> {
   readonly kind: "array";
   readonly element: E;
 }
@@ -54,8 +52,7 @@ export interface VRecord<V extends Validator, O extends boolean = false>
   readonly kind: "record";
   readonly value: V;
 }
-export interface VUnion<M extends Validator[], O extends boolean = false>
-  extends Base<Infer<M[number]>, O> {
+export interface VUnion<M extends Validator[], O extends boolean = false> extends Base<Infer<M[number]>, O> {
   readonly kind: "union";
   readonly members: M;
 }
@@ -90,29 +87,30 @@ export type ObjectType<F extends PropertyValidators> = Expand<
   { [K in RequiredKeys<F>]: Infer<F[K]> } & { [K in OptionalKeys<F>]?: Infer<F[K]> }
 >;
 
-type AsOptional<V extends Validator> = V extends VString<any>
-  ? VString<true>
-  : V extends VNumber<any>
-    ? VNumber<true>
-    : V extends VBoolean<any>
-      ? VBoolean<true>
-      : V extends VNull<any>
-        ? VNull<true>
-        : V extends VAny<any>
-          ? VAny<true>
-          : V extends VId<infer T, any>
-            ? VId<T, true>
-            : V extends VLiteral<infer L, any>
-              ? VLiteral<L, true>
-              : V extends VArray<infer E, any>
-                ? VArray<E, true>
-                : V extends VObject<infer F, any>
-                  ? VObject<F, true>
-                  : V extends VRecord<infer R, any>
-                    ? VRecord<R, true>
-                    : V extends VUnion<infer M, any>
-                      ? VUnion<M, true>
-                      : never;
+type AsOptional<V extends Validator> =
+  V extends VString<any>
+    ? VString<true>
+    : V extends VNumber<any>
+      ? VNumber<true>
+      : V extends VBoolean<any>
+        ? VBoolean<true>
+        : V extends VNull<any>
+          ? VNull<true>
+          : V extends VAny<any>
+            ? VAny<true>
+            : V extends VId<infer T, any>
+              ? VId<T, true>
+              : V extends VLiteral<infer L, any>
+                ? VLiteral<L, true>
+                : V extends VArray<infer E, any>
+                  ? VArray<E, true>
+                  : V extends VObject<infer F, any>
+                    ? VObject<F, true>
+                    : V extends VRecord<infer R, any>
+                      ? VRecord<R, true>
+                      : V extends VUnion<infer M, any>
+                        ? VUnion<M, true>
+                        : never;
 
 /** Validator constructors, in the style of `v.string()`. */
 export const v = {
