@@ -35,5 +35,6 @@ export type { DataModelOf, DocOf, EdgeDefinition, GenericDataModel, SchemaDefini
 export { defineEnt, defineEntSchema, defineSchema, defineTable, TableDefinition } from "./schema.ts";
 export type { RunningService, ServiceOptions } from "./service.ts";
 export { startService } from "./service.ts";
+export { compareValues } from "./storage/index-key.ts";
 export type { Id, Infer } from "./values/validators.ts";
 export { v } from "./values/validators.ts";

@@ -107,3 +107,68 @@ export function inRange(key: Buffer, range: KeyRange): boolean {
   if (range.upper && Buffer.compare(key, range.upper) >= 0) return false;
   return true;
 }
+
+/** A value's type in key order (see the header); types that cannot be indexed throw like `encodeKey`. */
+function typeRank(value: unknown): number {
+  if (value === undefined) return 0;
+  if (value === null) return 1;
+  switch (typeof value) {
+    case "number":
+      return 2;
+    case "boolean":
+      return 3;
+    case "string":
+      return 4;
+    case "object":
+      return Array.isArray(value) ? 5 : 6;
+    default:
+      throw new TypeError(`Cannot index a value of type ${typeof value}`);
+  }
+}
+
+const order = <T extends number | string>(a: T, b: T): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/**
+ * The order of index keys as a comparator, without encoding anything: its sign is always the sign of
+ * `Buffer.compare(encodeKey([a]), encodeKey([b]))`. So undefined < null < numbers < false < true <
+ * strings < arrays < objects; numbers compare numerically (-0 equals 0), strings by UTF-16 code unit
+ * (JavaScript's `<`, not code point order), arrays item by item then by length, objects by their
+ * sorted keys and values. Code that filters or sorts in memory uses this so that it agrees with
+ * index range reads.
+ */
+export function compareValues(a: unknown, b: unknown): number {
+  const ra = typeRank(a);
+  const rb = typeRank(b);
+  if (ra !== rb) return ra < rb ? -1 : 1;
+  switch (typeof a) {
+    case "number":
+      // NaN has no numeric order; its key (sign bit included) decides, as in the index.
+      if (Number.isNaN(a) || Number.isNaN(b)) return Math.sign(Buffer.compare(encodeKey([a]), encodeKey([b])));
+      return order(a, b as number);
+    case "boolean":
+      return a === b ? 0 : a ? 1 : -1;
+    case "string":
+      return order(a, b as string);
+  }
+  if (ra === 5) {
+    const x = a as unknown[];
+    const y = b as unknown[];
+    for (let i = 0; i < x.length && i < y.length; i++) {
+      const c = compareValues(x[i], y[i]);
+      if (c !== 0) return c;
+    }
+    return order(x.length, y.length);
+  }
+  if (ra === 6) {
+    const x = a as Record<string, unknown>;
+    const y = b as Record<string, unknown>;
+    const xk = Object.keys(x).sort();
+    const yk = Object.keys(y).sort();
+    for (let i = 0; i < xk.length && i < yk.length; i++) {
+      const c = order(xk[i], yk[i]) || compareValues(x[xk[i]], y[yk[i]]);
+      if (c !== 0) return c;
+    }
+    return order(xk.length, yk.length);
+  }
+  return 0; // undefined or null
+}
