@@ -20,8 +20,37 @@ function rng(seed: number): () => number {
 const keyCompare = (a: unknown, b: unknown) => Math.sign(Buffer.compare(encodeKey([a]), encodeKey([b])));
 const signOf = (a: unknown, b: unknown) => Math.sign(compareValues(a, b));
 
-const NUMBERS = [0, -0, 1, -1, 0.5, -1e-300, Number.MAX_VALUE, -Number.MAX_VALUE, Infinity, -Infinity, NaN, -NaN, 1e15];
-const CHARS = ["", "a", "A", "\0", "é", "中", "\ud7ff", "\ue000", "\uf8ff", "\uffff", "😀", "𝄞", "\ud83d", "\ude00"];
+const NUMBERS = [
+  0,
+  -0,
+  1,
+  -1,
+  0.5,
+  -1e-300,
+  Number.MAX_VALUE,
+  -Number.MAX_VALUE,
+  Infinity,
+  -Infinity,
+  NaN,
+  -NaN,
+  1e15,
+];
+const CHARS = [
+  "",
+  "a",
+  "A",
+  "\0",
+  "é",
+  "中",
+  "\ud7ff",
+  "\ue000",
+  "\uf8ff",
+  "\uffff",
+  "😀",
+  "𝄞",
+  "\ud83d",
+  "\ude00",
+];
 
 function randomString(r: () => number): string {
   let s = "";
@@ -33,7 +62,8 @@ function randomValue(r: () => number, depth = 0): unknown {
   const pick = r();
   if (pick < 0.05) return undefined;
   if (pick < 0.1) return null;
-  if (pick < 0.35) return r() < 0.5 ? NUMBERS[Math.floor(r() * NUMBERS.length)] : Math.floor((r() - 0.5) * 100);
+  if (pick < 0.35)
+    return r() < 0.5 ? NUMBERS[Math.floor(r() * NUMBERS.length)] : Math.floor((r() - 0.5) * 100);
   if (pick < 0.45) return r() < 0.5;
   if (pick < 0.75 || depth > 1) return randomString(r);
   if (pick < 0.88) return Array.from({ length: Math.floor(r() * 3) }, () => randomValue(r, depth + 1));
@@ -54,7 +84,23 @@ describe("compareValues", () => {
   });
 
   it("orders types as the keys do: undefined < null < numbers < false < true < strings < arrays < objects", () => {
-    const ordered = [undefined, null, -Infinity, -0, 0.5, Infinity, false, true, "", "a", [], [null], ["a"], {}, { a: 1 }];
+    const ordered = [
+      undefined,
+      null,
+      -Infinity,
+      -0,
+      0.5,
+      Infinity,
+      false,
+      true,
+      "",
+      "a",
+      [],
+      [null],
+      ["a"],
+      {},
+      { a: 1 },
+    ];
     for (let i = 0; i < ordered.length; i++) {
       for (let j = 0; j < ordered.length; j++) {
         const expected = i === j || (Object.is(ordered[i], -0) && ordered[j] === 0) ? 0 : Math.sign(i - j);

@@ -143,7 +143,8 @@ export function compareValues(a: unknown, b: unknown): number {
   switch (typeof a) {
     case "number":
       // NaN has no numeric order; its key (sign bit included) decides, as in the index.
-      if (Number.isNaN(a) || Number.isNaN(b)) return Math.sign(Buffer.compare(encodeKey([a]), encodeKey([b])));
+      if (Number.isNaN(a) || Number.isNaN(b))
+        return Math.sign(Buffer.compare(encodeKey([a]), encodeKey([b])));
       return order(a, b as number);
     case "boolean":
       return a === b ? 0 : a ? 1 : -1;

@@ -57,8 +57,9 @@ beforeAll(async () => {
 afterAll(() => backend.close());
 
 async function findNames(where: WhereClause[], sortBy?: { field: string; direction: "asc" | "desc" }) {
-  const docs = (await backend.runQuery("auth:findMany", { model: "user", where, sortBy, limit: 100 }, internal))
-    .value as StoredDoc[];
+  const docs = (
+    await backend.runQuery("auth:findMany", { model: "user", where, sortBy, limit: 100 }, internal)
+  ).value as StoredDoc[];
   return docs.map((d) => d.name as string);
 }
 

@@ -1,17 +1,19 @@
 /**
- * Differential check of the adapter's where planner (src/auth/where.ts): for many random
+ * Differential check of the adapter's where planner (src/auth/where/): for many random
  * where/sortBy/limit/offset combinations on a real SQLite table, `findDocs` and `countDocs` must
- * return exactly what filtering every document with `matchesWhere` returns.
+ * return exactly what filtering every document with `matchesWhere` returns. The values include
+ * astral (surrogate pair) and U+E000+ strings, whose UTF-16 order differs from code point order.
  */
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { createApi, type StoredDoc } from "../../src/auth/data-functions.ts";
-import { defineAuthTables } from "../../src/auth/schema.ts";
-import { compareStrings, compareValues, matchesWhere, type WhereClause } from "../../src/auth/where.ts";
-import { Backend } from "../../src/backend/runtime.ts";
-import { defineSchema } from "../../src/backend/schema.ts";
-import { SqliteEngine } from "../../src/backend/storage/sqlite.ts";
-import { v } from "../../src/backend/values/validators.ts";
-import { tempDatabaseFile } from "../helpers/temp.ts";
+import { createApi, type StoredDoc } from "../../../src/auth/data-functions.ts";
+import { defineAuthTables } from "../../../src/auth/schema.ts";
+import { matchesWhere, type WhereClause } from "../../../src/auth/where.ts";
+import { Backend } from "../../../src/backend/runtime.ts";
+import { defineSchema } from "../../../src/backend/schema.ts";
+import { compareValues } from "../../../src/backend/server.ts";
+import { SqliteEngine } from "../../../src/backend/storage/sqlite.ts";
+import { v } from "../../../src/backend/values/validators.ts";
+import { tempDatabaseFile } from "../../helpers/temp.ts";
 
 process.env.LOG_LEVEL ??= "silent";
 
@@ -31,8 +33,9 @@ const rand = () => {
 };
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)];
 
-const names = ["ann", "bob", "cid", "dee", "Eve", "é", ""];
-const usernames = ["a1", "b1", "c1", "zz", "A1"];
+// "\uE000"/"\uFFFF" sort after "😀"/"𝄞" by UTF-16 code unit (the index order) but before them by code point.
+const names = ["ann", "bob", "cid", "dee", "Eve", "é", "", "\uE000", "😀", "\uFFFF", "𝄞x", "a😀", "a\uE000"];
+const usernames = ["a1", "b1", "c1", "zz", "A1", "\uE000", "😀", "\uF8FF1", "𝄞"];
 const ages = [-1, 0, 25, 25.5, 31, 40];
 
 let backend: Backend;
@@ -136,7 +139,7 @@ function sortDocs(docs: StoredDoc[], sortBy: { field: string; direction: "asc" |
       sign *
       (compareValues(a[sortBy.field], b[sortBy.field]) ||
         a._creationTime - b._creationTime ||
-        compareStrings(a._id, b._id)),
+        compareValues(a._id, b._id)),
   );
 }
 

@@ -1,0 +1,85 @@
+/**
+ * What a where is: Better Auth's clause shape (`CleanedWhere`), sortBy, the table shape the planner
+ * reads, and the up-front check that turns malformed input into a typed error.
+ */
+import { ServiceError } from "service-auth/server";
+
+export type WhereOperator =
+  | "eq"
+  | "ne"
+  | "lt"
+  | "lte"
+  | "gt"
+  | "gte"
+  | "in"
+  | "not_in"
+  | "contains"
+  | "starts_with"
+  | "ends_with";
+
+export type WhereValue = string | number | boolean | null | string[] | number[];
+
+/** One clause, as Better Auth's adapter factory hands it over (operator and connector default to eq/AND). */
+export interface WhereClause {
+  field: string;
+  value: WhereValue;
+  operator?: WhereOperator;
+  connector?: "AND" | "OR";
+}
+
+export interface SortBy {
+  field: string;
+  direction: "asc" | "desc";
+}
+
+/** The parts of a table definition the planner needs. */
+export interface TableShape {
+  fields: Record<string, unknown>;
+  indexes: { name: string; fields: string[] }[];
+}
+
+/** A stored document as the where functions see it. */
+export type Doc = Record<string, unknown> & { _id: string; _creationTime: number };
+
+export const WHERE_OPERATORS: readonly WhereOperator[] = [
+  "eq",
+  "ne",
+  "lt",
+  "lte",
+  "gt",
+  "gte",
+  "in",
+  "not_in",
+  "contains",
+  "starts_with",
+  "ends_with",
+];
+
+/** Checks operators, array values and field names up front, so bad input is a typed error, not a wrong answer. */
+export function checkWhere(
+  table: string,
+  shape: TableShape,
+  where: readonly WhereClause[] | undefined,
+): void {
+  for (const clause of where ?? []) {
+    if (typeof clause?.field !== "string")
+      throw new ServiceError("BAD_REQUEST", "where: every clause needs a field");
+    const op = clause.operator ?? "eq";
+    if (!WHERE_OPERATORS.includes(op))
+      throw new ServiceError("BAD_REQUEST", `where: unknown operator "${op}"`);
+    if ((op === "in" || op === "not_in") && !Array.isArray(clause.value)) {
+      throw new ServiceError("BAD_REQUEST", `where: "${op}" on "${clause.field}" needs an array value`);
+    }
+    if (clause.connector !== undefined && clause.connector !== "AND" && clause.connector !== "OR") {
+      throw new ServiceError("BAD_REQUEST", `where: unknown connector "${String(clause.connector)}"`);
+    }
+    if (!isKnownField(shape, clause.field)) {
+      throw new ServiceError("BAD_REQUEST", `where: "${table}" has no field "${clause.field}"`);
+    }
+  }
+}
+
+/** True for the table's declared fields and the system fields `_id` and `_creationTime`. */
+export function isKnownField(shape: TableShape, field: string): boolean {
+  return field === "_id" || field === "_creationTime" || Object.hasOwn(shape.fields, field);
+}
