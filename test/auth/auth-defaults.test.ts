@@ -30,6 +30,8 @@ function capture(): string[] {
 }
 
 const betterAuthLog = (options: BetterAuthOptions = {}) => createLogger(withAuthDefaults(options).logger);
+/** The result as plain options (its static type is the input's). */
+const defaults = (options: BetterAuthOptions): BetterAuthOptions => withAuthDefaults(options);
 
 describe("Better Auth logger bridge", () => {
   it("writes JSON lines through the platform logger with emails, tokens and secrets redacted", () => {
@@ -82,18 +84,18 @@ describe("Better Auth logger bridge", () => {
 
 describe("password hasher default", () => {
   it("uses the native hasher when the app sets none, and keeps the other password options", () => {
-    const options = withAuthDefaults({ emailAndPassword: { enabled: true, minPasswordLength: 12 } });
+    const options = defaults({ emailAndPassword: { enabled: true, minPasswordLength: 12 } });
     expect(options.emailAndPassword?.password).toEqual({ hash: hashPassword, verify: verifyPassword });
     expect(options.emailAndPassword?.minPasswordLength).toBe(12);
   });
 
   it("keeps an app's own hash or verify as they are (never mixed with the native one)", () => {
     const hash = async (p: string) => `plain:${p}`;
-    const options = withAuthDefaults({ emailAndPassword: { enabled: true, password: { hash } } });
+    const options = defaults({ emailAndPassword: { enabled: true, password: { hash } } });
     expect(options.emailAndPassword?.password).toEqual({ hash });
   });
 
   it("adds no email and password section to options without one", () => {
-    expect(withAuthDefaults({}).emailAndPassword).toBeUndefined();
+    expect(defaults({}).emailAndPassword).toBeUndefined();
   });
 });
