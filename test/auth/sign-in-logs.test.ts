@@ -1,7 +1,8 @@
 /**
  * Better Auth's own log lines go through the platform logger: a real `npm start` process at
  * LOG_LEVEL=info, where Better Auth logs failed sign-ins with the email (`User not found
- * { email }`), writes them as JSON lines without any email address.
+ * { email }`, `Sign-up attempt for existing email: <email>`), writes them as JSON lines without any
+ * email address.
  */
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, expect, it } from "vitest";
@@ -64,4 +65,16 @@ it("logs a wrong password without the email or the password", async () => {
   expect(server.stderr()).not.toContain(email);
   expect(server.stderr()).not.toContain(wrong);
   expect(server.stderr()).not.toContain(PASSWORD);
+});
+
+it("logs a sign-up with a taken email without the email (Better Auth puts it in the message)", async () => {
+  const email = `taken-${randomUUID()}@example.com`;
+  expect((await post("/sign-up/email", { email, password: PASSWORD, name: "First" })).status).toBe(200);
+  const again = await post("/sign-up/email", { email, password: PASSWORD, name: "Second" });
+  // Better Auth 1.4.9 tells a sign-up that the email is taken (see the README on enumeration).
+  expect(again.status).toBe(422);
+  expect(await again.json()).toMatchObject({ code: "USER_ALREADY_EXISTS_USE_ANOTHER_EMAIL" });
+  const [line] = await logLines("Sign-up attempt for existing email: [email]");
+  expect(line).toMatchObject({ level: "info", source: "better-auth" });
+  expect(server.stderr()).not.toContain(email);
 });
