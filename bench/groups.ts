@@ -4,9 +4,10 @@
  * runs it alone.
  */
 import { auth } from "./auth.ts";
+import { hash } from "./hash.ts";
 import { http } from "./http.ts";
 import type { BenchGroup } from "./lib/types.ts";
 import { platform } from "./platform.ts";
 import { sync } from "./sync.ts";
 
-export const groups: Record<string, BenchGroup> = { platform, http, auth, sync };
+export const groups: Record<string, BenchGroup> = { platform, http, auth, hash, sync };

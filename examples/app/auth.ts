@@ -14,6 +14,7 @@ import {
   createClient,
   siteOriginOf,
   siteUrlOf,
+  withAuthDefaults,
 } from "service-auth/auth";
 import { type ActionCtx, anyApi, type EnvReader, type MutationCtx, type QueryCtx } from "service-auth/server";
 import { type DataModel, internalMutation } from "./functions.ts";
@@ -73,9 +74,10 @@ function socialProviders(env: EnvReader): BetterAuthOptions["socialProviders"] {
   return out;
 }
 
+/** The options; `withAuthDefaults` adds the platform's logger bridge and native password hashing. */
 function authOptions(env: EnvReader, database: BetterAuthOptions["database"]) {
   const siteUrl = siteUrlOf(env);
-  return {
+  return withAuthDefaults({
     baseURL: siteUrl,
     basePath: "/api/auth",
     secret: env.get("SERVICE_AUTH_SECRET"),
@@ -89,7 +91,7 @@ function authOptions(env: EnvReader, database: BetterAuthOptions["database"]) {
     advanced: { cookiePrefix: "service-auth" },
     telemetry: { enabled: false },
     plugins: [backend({ authConfig: authConfig(env), jwks: env.get("JWKS") }), admin()],
-  } satisfies BetterAuthOptions;
+  } satisfies BetterAuthOptions);
 }
 
 /** Auth over the HTTP adapter: HTTP routes and actions. */

@@ -3,11 +3,14 @@
  */
 
 export { adapter, httpAdapter } from "./adapter.ts";
+export type { BetterAuthLogger } from "./better-auth-logger.ts";
+export { betterAuthLogger } from "./better-auth-logger.ts";
 export type { ClientOptions } from "./client.ts";
 export { createClient } from "./client.ts";
 export { AUDIENCE, authConfig, getAuthConfigProvider, siteOriginOf, siteUrlOf } from "./config.ts";
 export type { AuthFunctions, AuthTriggers, CreateApiOptions, ModelTriggers } from "./data-functions.ts";
 export { createApi } from "./data-functions.ts";
+export { withAuthDefaults } from "./defaults.ts";
 export { AUTH_ENV_COMMAND, AUTH_SECRET_VAR, ensureAuthEnv, JWKS_VAR, missingAuthEnv } from "./env.ts";
 export type { IdentityCtx, SessionDocument } from "./helpers.ts";
 export { getAuthUserId, getAuthUserIdentity, getHeaders, getSession } from "./helpers.ts";
@@ -19,6 +22,7 @@ export { keyFunctions } from "./key-functions.ts";
 export type { StoredJwk } from "./keys.ts";
 export { parseStoredJwks, publicJwksOf, serializeJwks } from "./keys.ts";
 export { installMessageChannelPolyfill } from "./message-channel-polyfill.ts";
+export { hashPassword, nativePasswordHasher, verifyPassword } from "./password.ts";
 export type { DefinePayload, PayloadInput } from "./plugin/claims.ts";
 export { defaultPayload, payloadWithRequiredClaims } from "./plugin/claims.ts";
 export type { BackendPluginOptions } from "./plugin/index.ts";

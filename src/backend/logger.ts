@@ -1,15 +1,37 @@
 /**
- * Structured logs to stderr (stdout is reserved for command output, e.g. `cli run`). Values that
- * look like secrets are redacted by key name, so a careless `logger.info(…, { token })` leaks nothing.
+ * Structured logs to stderr (stdout is reserved for command output, e.g. `cli run`). Secrets and
+ * personal data are redacted, so a careless `logger.info(…, { token })` leaks nothing: fields by
+ * key name, and inside every string (message included) email addresses, JWTs and bearer
+ * credentials, which also reach logs embedded in error messages and third-party log arguments.
  */
 
-const SECRET_KEYS = /token|secret|password|jwks|authorization|cookie|private/i;
+const SECRET_KEYS = /token|secret|password|jwks|authorization|cookie|private|email/i;
+/** An email address, also inside longer text; bounded repetitions keep it linear on any input. */
+const EMAIL = /[\w.+%-]{1,64}@(?:[\w-]{1,63}\.)+[\w-]{2,63}/g;
+/** A JWS / JWT: three base64url segments, the first a JSON header (`eyJ`). */
+const JWT = /eyJ[\w-]*\.[\w-]*\.[\w-]*/g;
+/** The credential after an HTTP auth scheme. */
+const BEARER = /\b(Bearer|Basic)\s+[^\s"',;]+/gi;
+const MAX_DEPTH = 4;
+/** Longer strings are cut: a log line is for people, and scrubbing stays cheap. */
+const MAX_STRING = 4096;
 
 export type LogFields = Record<string, unknown>;
 
-/** Redacts by key name, nested objects included (a token inside `{ request: { headers } }` too). */
+/** `text` (cut to a bounded length) with email addresses, JWTs and bearer credentials replaced. */
+function scrub(text: string): string {
+  if (text.length > MAX_STRING) text = `${text.slice(0, MAX_STRING)}…[cut]`;
+  return text.replace(JWT, "[token]").replace(BEARER, "$1 [redacted]").replace(EMAIL, "[email]");
+}
+
+/**
+ * Redacts by key name, nested objects included (a token inside `{ request: { headers } }` too),
+ * and scrubs every string; anything nested deeper than it looks is dropped rather than printed raw.
+ */
 function redact(value: unknown, depth = 0): unknown {
-  if (value === null || typeof value !== "object" || depth > 4) return value;
+  if (typeof value === "string") return scrub(value);
+  if (value === null || typeof value !== "object") return value;
+  if (depth > MAX_DEPTH) return "[nested]";
   if (Array.isArray(value)) return value.map((v) => redact(v, depth + 1));
   const out: LogFields = {};
   for (const [k, v] of Object.entries(value))
@@ -30,7 +52,7 @@ function write(level: Level, message: string, fields?: LogFields): void {
   const line = {
     t: new Date().toISOString(),
     level,
-    msg: message,
+    msg: scrub(message),
     ...(fields ? (redact(fields) as LogFields) : {}),
   };
   process.stderr.write(`${JSON.stringify(line)}\n`);

@@ -1,3 +1,4 @@
+import { sign as cryptoSign, KeyObject } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { exportJWK, exportSPKI, generateKeyPair, type JWK, SignJWT } from "jose";
@@ -8,6 +9,7 @@ import {
   TokenError,
   type TokenErrorCode,
 } from "../../src/backend/auth/jwt-verifier.ts";
+import { beyondLeeway, CLOCK_LEEWAY_SECONDS, tokenExpired } from "../../src/backend/auth/token-clock.ts";
 
 const ISS = "https://idp.example.test";
 const AUD = "service-api";
@@ -287,8 +289,6 @@ describe("createJwtVerifier: static JWKS", () => {
     const v = createJwtVerifier([staticCfg]);
     await expectCode(v.verify(await sign(rsa.privateKey, { exp: now() - 60 })), "TOKEN_EXPIRED");
     await expect(v.verify(await sign(rsa.privateKey, { exp: now() - 2 }))).resolves.toBeTruthy();
-    const strict = createJwtVerifier([{ ...staticCfg, clockToleranceSeconds: 0 }]);
-    await expectCode(strict.verify(await sign(rsa.privateKey, { exp: now() - 2 })), "TOKEN_EXPIRED");
   });
 
   it("rejects tokens without exp", async () => {
@@ -347,6 +347,122 @@ describe("createJwtVerifier: static JWKS", () => {
     const t = await sign(rsa.privateKey, { iss: secretish });
     const err = await expectCode(v.verify(t), "CLAIM_INVALID");
     expect(err.message).not.toContain(secretish);
+  });
+});
+
+/** RS256 over exactly these header and payload segments (any spelling), with a real key. */
+function signSegments(key: Key, header: string, payload: string): string {
+  const signature = cryptoSign("sha256", Buffer.from(`${header}.${payload}`), KeyObject.from(key));
+  return `${header}.${payload}.${signature.toString("base64url")}`;
+}
+
+const B64URL_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+/**
+ * The same bytes spelled with non-zero unused bits in the last character (segment length must be
+ * 2 or 3 mod 4); Buffer decodes both spellings to the same bytes.
+ */
+function withDirtyLastChar(seg: string): string {
+  const spare = seg.length % 4 === 2 ? 0x0f : 0x03;
+  const last = B64URL_CHARS.indexOf(seg[seg.length - 1] as string);
+  const dirty = `${seg.slice(0, -1)}${B64URL_CHARS[last | (spare & 0x01)]}`;
+  expect(dirty).not.toBe(seg);
+  expect(Buffer.from(dirty, "base64url").equals(Buffer.from(seg, "base64url"))).toBe(true);
+  return dirty;
+}
+
+describe("createJwtVerifier: token hygiene", () => {
+  it("refuses a validly signed token issued ten years in the future", async () => {
+    const v = createJwtVerifier([staticCfg]);
+    const future = now() + 10 * 365 * 24 * 3600;
+    const token = await new SignJWT({ sub: "u" })
+      .setProtectedHeader({ alg: "RS256", kid: "k1" })
+      .setIssuer(ISS)
+      .setAudience(AUD)
+      .setIssuedAt(future)
+      .setExpirationTime(future + 3600)
+      .sign(rsa.privateKey);
+    await expectCode(v.verify(token), "CLAIM_INVALID", "Token issued in the future");
+  });
+
+  it("accepts iat a little ahead (within the leeway) and refuses it beyond", async () => {
+    const v = createJwtVerifier([staticCfg]);
+    const withIat = (iat: number) =>
+      signSegments(rsa.privateKey, b64({ alg: "RS256", kid: "k1" }), b64({ ...validPayload(), iat }));
+    await expect(v.verify(withIat(now() + 1))).resolves.toBeTruthy();
+    await expectCode(v.verify(withIat(now() + CLOCK_LEEWAY_SECONDS + 60)), "CLAIM_INVALID");
+  });
+
+  it("refuses a non-numeric iat", async () => {
+    const v = createJwtVerifier([staticCfg]);
+    const token = signSegments(
+      rsa.privateKey,
+      b64({ alg: "RS256", kid: "k1" }),
+      b64({ ...validPayload(), iat: "yesterday" }),
+    );
+    await expectCode(v.verify(token), "CLAIM_INVALID", 'Invalid "iat" claim');
+  });
+
+  it("refuses a signature whose last character has non-zero unused bits", async () => {
+    const v = createJwtVerifier([staticCfg]);
+    const token = await sign(rsa.privateKey);
+    await expect(v.verify(token)).resolves.toBeTruthy();
+    const [h, p, s] = token.split(".") as [string, string, string];
+    // A 2048-bit RSA signature is 256 bytes: 342 characters, 4 unused bits at the end.
+    expect(s.length % 4).toBe(2);
+    await expectCode(v.verify(`${h}.${p}.${withDirtyLastChar(s)}`), "TOKEN_MALFORMED");
+  });
+
+  it("refuses padding and the standard base64 alphabet in the signature", async () => {
+    const v = createJwtVerifier([staticCfg]);
+    const [h, p, s] = (await sign(rsa.privateKey)).split(".") as [string, string, string];
+    const standard = Buffer.from(s, "base64url").toString("base64"); // `+`, `/` and `=` padding
+    expect(standard).toMatch(/=$/);
+    await expectCode(v.verify(`${h}.${p}.${standard}`), "TOKEN_MALFORMED");
+    await expectCode(v.verify(`${h}.${p}.${standard.replace(/=+$/, "")}`), "TOKEN_MALFORMED");
+    await expectCode(v.verify(`${h}.${p}.${s}==`), "TOKEN_MALFORMED");
+  });
+
+  it("refuses non-canonical header and payload segments even when validly signed over them", async () => {
+    const v = createJwtVerifier([staticCfg]);
+    // Pad the JSON so each segment's length is 2 or 3 mod 4 (it has spare bits to dirty).
+    const pad = (seg: (extra: string) => string) => {
+      for (let extra = ""; ; extra += " ") if (seg(extra).length % 4 >= 2) return seg(extra);
+    };
+    const header = pad((x) => b64(`{"alg":"RS256","kid":"k1"${x}}`));
+    const payload = pad((x) => b64(`${JSON.stringify(validPayload()).slice(0, -1)}${x}}`));
+    await expect(v.verify(signSegments(rsa.privateKey, header, payload))).resolves.toBeTruthy();
+    await expectCode(
+      v.verify(signSegments(rsa.privateKey, withDirtyLastChar(header), payload)),
+      "TOKEN_MALFORMED",
+      "Malformed token header",
+    );
+    await expectCode(
+      v.verify(signSegments(rsa.privateKey, header, withDirtyLastChar(payload))),
+      "TOKEN_MALFORMED",
+      "Malformed token payload",
+    );
+    await expectCode(
+      v.verify(signSegments(rsa.privateKey, `${header}=`, payload)),
+      "TOKEN_MALFORMED",
+      "Malformed token header",
+    );
+  });
+});
+
+describe("token clock (shared by HTTP, WebSocket authenticate and the WebSocket sweep)", () => {
+  it("a token expires exactly at exp + leeway", () => {
+    const exp = 1_700_000_000;
+    const deadline = (exp + CLOCK_LEEWAY_SECONDS) * 1000;
+    expect(tokenExpired(exp, exp * 1000)).toBe(false);
+    expect(tokenExpired(exp, deadline - 1)).toBe(false);
+    expect(tokenExpired(exp, deadline)).toBe(true);
+  });
+
+  it("a time claim is in the future only beyond the leeway", () => {
+    const nowMs = 1_700_000_000_000;
+    expect(beyondLeeway(nowMs / 1000 + CLOCK_LEEWAY_SECONDS, nowMs)).toBe(false);
+    expect(beyondLeeway(nowMs / 1000 + CLOCK_LEEWAY_SECONDS + 1, nowMs)).toBe(true);
   });
 });
 

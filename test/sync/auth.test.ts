@@ -1,5 +1,6 @@
 /** Authentication on live connections: steps 1+2 at connect, then revocation, ban and expiry pushes. */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CLOCK_LEEWAY_SECONDS } from "../../src/backend/auth/token-clock.ts";
 import { makeKeys, signToken } from "./fixtures/auth.ts";
 import { RawSocket, type SyncApp, startSyncApp } from "./fixtures/harness.ts";
 
@@ -143,7 +144,8 @@ describe("live identity", () => {
     const frank = await app.signIn("frank", { tokenTtlSeconds: 1 });
     const s = await connectAs(frank.token);
     await subscribeWhoami(s);
-    expect(await s.next((m) => m.type === "auth_error", 5000)).toMatchObject({
+    // Expired from exp + leeway on, the same rule as HTTP verification.
+    expect(await s.next((m) => m.type === "auth_error", (CLOCK_LEEWAY_SECONDS + 5) * 1000)).toMatchObject({
       code: "UNAUTHORIZED",
       message: "Token expired",
     });

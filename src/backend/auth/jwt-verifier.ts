@@ -23,6 +23,7 @@ import {
   TokenError,
   type TokenErrorCode,
 } from "./jwks-source.ts";
+import { beyondLeeway, tokenExpired } from "./token-clock.ts";
 
 export { TokenError, type TokenErrorCode };
 
@@ -40,8 +41,6 @@ export interface JwtProviderConfig {
   jwksUrl?: string;
   /** returns the current JWKS string; called on every verification, so must be cheap. Re-parsed only when the string changes. */
   getJwks?: () => string | undefined;
-  /** leeway for `exp` / `nbf`, in seconds; default 5 */
-  clockToleranceSeconds?: number;
   /** minimum interval between unknown-`kid` refetches of `jwksUrl`; default 30_000 */
   minRefetchIntervalMs?: number;
   /** age after which a `jwksUrl` key set is refetched (old keys kept if that fails); default 600_000 */
@@ -50,7 +49,7 @@ export interface JwtProviderConfig {
 
 /** Result of a successful verification. */
 export interface VerifiedToken {
-  /** the token's claims (signature, `iss`, `aud`, `exp`, `nbf` already checked) */
+  /** the token's claims (signature, `iss`, `aud`, `exp`, `nbf`, `iat` already checked) */
   payload: Record<string, unknown> & { sub?: string; exp?: number; iat?: number };
   /** `issuer` of the provider that accepted the token */
   providerIssuer: string;
@@ -98,12 +97,28 @@ const CRYPTO_ALGS: Readonly<Record<string, CryptoAlg>> = {
 const PSS_SALT: Readonly<Record<string, number>> = { sha256: 32, sha384: 48, sha512: 64 };
 
 const B64URL = /^[A-Za-z0-9_-]+$/;
+const B64URL_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+/**
+ * Canonical unpadded base64url (RFC 7515 §2): alphabet only (no `=`, `+`, `/`) and the unused low
+ * bits of the last character zero. Buffer's decoder ignores those bits, so without this check one
+ * signature has several spellings, i.e. distinct token strings (cache keys, deny-list entries)
+ * for the same signed token.
+ */
+function isCanonicalBase64url(seg: string): boolean {
+  if (!B64URL.test(seg)) return false;
+  const rest = seg.length % 4;
+  if (rest === 0) return true;
+  if (rest === 1) return false; // never valid base64
+  const last = B64URL_ALPHABET.indexOf(seg[seg.length - 1]);
+  // 2 characters carry 1 byte (4 spare bits), 3 carry 2 bytes (2 spare bits).
+  return (last & (rest === 2 ? 0x0f : 0x03)) === 0;
+}
 
 interface Provider {
   issuer: string;
   audiences: ReadonlySet<string>;
   algorithms: ReadonlySet<string>;
-  tolerance: number;
   source: JwksSource;
 }
 
@@ -118,8 +133,7 @@ function invalidSignature(): never {
 /** Decode a base64url JSON object segment; anything else is malformed. */
 function decodeSegment(seg: string, what: string): Record<string, unknown> {
   // Buffer's base64url decoder silently skips invalid characters, so validate first.
-  // A length of 1 mod 4 can never be valid base64.
-  if (!B64URL.test(seg) || seg.length % 4 === 1) fail("TOKEN_MALFORMED", `Malformed token ${what}`);
+  if (!isCanonicalBase64url(seg)) fail("TOKEN_MALFORMED", `Malformed token ${what}`);
   let value: unknown;
   try {
     value = JSON.parse(Buffer.from(seg, "base64url").toString("utf8"));
@@ -195,24 +209,25 @@ function buildProvider(cfg: JwtProviderConfig, opts: JwtVerifierOptions): Provid
     issuer: cfg.issuer,
     audiences: new Set(audiences),
     algorithms: new Set(algorithms),
-    tolerance: cfg.clockToleranceSeconds ?? 5,
     source,
   };
 }
 
 function checkClaims(payload: Record<string, unknown>, p: Provider): void {
-  const now = Date.now() / 1000;
+  const now = Date.now();
   const { exp, nbf, iat, aud } = payload;
   // Tokens without exp would be valid forever; we never accept them.
   if (typeof exp !== "number" || !Number.isFinite(exp))
     fail("CLAIM_INVALID", 'Token has no valid "exp" claim');
-  if (exp <= now - p.tolerance) fail("TOKEN_EXPIRED", "Token has expired");
+  if (tokenExpired(exp, now)) fail("TOKEN_EXPIRED", "Token has expired");
   if (nbf !== undefined) {
     if (typeof nbf !== "number" || !Number.isFinite(nbf)) fail("CLAIM_INVALID", 'Invalid "nbf" claim');
-    if (nbf > now + p.tolerance) fail("CLAIM_INVALID", "Token is not yet valid");
+    if (beyondLeeway(nbf, now)) fail("CLAIM_INVALID", "Token is not yet valid");
   }
-  if (iat !== undefined && (typeof iat !== "number" || !Number.isFinite(iat))) {
-    fail("CLAIM_INVALID", 'Invalid "iat" claim');
+  if (iat !== undefined) {
+    if (typeof iat !== "number" || !Number.isFinite(iat)) fail("CLAIM_INVALID", 'Invalid "iat" claim');
+    // An issuer does not sign tokens in the future; one that claims to is forged or misconfigured.
+    if (beyondLeeway(iat, now)) fail("CLAIM_INVALID", "Token issued in the future");
   }
   if (typeof aud === "string") {
     if (!p.audiences.has(aud)) fail("CLAIM_INVALID", 'Unexpected "aud" claim');
@@ -232,7 +247,8 @@ function checkClaims(payload: Record<string, unknown>, p: Provider): void {
  * The provider is chosen by the token's (unverified) `iss`, then the header
  * `alg` must be in that provider's pinned list, the signature must verify
  * against the provider's key set (selected by `kid`), and `exp` (required),
- * `nbf`, `aud` are checked. Provider configs are validated eagerly and throw a
+ * `nbf`, `iat`, `aud` are checked, time claims with the leeway of `token-clock.ts`.
+ * Every segment must be canonical base64url. Provider configs are validated eagerly and throw a
  * plain `Error` on misconfiguration; static key sets are imported up front.
  *
  * @throws Error on invalid provider configuration (not on bad tokens).
@@ -264,7 +280,7 @@ export function createJwtVerifier(
     // Checked before the signature segment so `alg: none` (empty signature) is reported as such.
     if (alg.toLowerCase() === "none") fail("ALG_NOT_ALLOWED", "Unsigned tokens are not accepted");
     const sigSeg = token.slice(dot2 + 1);
-    if (!B64URL.test(sigSeg) || sigSeg.length % 4 === 1) fail("TOKEN_MALFORMED", "Malformed token signature");
+    if (!isCanonicalBase64url(sigSeg)) fail("TOKEN_MALFORMED", "Malformed token signature");
     const payload = decodeSegment(token.slice(dot1 + 1, dot2), "payload");
 
     // We implement no JWS extensions, so any critical one must be refused (RFC 7515 §4.1.11).

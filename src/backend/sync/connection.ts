@@ -4,6 +4,7 @@
  * thousands of these, so it keeps no timers of its own (the server's sweep checks deadlines).
  */
 import type { WebSocket } from "ws";
+import { tokenExpired } from "../auth/token-clock.ts";
 import { emptyReadSet, type ReadSet } from "../db/read-write-sets.ts";
 import type { RequestMeta, UserIdentity } from "../functions/define.ts";
 import { logger } from "../logger.ts";
@@ -307,7 +308,7 @@ export class Connection implements Subscriber {
       return;
     }
     if (!this.identity || !this.watch) return;
-    if (this.tokenExp !== undefined && now >= this.tokenExp * 1000) {
+    if (this.tokenExp !== undefined && tokenExpired(this.tokenExp, now)) {
       this.authFailed({ code: "UNAUTHORIZED", message: "Token expired" });
     } else if (this.sessionEnd !== undefined && now >= this.sessionEnd) {
       this.host.reactor.invalidate(this.watch); // the resolver refuses the expired session
