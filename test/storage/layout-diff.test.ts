@@ -129,7 +129,7 @@ describe("planMigration", () => {
   it("renames an index an older version named ambiguously, and gives the freed name to its owner", () => {
     // Both wanted `i_a_b_c` before underscores were escaped; the first table created got it.
     const legacy: PhysicalState = {
-      recorded: new Map([
+      recorded: new Map<string, Record<string, string[]>>([
         ["a_b", { c: ["x"] }],
         ["a", { b_c: ["y"] }],
       ]),
