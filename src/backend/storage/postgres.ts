@@ -11,6 +11,10 @@
  * Documents are stored as TEXT rather than JSONB: JSONB rejects the NUL character in strings and
  * reorders object keys, while documents must round-trip exactly as on SQLite; nothing queries
  * inside documents in SQL (every indexed value lives in a key column).
+ *
+ * The statements and the layout migration are shared with SQLite (`sql-statements.ts`,
+ * `sql-migration.ts`, `postgresDialect` in `sql-dialect.ts`); this file owns connections and
+ * transactions.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import { createHash } from "node:crypto";

@@ -2,6 +2,10 @@
  * Embedded storage on better-sqlite3 (WAL). One writer connection takes mutations one at a time;
  * reads use a small pool of reader connections, each read in its own snapshot (BEGIN … COMMIT),
  * so a query never sees a half-applied mutation and never blocks the writer.
+ *
+ * The statements and the layout migration are shared with PostgreSQL (`sql-statements.ts`,
+ * `sql-migration.ts`, `sqliteDialect` in `sql-dialect.ts`); this file owns connections,
+ * statement caching and transactions.
  */
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
