@@ -1,6 +1,7 @@
 /**
- * The PostgreSQL engine on a real server started by the test: the shared conformance suite, the
- * physical layout, index use (EXPLAIN), concurrent migrations and cross-instance notifications.
+ * The PostgreSQL engine on a real server started by the test: the physical layout, index use
+ * (EXPLAIN), concurrent migrations and cross-instance notifications. The behaviour both engines
+ * share is held by test/storage/conformance.test.ts.
  */
 import { describe, expect, it } from "vitest";
 import { Catalog } from "../../src/backend/db/catalog.ts";
@@ -10,7 +11,6 @@ import { openEngine } from "../../src/backend/storage/open.ts";
 import { PostgresEngine } from "../../src/backend/storage/postgres.ts";
 import { v } from "../../src/backend/values/index.ts";
 import { postgresBinDir, usePostgres } from "../helpers/postgres.ts";
-import { engineConformance } from "./engine-conformance.ts";
 
 const schema = defineSchema({
   people: defineTable({ name: v.string(), city: v.string(), age: v.optional(v.number()) })
@@ -30,13 +30,6 @@ function next<T>(register: (cb: (value: T) => void) => () => void): Promise<T> {
 
 describe.skipIf(!postgresBinDir)("PostgreSQL engine", () => {
   const server = usePostgres();
-
-  engineConformance("PostgreSQL", {
-    async newStore() {
-      const url = await server().createDatabase();
-      return { open: () => new PostgresEngine({ connectionString: url }) };
-    },
-  });
 
   async function migrated(url: string) {
     const engine = new PostgresEngine({ connectionString: url });

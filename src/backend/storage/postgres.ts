@@ -11,6 +11,10 @@
  * Documents are stored as TEXT rather than JSONB: JSONB rejects the NUL character in strings and
  * reorders object keys, while documents must round-trip exactly as on SQLite; nothing queries
  * inside documents in SQL (every indexed value lives in a key column).
+ *
+ * The statements and the layout migration are shared with SQLite (`sql-statements.ts`,
+ * `sql-migration.ts`, `postgresDialect` in `sql-dialect.ts`); this file owns connections and
+ * transactions.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import { createHash } from "node:crypto";
@@ -27,10 +31,11 @@ import type {
   StoredDocument,
   WriteTransaction,
 } from "./engine.ts";
-import { indexNamesOf } from "./engine.ts";
 import type { KeyRange } from "./index-key.ts";
-import { indexIdent, keyColumnIdent, keyColumnRawName, tableIdent, tableRawName } from "./postgres-names.ts";
 import { CommitChannel } from "./postgres-notify.ts";
+import { postgresDialect } from "./sql-dialect.ts";
+import { migrationProgram, runAsync } from "./sql-migration.ts";
+import { decodeDocument, SqlStatements } from "./sql-statements.ts";
 
 export interface PostgresOptions {
   /** `postgres://user:password@host:port/database` */
@@ -47,7 +52,6 @@ export interface PostgresOptions {
 const RETRYABLE = new Set(["40001", "40P01"]);
 /** Serializes concurrent migrations of several instances starting at once. */
 const MIGRATION_LOCK_SQL = "SELECT pg_advisory_xact_lock(hashtext('service-auth:migrate'))";
-const BACKFILL_BATCH = 500;
 
 function sqlState(error: unknown): string | undefined {
   const code = (error as { code?: unknown } | null)?.code;
@@ -65,34 +69,14 @@ function prepared(text: string, values: unknown[]): pg.QueryConfig {
   return { name, text, values };
 }
 
-function rangeSql(column: string, range: KeyRange, params: unknown[]): string {
-  const parts: string[] = [];
-  if (range.lower) {
-    params.push(range.lower);
-    parts.push(`${column} >= $${params.length}`);
-  }
-  if (range.upper) {
-    params.push(range.upper);
-    parts.push(`${column} < $${params.length}`);
-  }
-  return parts.length ? `WHERE ${parts.join(" AND ")}` : "";
-}
-
-/** The SQL of a range scan; `explainScan` explains exactly this statement. */
-function scanSql(req: ScanRequest, params: unknown[]): string {
-  const col = keyColumnIdent(req.index);
-  const where = rangeSql(col, req.range, params);
-  params.push(req.limit);
-  return `SELECT ${req.keys === false ? "" : `${col} AS key, `}doc FROM ${tableIdent(req.table)} ${where} ORDER BY ${col} ${
-    req.order === "desc" ? "DESC" : "ASC"
-  } LIMIT $${params.length}`;
-}
-
 class PgReader implements ReadTransaction {
   /** Set when a statement hit a serialization failure: the transaction is doomed and retryable. */
   conflicted = false;
 
-  constructor(protected readonly client: pg.PoolClient) {}
+  constructor(
+    protected readonly client: pg.PoolClient,
+    protected readonly sql: SqlStatements,
+  ) {}
 
   protected async run<R extends pg.QueryResultRow>(
     text: string,
@@ -108,66 +92,38 @@ class PgReader implements ReadTransaction {
   }
 
   async get(table: string, id: string): Promise<StoredDocument | null> {
-    const { rows } = await this.run<{ doc: string }>(`SELECT doc FROM ${tableIdent(table)} WHERE id = $1`, [
-      id,
-    ]);
-    return rows.length ? JSON.parse(rows[0].doc) : null;
+    const { rows } = await this.run<{ doc: string }>(this.sql.table(table).get, [id]);
+    return rows.length ? decodeDocument(rows[0].doc) : null;
   }
 
   async scan<Keys extends boolean = true>(req: ScanRequest<Keys>): Promise<ScannedRow<Keys>[]> {
-    const params: unknown[] = [];
-    const { rows } = await this.run<{ key?: Buffer; doc: string }>(scanSql(req, params), params);
-    if (req.keys === false) return rows.map((r) => ({ doc: JSON.parse(r.doc) })) as ScannedRow<Keys>[];
-    return rows.map((r) => ({ key: r.key, doc: JSON.parse(r.doc) })) as ScannedRow<Keys>[];
+    const { rows } = await this.run<{ key?: Buffer; doc: string }>(
+      this.sql.scan(req),
+      this.sql.scanParams(req),
+    );
+    if (req.keys === false) return rows.map((r) => ({ doc: decodeDocument(r.doc) })) as ScannedRow<Keys>[];
+    return rows.map((r) => ({ key: r.key, doc: decodeDocument(r.doc) })) as ScannedRow<Keys>[];
   }
 
   async count(table: string, index: string, range: KeyRange): Promise<number> {
-    const params: unknown[] = [];
-    const where = rangeSql(keyColumnIdent(index), range, params);
-    const { rows } = await this.run<{ n: string }>(
-      `SELECT count(*) AS n FROM ${tableIdent(table)} ${where}`,
-      params,
-    );
+    const { sql, params = [] } = this.sql.count(table, index, range);
+    const { rows } = await this.run<{ n: string }>(sql, params);
     return Number(rows[0].n);
   }
 }
 
 class PgWriter extends PgReader implements WriteTransaction {
-  constructor(
-    client: pg.PoolClient,
-    private readonly layout: StorageLayout,
-  ) {
-    super(client);
-  }
-
-  private indexNames(table: string): string[] {
-    return indexNamesOf(this.layout, table);
-  }
-
   async insert(table: string, doc: StoredDocument, keys: Record<string, Buffer>): Promise<void> {
-    const names = this.indexNames(table);
-    const cols = ["id", "doc", ...names.map(keyColumnIdent)].join(", ");
-    const marks = names.map((_, i) => `$${i + 3}`).join(", ");
-    await this.run(`INSERT INTO ${tableIdent(table)} (${cols}) VALUES ($1, $2, ${marks})`, [
-      doc._id,
-      JSON.stringify(doc),
-      ...names.map((n) => keys[n]),
-    ]);
+    await this.run(this.sql.table(table).insert, this.sql.insertParams(table, doc, keys));
   }
 
   async replace(table: string, doc: StoredDocument, keys: Record<string, Buffer>): Promise<void> {
-    const names = this.indexNames(table);
-    const sets = ["doc = $1", ...names.map((n, i) => `${keyColumnIdent(n)} = $${i + 2}`)].join(", ");
-    const result = await this.run(`UPDATE ${tableIdent(table)} SET ${sets} WHERE id = $${names.length + 2}`, [
-      JSON.stringify(doc),
-      ...names.map((n) => keys[n]),
-      doc._id,
-    ]);
+    const result = await this.run(this.sql.table(table).replace, this.sql.replaceParams(table, doc, keys));
     if (result.rowCount !== 1) throw new Error(`Document ${doc._id} not found in "${table}"`);
   }
 
   async delete(table: string, id: string): Promise<void> {
-    await this.run(`DELETE FROM ${tableIdent(table)} WHERE id = $1`, [id]);
+    await this.run(this.sql.table(table).delete, [id]);
   }
 }
 
@@ -184,7 +140,8 @@ export class PostgresEngine implements StorageEngine {
   private readonly nestedPool: pg.Pool;
   private readonly inTransaction = new AsyncLocalStorage<true>();
   private readonly commits: CommitChannel;
-  private layout: StorageLayout = { tables: {} };
+  /** Statement texts of the migrated layout. */
+  private sql = new SqlStatements(postgresDialect, { tables: {} });
   private readonly maxWriteAttempts: number;
 
   constructor(options: PostgresOptions) {
@@ -226,17 +183,10 @@ export class PostgresEngine implements StorageEngine {
       // READ COMMITTED: once the lock is ours, each statement sees what an earlier migrator committed.
       await client.query("BEGIN");
       await client.query(MIGRATION_LOCK_SQL);
-      await client.query(
-        `CREATE TABLE IF NOT EXISTS "_layout" (tbl TEXT PRIMARY KEY, indexes TEXT NOT NULL)`,
+      await runAsync(
+        migrationProgram(postgresDialect, layout, keysOf),
+        async ({ sql, params }) => (await client.query(sql, params)).rows,
       );
-      const known = new Map(
-        (await client.query<{ tbl: string; indexes: string }>(`SELECT tbl, indexes FROM "_layout"`)).rows.map(
-          (r) => [r.tbl, JSON.parse(r.indexes) as Record<string, string[]>],
-        ),
-      );
-      for (const [table, def] of Object.entries(layout.tables)) {
-        await this.migrateTable(client, table, def.indexes, known.get(table) ?? {}, keysOf);
-      }
       await client.query("COMMIT");
     } catch (error) {
       await client.query("ROLLBACK").catch((e) => (broken = e));
@@ -244,92 +194,8 @@ export class PostgresEngine implements StorageEngine {
     } finally {
       client.release(broken);
     }
-    this.layout = layout;
+    this.sql = new SqlStatements(postgresDialect, layout);
     await this.commits.start();
-  }
-
-  private async migrateTable(
-    client: pg.PoolClient,
-    table: string,
-    indexes: { name: string; fields: string[] }[],
-    before: Record<string, string[]>,
-    keysOf: KeyFunction,
-  ): Promise<void> {
-    const t = tableIdent(table);
-    await client.query(
-      `CREATE TABLE IF NOT EXISTS ${t} (id TEXT PRIMARY KEY, doc TEXT NOT NULL, ${keyColumnIdent("by_creation_time")} BYTEA NOT NULL)`,
-    );
-    await client.query(
-      `CREATE INDEX IF NOT EXISTS ${indexIdent(table, "by_creation_time")} ON ${t} (${keyColumnIdent("by_creation_time")})`,
-    );
-    const columns = new Set(
-      (
-        await client.query<{ column_name: string }>(
-          "SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1",
-          [tableRawName(table)],
-        )
-      ).rows.map((r) => r.column_name),
-    );
-    const wanted = new Map(indexes.map((i) => [i.name, i.fields]));
-    // Drop indexes that disappeared or changed their fields; (re)build the rest.
-    for (const [name, fields] of Object.entries(before)) {
-      const now = wanted.get(name);
-      if (!now || JSON.stringify(now) !== JSON.stringify(fields)) {
-        await client.query(`DROP INDEX IF EXISTS ${indexIdent(table, name)}`);
-        await client.query(`ALTER TABLE ${t} DROP COLUMN IF EXISTS ${keyColumnIdent(name)}`);
-        columns.delete(keyColumnRawName(name));
-      }
-    }
-    const backfill: string[] = [];
-    for (const { name } of indexes) {
-      if (!columns.has(keyColumnRawName(name))) {
-        await client.query(`ALTER TABLE ${t} ADD COLUMN ${keyColumnIdent(name)} BYTEA`);
-        backfill.push(name);
-      }
-    }
-    if (backfill.length) await this.backfill(client, table, backfill, keysOf);
-    for (const { name } of indexes) {
-      await client.query(
-        `CREATE INDEX IF NOT EXISTS ${indexIdent(table, name)} ON ${t} (${keyColumnIdent(name)})`,
-      );
-    }
-    await client.query(
-      `INSERT INTO "_layout" (tbl, indexes) VALUES ($1, $2) ON CONFLICT (tbl) DO UPDATE SET indexes = EXCLUDED.indexes`,
-      [table, JSON.stringify(Object.fromEntries(wanted))],
-    );
-  }
-
-  /** Computes new key columns in JS (the key encoding lives here, not in SQL), a batch at a time. */
-  private async backfill(
-    client: pg.PoolClient,
-    table: string,
-    names: string[],
-    keysOf: KeyFunction,
-  ): Promise<void> {
-    const t = tableIdent(table);
-    const sets = names.map((n, i) => `${keyColumnIdent(n)} = v.k${i}`).join(", ");
-    const unnest = names.map((_, i) => `$${i + 2}::bytea[]`).join(", ");
-    const aliases = names.map((_, i) => `k${i}`).join(", ");
-    const update = `UPDATE ${t} SET ${sets} FROM unnest($1::text[], ${unnest}) AS v(id, ${aliases}) WHERE ${t}.id = v.id`;
-    let after: string | null = null;
-    for (;;) {
-      const { rows }: { rows: { id: string; doc: string }[] } = await client.query(
-        after === null
-          ? `SELECT id, doc FROM ${t} ORDER BY id LIMIT ${BACKFILL_BATCH}`
-          : `SELECT id, doc FROM ${t} WHERE id > $1 ORDER BY id LIMIT ${BACKFILL_BATCH}`,
-        after === null ? [] : [after],
-      );
-      if (!rows.length) return;
-      const ids: string[] = [];
-      const keys: Buffer[][] = names.map(() => []);
-      for (const row of rows) {
-        const k = keysOf(table, JSON.parse(row.doc) as StoredDocument);
-        ids.push(row.id);
-        for (let i = 0; i < names.length; i++) keys[i].push(k[names[i]]);
-      }
-      await client.query(update, [ids, ...keys]);
-      after = rows[rows.length - 1].id;
-    }
   }
 
   /** A connection for a transaction (see {@link nestedPool}). */
@@ -350,7 +216,7 @@ export class PostgresEngine implements StorageEngine {
       await control("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
       let result: T;
       try {
-        result = await this.inTransaction.run(true, () => fn(new PgReader(client)));
+        result = await this.inTransaction.run(true, () => fn(new PgReader(client, this.sql)));
       } catch (error) {
         await control("ROLLBACK").catch(() => {});
         throw error;
@@ -367,7 +233,7 @@ export class PostgresEngine implements StorageEngine {
     let broken: Error | undefined;
     try {
       for (let attempt = 1; ; attempt++) {
-        const tx = new PgWriter(client, this.layout);
+        const tx = new PgWriter(client, this.sql);
         try {
           await client.query("BEGIN ISOLATION LEVEL SERIALIZABLE");
           const result = await this.inTransaction.run(true, () => fn(tx));
@@ -414,9 +280,10 @@ export class PostgresEngine implements StorageEngine {
     try {
       await client.query("BEGIN");
       await client.query("SET LOCAL enable_seqscan = off");
-      const params: unknown[] = [];
-      const sql = scanSql(req, params);
-      const { rows } = await client.query<{ "QUERY PLAN": string }>(`EXPLAIN ${sql}`, params);
+      const { rows } = await client.query<{ "QUERY PLAN": string }>(
+        `EXPLAIN ${this.sql.scan(req)}`,
+        this.sql.scanParams(req),
+      );
       return rows.map((r) => r["QUERY PLAN"]).join("\n");
     } finally {
       await client.query("ROLLBACK").catch(() => {});

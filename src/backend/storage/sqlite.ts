@@ -2,6 +2,10 @@
  * Embedded storage on better-sqlite3 (WAL). One writer connection takes mutations one at a time;
  * reads use a small pool of reader connections, each read in its own snapshot (BEGIN … COMMIT),
  * so a query never sees a half-applied mutation and never blocks the writer.
+ *
+ * The statements and the layout migration are shared with PostgreSQL (`sql-statements.ts`,
+ * `sql-migration.ts`, `sqliteDialect` in `sql-dialect.ts`); this file owns connections,
+ * statement caching and transactions.
  */
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
@@ -16,15 +20,13 @@ import type {
   StoredDocument,
   WriteTransaction,
 } from "./engine.ts";
-import { indexNamesOf } from "./engine.ts";
 import type { KeyRange } from "./index-key.ts";
+import { sqliteDialect } from "./sql-dialect.ts";
+import { migrationProgram, type Rows, runSync } from "./sql-migration.ts";
+import { decodeDocument, SqlStatements } from "./sql-statements.ts";
 
 type DB = Database.Database;
 type Stmt = Database.Statement;
-
-const q = (name: string) => `"${name.replace(/"/g, '""')}"`;
-const tableName = (t: string) => `t_${t}`;
-const keyColumn = (index: string) => `k_${index}`;
 
 export interface SqliteOptions {
   /** Path of the database file, or ":memory:" (tests only: no second connection can see it). */
@@ -57,6 +59,8 @@ class Connection {
   /** Statements run once per read transaction. */
   readonly begin: Stmt;
   readonly commit: Stmt;
+  /** Statement texts; reads need no layout, the writer's gets the migrated one. */
+  sql = new SqlStatements(sqliteDialect, { tables: {} });
   /** The connection's reader; it holds no state of its own, so every read can share it. */
   readonly reader: SqliteReader;
   constructor(filename: string, synchronous: string, readonly: boolean) {
@@ -73,49 +77,9 @@ class Connection {
   }
 }
 
-function rangeSql(column: string, range: KeyRange, params: unknown[]): string {
-  const parts: string[] = [];
-  if (range.lower) {
-    parts.push(`${column} >= ?`);
-    params.push(range.lower);
-  }
-  if (range.upper) {
-    parts.push(`${column} < ?`);
-    params.push(range.upper);
-  }
-  return parts.length ? `WHERE ${parts.join(" AND ")}` : "";
-}
-
-/** The SQL of a range scan; `explainScan` explains exactly this statement. */
-function scanSql(req: ScanRequest, params: unknown[]): string {
-  const col = q(keyColumn(req.index));
-  const where = rangeSql(col, req.range, params);
-  return `SELECT ${req.keys === false ? "" : `${col} AS key, `}doc FROM ${q(tableName(req.table))} ${where} ORDER BY ${col} ${
-    req.order === "desc" ? "DESC" : "ASC"
-  } LIMIT ${limitSql(req.limit, params)}`;
-}
-
 /**
- * The LIMIT clause's value. SQLite re-prepares a statement on every run when a bound LIMIT
- * parameter is rebound (the planner reads its value), which doubles the cost of a point read, so
- * common limits (small ones and powers of two) are written into the SQL; the statement cache
- * then holds at most a few variants per scan shape.
- */
-function limitSql(limit: number, params: unknown[]): string {
-  if (limitIsInlined(limit)) return String(limit);
-  params.push(limit);
-  return "?";
-}
-
-function limitIsInlined(limit: number): boolean {
-  return (
-    Number.isInteger(limit) && limit > 0 && (limit <= 8 || (limit <= 1024 && (limit & (limit - 1)) === 0))
-  );
-}
-
-/**
- * Identifies, within one table and index, the SQL `scanSql` builds for a request: flags for the
- * key column, order and bounds, then the inlined limit (0 when bound as a parameter).
+ * Identifies, within one table and index, the SQL `SqlStatements.scan` builds for a request:
+ * flags for the key column, order and bounds, then the inlined limit (0 when bound).
  */
 function scanVariant(req: ScanRequest): number {
   const flags =
@@ -123,11 +87,7 @@ function scanVariant(req: ScanRequest): number {
     (req.order === "desc" ? 2 : 0) |
     (req.range.lower ? 4 : 0) |
     (req.range.upper ? 8 : 0);
-  return (limitIsInlined(req.limit) ? req.limit : 0) * 16 + flags;
-}
-
-function parseDoc(row: { doc: string }): StoredDocument {
-  return JSON.parse(row.doc);
+  return (sqliteDialect.inlineLimit(req.limit) ? req.limit : 0) * 16 + flags;
 }
 
 /** Read operations shared by reader and writer connections. */
@@ -135,10 +95,8 @@ class SqliteReader implements ReadTransaction {
   constructor(protected readonly conn: Connection) {}
 
   async get(table: string, id: string): Promise<StoredDocument | null> {
-    const row = this.conn.stmts.get(`SELECT doc FROM ${q(tableName(table))} WHERE id = ?`).get(id) as
-      | { doc: string }
-      | undefined;
-    return row ? parseDoc(row) : null;
+    const row = this.conn.stmts.get(this.conn.sql.table(table).get).get(id) as { doc: string } | undefined;
+    return row ? decodeDocument(row.doc) : null;
   }
 
   async scan<Keys extends boolean = true>(req: ScanRequest<Keys>): Promise<ScannedRow<Keys>[]> {
@@ -147,74 +105,46 @@ class SqliteReader implements ReadTransaction {
     let variants = byIndex.get(req.index);
     if (!variants) byIndex.set(req.index, (variants = new Map()));
     const variant = scanVariant(req);
-    const params: unknown[] = [];
     let stmt = variants.get(variant);
-    if (stmt) {
-      // The same parameters, in the same order, as `scanSql` pushes them.
-      if (req.range.lower) params.push(req.range.lower);
-      if (req.range.upper) params.push(req.range.upper);
-      if (!limitIsInlined(req.limit)) params.push(req.limit);
-    } else {
+    if (!stmt) {
       // Prepared here rather than through the text cache: a documents-only scan plucks its column.
-      stmt = this.conn.db.prepare(scanSql(req, params));
+      stmt = this.conn.db.prepare(this.conn.sql.scan(req));
       if (req.keys === false) stmt.pluck();
       variants.set(variant, stmt);
     }
+    const params = this.conn.sql.scanParams(req);
     if (req.keys === false) {
       const docs = stmt.all(params) as string[];
       const out = new Array<ScannedRow<false>>(docs.length);
-      for (let i = 0; i < docs.length; i++) out[i] = { doc: JSON.parse(docs[i]) };
+      for (let i = 0; i < docs.length; i++) out[i] = { doc: decodeDocument(docs[i]) };
       return out as ScannedRow<Keys>[];
     }
     const rows = stmt.all(params) as { key: Buffer; doc: string }[];
     const out = new Array<ScannedRow>(rows.length);
-    for (let i = 0; i < rows.length; i++) out[i] = { key: rows[i].key, doc: parseDoc(rows[i]) };
+    for (let i = 0; i < rows.length; i++) out[i] = { key: rows[i].key, doc: decodeDocument(rows[i].doc) };
     return out as ScannedRow<Keys>[];
   }
 
   async count(table: string, index: string, range: KeyRange): Promise<number> {
-    const col = q(keyColumn(index));
-    const params: unknown[] = [];
-    const where = rangeSql(col, range, params);
-    const row = this.conn.stmts
-      .get(`SELECT count(*) AS n FROM ${q(tableName(table))} INDEXED BY ${q(`i_${table}_${index}`)} ${where}`)
-      .get(...params) as { n: number };
-    return row.n;
+    const { sql, params = [] } = this.conn.sql.count(table, index, range);
+    return (this.conn.stmts.get(sql).get(params) as { n: number }).n;
   }
 }
 
 class SqliteWriter extends SqliteReader implements WriteTransaction {
-  constructor(
-    conn: Connection,
-    private readonly layout: StorageLayout,
-  ) {
-    super(conn);
-  }
-
-  private indexNames(table: string): string[] {
-    return indexNamesOf(this.layout, table);
-  }
-
   async insert(table: string, doc: StoredDocument, keys: Record<string, Buffer>): Promise<void> {
-    const names = this.indexNames(table);
-    const cols = ["id", "doc", ...names.map(keyColumn)].map(q).join(", ");
-    const marks = names.map(() => "?").join(", ");
-    this.conn.stmts
-      .get(`INSERT INTO ${q(tableName(table))} (${cols}) VALUES (?, ?, ${marks})`)
-      .run(doc._id, JSON.stringify(doc), ...names.map((n) => keys[n]));
+    const { sql } = this.conn;
+    this.conn.stmts.get(sql.table(table).insert).run(sql.insertParams(table, doc, keys));
   }
 
   async replace(table: string, doc: StoredDocument, keys: Record<string, Buffer>): Promise<void> {
-    const names = this.indexNames(table);
-    const sets = ["doc = ?", ...names.map((n) => `${q(keyColumn(n))} = ?`)].join(", ");
-    const info = this.conn.stmts
-      .get(`UPDATE ${q(tableName(table))} SET ${sets} WHERE id = ?`)
-      .run(JSON.stringify(doc), ...names.map((n) => keys[n]), doc._id);
+    const { sql } = this.conn;
+    const info = this.conn.stmts.get(sql.table(table).replace).run(sql.replaceParams(table, doc, keys));
     if (info.changes !== 1) throw new Error(`Document ${doc._id} not found in "${table}"`);
   }
 
   async delete(table: string, id: string): Promise<void> {
-    this.conn.stmts.get(`DELETE FROM ${q(tableName(table))} WHERE id = ?`).run(id);
+    this.conn.stmts.get(this.conn.sql.table(table).delete).run(id);
   }
 }
 
@@ -236,7 +166,6 @@ export class SqliteEngine implements StorageEngine {
   private readonly idleReaders: Connection[] = [];
   private readonly allReaders: Connection[] = [];
   private readonly writeLock = new Mutex();
-  private layout: StorageLayout = { tables: {} };
   private readonly listeners = new Set<(payload?: string) => void>();
   private pollTimer?: NodeJS.Timeout;
   private lastDataVersion = 0;
@@ -252,63 +181,16 @@ export class SqliteEngine implements StorageEngine {
     // IMMEDIATE: take the write lock before reading `_layout`, so a server and a CLI starting at
     // once queue on busy_timeout instead of failing to upgrade a read lock ("database is locked").
     db.transaction(() => {
-      db.exec(`CREATE TABLE IF NOT EXISTS "_layout" (tbl TEXT PRIMARY KEY, indexes TEXT NOT NULL)`);
-      const known = new Map(
-        (db.prepare(`SELECT tbl, indexes FROM "_layout"`).all() as { tbl: string; indexes: string }[]).map(
-          (r) => [r.tbl, JSON.parse(r.indexes) as Record<string, string[]>],
-        ),
-      );
-      for (const [table, def] of Object.entries(layout.tables)) {
-        const t = q(tableName(table));
-        db.exec(
-          `CREATE TABLE IF NOT EXISTS ${t} (id TEXT PRIMARY KEY, doc TEXT NOT NULL, ${q(keyColumn("by_creation_time"))} BLOB NOT NULL)`,
-        );
-        db.exec(
-          `CREATE INDEX IF NOT EXISTS ${q(`i_${table}_by_creation_time`)} ON ${t} (${q(keyColumn("by_creation_time"))})`,
-        );
-        const before = known.get(table) ?? {};
-        const columns = new Set(
-          (db.prepare(`PRAGMA table_info(${t})`).all() as { name: string }[]).map((c) => c.name),
-        );
-        const wanted = new Map(def.indexes.map((i) => [i.name, i.fields]));
-        // Drop indexes that disappeared or changed their fields; (re)build the rest.
-        for (const [name, fields] of Object.entries(before)) {
-          const now = wanted.get(name);
-          if (!now || JSON.stringify(now) !== JSON.stringify(fields)) {
-            db.exec(`DROP INDEX IF EXISTS ${q(`i_${table}_${name}`)}`);
-            if (columns.has(keyColumn(name))) {
-              db.exec(`ALTER TABLE ${t} DROP COLUMN ${q(keyColumn(name))}`);
-              columns.delete(keyColumn(name));
-            }
-          }
-        }
-        const backfill: string[] = [];
-        for (const { name } of def.indexes) {
-          if (!columns.has(keyColumn(name))) {
-            db.exec(`ALTER TABLE ${t} ADD COLUMN ${q(keyColumn(name))} BLOB`);
-            backfill.push(name);
-          }
-        }
-        if (backfill.length) {
-          const update = db.prepare(
-            `UPDATE ${t} SET ${backfill.map((n) => `${q(keyColumn(n))} = ?`).join(", ")} WHERE id = ?`,
-          );
-          for (const row of db.prepare(`SELECT doc FROM ${t}`).all() as { doc: string }[]) {
-            const doc = JSON.parse(row.doc) as StoredDocument;
-            const keys = keysOf(table, doc);
-            update.run(...backfill.map((n) => keys[n]), doc._id);
-          }
-        }
-        for (const { name } of def.indexes) {
-          db.exec(`CREATE INDEX IF NOT EXISTS ${q(`i_${table}_${name}`)} ON ${t} (${q(keyColumn(name))})`);
-        }
-        db.prepare(`INSERT OR REPLACE INTO "_layout" (tbl, indexes) VALUES (?, ?)`).run(
-          table,
-          JSON.stringify(Object.fromEntries(wanted)),
-        );
-      }
+      const prepared = new Map<string, Stmt>();
+      runSync(migrationProgram(sqliteDialect, layout, keysOf), ({ sql, params = [] }) => {
+        let stmt = prepared.get(sql);
+        if (!stmt) prepared.set(sql, (stmt = db.prepare(sql)));
+        if (stmt.reader) return stmt.all(params) as Rows;
+        stmt.run(params);
+        return [];
+      });
     }).immediate();
-    this.layout = layout;
+    this.writer.sql = new SqlStatements(sqliteDialect, layout);
     this.lastDataVersion = this.dataVersion();
     this.startPolling();
   }
@@ -359,7 +241,7 @@ export class SqliteEngine implements StorageEngine {
       conn.stmts.get("BEGIN IMMEDIATE").run();
       let result: T;
       try {
-        result = await fn(new SqliteWriter(conn, this.layout));
+        result = await fn(new SqliteWriter(conn));
       } catch (error) {
         conn.stmts.get("ROLLBACK").run();
         throw error;
@@ -385,9 +267,10 @@ export class SqliteEngine implements StorageEngine {
   }
 
   async explainScan(req: ScanRequest): Promise<string> {
-    const params: unknown[] = [];
-    const sql = scanSql(req, params);
-    const rows = this.writer.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[];
+    const { sql } = this.writer;
+    const rows = this.writer.db.prepare(`EXPLAIN QUERY PLAN ${sql.scan(req)}`).all(sql.scanParams(req)) as {
+      detail: string;
+    }[];
     return rows.map((r) => r.detail).join("\n");
   }
 

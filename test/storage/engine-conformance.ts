@@ -1,17 +1,20 @@
 /**
  * The storage-engine conformance suite: the behaviour every `StorageEngine` must have, run against
- * SQLite and PostgreSQL alike so both are held to the same contract.
+ * SQLite and PostgreSQL alike (conformance.test.ts) so both are held to the same contract.
  */
 import { describe, expect, it } from "vitest";
 import { Catalog } from "../../src/backend/db/catalog.ts";
 import { compileRange } from "../../src/backend/db/query.ts";
 import { defineSchema, defineTable } from "../../src/backend/schema.ts";
 import type { StorageEngine, StoredDocument, WriteTransaction } from "../../src/backend/storage/engine.ts";
+import { postgresDialect, sqliteDialect } from "../../src/backend/storage/sql-dialect.ts";
 import { v } from "../../src/backend/values/index.ts";
 
 /** A fresh, empty store; `open()` opens another engine on that same store (a restart, or a second process). */
 export interface EngineStore {
   open(): StorageEngine;
+  /** Runs one SQL statement on the store outside any engine and returns its rows. */
+  sql(text: string): Promise<Record<string, unknown>[]>;
 }
 
 export interface EngineFactory {
@@ -33,6 +36,11 @@ const schemaV2 = defineSchema({
   counters: defineTable({ n: v.number() }),
 });
 /** `by_city` rebuilt from different fields. */
+/** Two tables whose indexes older versions both named `i_a_b_c`. */
+const underscored = defineSchema({
+  a_b: defineTable({ x: v.string() }).index("c", ["x"]),
+  a: defineTable({ y: v.string() }).index("b_c", ["y"]),
+});
 const schemaV3 = defineSchema({
   people: defineTable({ name: v.string(), city: v.string(), age: v.optional(v.number()) }).index("by_city", [
     "age",
@@ -62,7 +70,7 @@ export function engineConformance(name: string, factory: EngineFactory): void {
   describe(`${name} engine conformance`, () => {
     const opened: StorageEngine[] = [];
 
-    type AnySchema = typeof schemaV1 | typeof schemaV2 | typeof schemaV3;
+    type AnySchema = typeof schemaV1 | typeof schemaV2 | typeof schemaV3 | typeof underscored;
     async function start(
       schema: AnySchema = schemaV1,
     ): Promise<{ engine: StorageEngine; catalog: Catalog; store: EngineStore }> {
@@ -313,6 +321,88 @@ export function engineConformance(name: string, factory: EngineFactory): void {
         );
         expect(rows.map((r) => r.doc.name)).toEqual(["ann", "eve"]);
         expect(await v3.engine.read((tx) => tx.count("people", "by_creation_time", {}))).toBe(8);
+      } finally {
+        await closeAll();
+      }
+    });
+
+    it("opens a database whose index names an older version wrote, moving them without data loss", async () => {
+      try {
+        const { engine, catalog, store } = await start(underscored);
+        const docsA = [
+          { _id: "a1", _creationTime: 1, y: "p" },
+          { _id: "a2", _creationTime: 2, y: "q" },
+        ];
+        const docsAB = [
+          { _id: "b1", _creationTime: 3, x: "p" },
+          { _id: "b2", _creationTime: 4, x: "p" },
+        ];
+        await insertAll(engine, catalog, docsA, "a");
+        await insertAll(engine, catalog, docsAB, "a_b");
+        const indexesSql = (engine.kind === "sqlite" ? sqliteDialect : postgresDialect).indexesSql;
+        const indexes = async () =>
+          (await store.sql(indexesSql))
+            .filter((r) => String(r.name).startsWith("i_a"))
+            .map((r) => `${r.name} on ${r.tbl}`)
+            .sort();
+        const current = [
+          "i_a__b_by_creation_time on t_a_b",
+          "i_a__b_c on t_a_b",
+          "i_a_b_c on t_a",
+          "i_a_by_creation_time on t_a",
+        ];
+        expect(await indexes()).toEqual(current);
+        await engine.close();
+        opened.splice(opened.indexOf(engine), 1);
+
+        // The layout the previous version wrote: names `i_<table>_<index>`, so table `a_b`, created
+        // first, took `i_a_b_c` and table `a`'s index `b_c` was never created.
+        for (const statement of [
+          `DROP INDEX "i_a__b_by_creation_time"`,
+          `DROP INDEX "i_a__b_c"`,
+          `DROP INDEX "i_a_b_c"`,
+          `CREATE INDEX "i_a_b_by_creation_time" ON "t_a_b" ("k_by_creation_time")`,
+          `CREATE INDEX "i_a_b_c" ON "t_a_b" ("k_c")`,
+        ]) {
+          await store.sql(statement);
+        }
+        expect(await indexes()).toEqual([
+          "i_a_b_by_creation_time on t_a_b",
+          "i_a_b_c on t_a_b",
+          "i_a_by_creation_time on t_a",
+        ]);
+
+        const reopened = await reopen(store, underscored);
+        expect(await indexes()).toEqual(current);
+        const eq = (table: string, index: string, field: string, value: string) =>
+          compileRange(index, reopened.catalog.table(table).indexes.get(index) as string[], [
+            { kind: "eq", field, value },
+          ]);
+        await reopened.engine.read(async (tx) => {
+          expect(await tx.count("a", "b_c", eq("a", "b_c", "y", "p"))).toBe(1);
+          expect(await tx.count("a_b", "c", eq("a_b", "c", "x", "p"))).toBe(2);
+          expect(await tx.count("a_b", "by_creation_time", {})).toBe(2);
+          const rows = await tx.scan({
+            table: "a",
+            index: "by_creation_time",
+            range: {},
+            order: "asc",
+            limit: 9,
+          });
+          expect(rows.map((r) => r.doc)).toEqual(docsA);
+          expect(await tx.get("a_b", "b2")).toEqual(docsAB[1]);
+        });
+        const plan = await reopened.engine.explainScan({
+          table: "a",
+          index: "b_c",
+          range: eq("a", "b_c", "y", "q"),
+          order: "asc",
+          limit: 5,
+        });
+        expect(plan).toContain("i_a_b_c");
+        // Once moved, the names stay.
+        await reopened.engine.migrate(reopened.catalog.layout(), reopened.catalog.keysOf);
+        expect(await indexes()).toEqual(current);
       } finally {
         await closeAll();
       }

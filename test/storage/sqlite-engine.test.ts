@@ -201,7 +201,7 @@ describe("SQLite engine", () => {
   });
 
   it("selects storage from DATABASE_URL", async () => {
-    // postgres:// selects PostgreSQL (tested against a real server in test/postgres/engine.test.ts).
+    // postgres:// selects PostgreSQL (tested against a real server in test/postgres/engine.test.ts and test/storage/conformance.test.ts).
     const pg = openEngine("postgres://localhost/db");
     expect(pg.kind).toBe("postgres");
     await pg.close();

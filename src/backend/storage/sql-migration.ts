@@ -1,0 +1,111 @@
+/**
+ * The layout migration of every SQL engine, written once as a program of SQL requests: it reads
+ * the physical state, plans with `planMigration` and renders each step through the dialect. The
+ * program is a generator, so the synchronous SQLite driver and the asynchronous PostgreSQL driver
+ * run the same code inside their own transaction, each answering a request with its rows.
+ */
+import type { KeyFunction, StorageLayout } from "./engine.ts";
+import { CREATION_INDEX, type MigrationStep, planMigration } from "./layout-diff.ts";
+import type { SqlDialect, SqlRequest } from "./sql-dialect.ts";
+import { quote } from "./sql-names.ts";
+import { decodeDocument } from "./sql-statements.ts";
+
+export type Rows = Record<string, unknown>[];
+/** Yields the statements to run; each `yield` receives the statement's rows (`[]` for none). */
+export type SqlProgram = Generator<SqlRequest, void, Rows>;
+
+/** Documents read per backfill batch. */
+const BACKFILL_BATCH = 500;
+
+/** Creates or updates tables, key columns, indexes and the `_layout` record to match `layout`. */
+export function* migrationProgram(
+  dialect: SqlDialect,
+  layout: StorageLayout,
+  keysOf: KeyFunction,
+): SqlProgram {
+  yield { sql: `CREATE TABLE IF NOT EXISTS "_layout" (tbl TEXT PRIMARY KEY, indexes TEXT NOT NULL)` };
+  const recorded = new Map<string, Record<string, string[]>>();
+  for (const r of yield { sql: `SELECT tbl, indexes FROM "_layout"` }) {
+    recorded.set(String(r.tbl), JSON.parse(String(r.indexes)));
+  }
+  const columns = new Map<string, Set<string>>();
+  for (const r of yield { sql: dialect.columnsSql }) {
+    const table = String(r.tbl);
+    let set = columns.get(table);
+    if (!set) columns.set(table, (set = new Set()));
+    set.add(String(r.col));
+  }
+  const indexes = new Map<string, string>();
+  for (const r of yield { sql: dialect.indexesSql }) indexes.set(String(r.name), String(r.tbl));
+
+  for (const step of planMigration(layout, { recorded, columns, indexes }, dialect.names)) {
+    if (step.kind === "backfill") yield* backfill(dialect, step.table, step.indexes, keysOf);
+    else yield stepSql(dialect, step);
+  }
+}
+
+/** The statement of one step other than a backfill. */
+export function stepSql(dialect: SqlDialect, step: Exclude<MigrationStep, { kind: "backfill" }>): SqlRequest {
+  const { names, blobType } = dialect;
+  switch (step.kind) {
+    case "dropIndex":
+      return { sql: `DROP INDEX IF EXISTS ${quote(step.name)}` };
+    case "createTable":
+      return {
+        sql: `CREATE TABLE IF NOT EXISTS ${quote(names.table(step.table))} (id TEXT PRIMARY KEY, doc TEXT NOT NULL, ${quote(names.keyColumn(CREATION_INDEX))} ${blobType} NOT NULL)`,
+      };
+    case "dropColumn":
+      return {
+        sql: `ALTER TABLE ${quote(names.table(step.table))} DROP COLUMN ${quote(names.keyColumn(step.index))}`,
+      };
+    case "addColumn":
+      return {
+        sql: `ALTER TABLE ${quote(names.table(step.table))} ADD COLUMN ${quote(names.keyColumn(step.index))} ${blobType}`,
+      };
+    case "createIndex":
+      return {
+        sql: `CREATE INDEX IF NOT EXISTS ${quote(names.index(step.table, step.index))} ON ${quote(names.table(step.table))} (${quote(names.keyColumn(step.index))})`,
+      };
+    case "recordLayout":
+      return {
+        // The same upsert syntax on SQLite (3.24+) and PostgreSQL.
+        sql: `INSERT INTO "_layout" (tbl, indexes) VALUES (${dialect.param(1)}, ${dialect.param(2)}) ON CONFLICT (tbl) DO UPDATE SET indexes = excluded.indexes`,
+        params: [step.table, JSON.stringify(step.indexes)],
+      };
+  }
+}
+
+/** Computes new key columns in JS (the key encoding lives there, not in SQL), a batch at a time. */
+function* backfill(dialect: SqlDialect, table: string, indexes: string[], keysOf: KeyFunction): SqlProgram {
+  const t = quote(dialect.names.table(table));
+  let after: string | null = null;
+  for (;;) {
+    const rows: Rows =
+      after === null
+        ? yield { sql: `SELECT id, doc FROM ${t} ORDER BY id LIMIT ${BACKFILL_BATCH}` }
+        : yield {
+            sql: `SELECT id, doc FROM ${t} WHERE id > ${dialect.param(1)} ORDER BY id LIMIT ${BACKFILL_BATCH}`,
+            params: [after],
+          };
+    if (!rows.length) return;
+    const batch = rows.map((r) => {
+      const keys = keysOf(table, decodeDocument(String(r.doc)));
+      return { id: String(r.id), keys: indexes.map((n) => keys[n]) };
+    });
+    for (const request of dialect.backfill(table, indexes, batch)) yield request;
+    after = String(rows[rows.length - 1].id);
+  }
+}
+
+/** Runs `program` with a synchronous `run` (SQLite inside `db.transaction`). */
+export function runSync(program: SqlProgram, run: (request: SqlRequest) => Rows): void {
+  for (let next = program.next(); !next.done; ) next = program.next(run(next.value));
+}
+
+/** Runs `program` with an asynchronous `run` (PostgreSQL on one connection). */
+export async function runAsync(
+  program: SqlProgram,
+  run: (request: SqlRequest) => Promise<Rows>,
+): Promise<void> {
+  for (let next = program.next(); !next.done; ) next = program.next(await run(next.value));
+}
