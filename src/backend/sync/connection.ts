@@ -287,7 +287,7 @@ export class Connection implements Subscriber {
   }
 
   private onConnect(v: number, token: string | null): void {
-    if (!(PROTOCOL_VERSIONS as readonly number[]).includes(v)) {
+    if (!PROTOCOL_VERSIONS.includes(v)) {
       this.close(
         CloseCode.UNSUPPORTED_VERSION,
         `unsupported protocol version; server speaks ${PROTOCOL_VERSIONS.join(",")}`,
