@@ -9,6 +9,7 @@ import {
   type CallMessage,
   type ClientMessage,
   type ConnectionLimits,
+  type Outcome,
   PROTOCOL_VERSION,
   type RequestId,
   type ServerMessage,
@@ -97,7 +98,7 @@ export class Connection implements Subscriber {
     this.sendMessage(id === undefined ? { type: "error", ...error } : { type: "error", id, ...error });
   }
 
-  private sendResult(id: RequestId, body: { value: unknown } | { error: WireError }): void {
+  private sendResult(id: RequestId, body: Outcome): void {
     this.sendMessage({ type: "result", id, ...body });
   }
 
