@@ -70,6 +70,17 @@ describe("architecture boundaries", () => {
     expect(offenders).toEqual([]);
   });
 
+  it("the shared protocol module is a leaf: it imports nothing (server and browser bundles both use it)", () => {
+    const offenders: string[] = [];
+    for (const file of files(join(root, "src/protocol"))) {
+      for (const { spec } of imports(file)) {
+        const inside = spec.startsWith(".") && resolveRelative(file, spec).startsWith("src/protocol/");
+        if (!inside) offenders.push(`${relative(root, file)} -> ${spec}`);
+      }
+    }
+    expect(offenders).toEqual([]);
+  });
+
   it("clients import only types from the platform (plus its dependency-free references) and the auth integration", () => {
     const offenders: string[] = [];
     for (const dir of ["src/client", "src/react"]) {

@@ -4,42 +4,27 @@
  * thousands of these, so it keeps no timers of its own (the server's sweep checks deadlines).
  */
 import type { WebSocket } from "ws";
+import { CloseCode } from "../../protocol/close-codes.ts";
+import {
+  type CallMessage,
+  type ClientMessage,
+  type ConnectionLimits,
+  type Outcome,
+  PROTOCOL_VERSION,
+  type RequestId,
+  type ServerMessage,
+  type WireError,
+} from "../../protocol/messages.ts";
 import { tokenExpired } from "../auth/token-clock.ts";
-import { emptyReadSet, type ReadSet } from "../db/read-write-sets.ts";
 import type { RequestMeta, UserIdentity } from "../functions/define.ts";
 import { logger } from "../logger.ts";
 import type { Authenticated, Backend, Caller } from "../runtime.ts";
-import {
-  type ClientMessage,
-  CloseCode,
-  PROTOCOL_VERSIONS,
-  ProtocolError,
-  parseClientMessage,
-  type RequestId,
-  type WireError,
-} from "./protocol.ts";
+import { IdentityWatch, sameIdentity } from "./identity-watch.ts";
+import type { SyncLimits } from "./limits.ts";
+import { PROTOCOL_VERSIONS, ProtocolError, parseClientMessage } from "./protocol.ts";
 import { identityKey, type QueryGroups, type Subscriber, type Subscription } from "./query-group.ts";
-import { type Reactor, Watch } from "./reactor.ts";
+import type { Reactor } from "./reactor.ts";
 import { wireError } from "./wire-error.ts";
-
-/** Per-connection limits and timeouts (see docs/protocol.md "Limits"). */
-export interface SyncLimits {
-  /** Largest accepted frame; larger ones close the socket with 1009. */
-  maxMessageBytes: number;
-  maxSubscriptions: number;
-  /** Queries, mutations and actions awaiting their result. */
-  maxInFlight: number;
-  /** Close a connection that sent nothing (not even a ping) for this long. */
-  idleTimeoutMs: number;
-  /** Close a connection that did not send `connect` within this time. */
-  handshakeTimeoutMs: number;
-  /** Close a client that does not read its messages once this much is queued. */
-  maxBufferedBytes: number;
-  /** Malformed messages tolerated before the connection is closed with 4000. */
-  maxProtocolErrors: number;
-  /** Re-run the identity resolver at least this often (0: only when its reads change). */
-  identityRecheckMs: number;
-}
 
 /** What a connection needs from its server. */
 export interface ConnectionHost {
@@ -48,55 +33,6 @@ export interface ConnectionHost {
   groups: QueryGroups;
   limits: SyncLimits;
   closed(conn: Connection): void;
-}
-
-/** Claims that change on every token refresh without changing who the caller is. */
-const VOLATILE_CLAIMS = new Set(["exp", "iat", "nbf", "jti"]);
-
-function sameIdentity(a: UserIdentity | null, b: UserIdentity | null): boolean {
-  if (a === b) return true;
-  if (!a || !b) return false;
-  const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
-  for (const k of keys) {
-    if (VOLATILE_CLAIMS.has(k)) continue;
-    if (JSON.stringify(a[k]) !== JSON.stringify(b[k])) return false;
-  }
-  return true;
-}
-
-/** Keeps a connection's identity current: steps 1 and 2 re-run whenever their reads change. */
-class IdentityWatch extends Watch {
-  readonly priority = true;
-  private succeeded: Authenticated | null = null;
-
-  constructor(private readonly conn: Connection) {
-    super();
-  }
-
-  async execute(): Promise<ReadSet> {
-    const token = this.conn.token;
-    if (!token) return emptyReadSet();
-    try {
-      const auth = await this.conn.host.backend.authenticate(token, this.conn.meta);
-      if (!this.removed && token === this.conn.token) this.succeeded = auth;
-      return auth.readSet;
-    } catch (e) {
-      // A failure ends the identity at once, even if newer commits are queued: revocation is urgent.
-      if (!this.removed && token === this.conn.token) this.conn.authFailed(wireError(e));
-      return emptyReadSet();
-    }
-  }
-
-  onInvalidated(): void {
-    this.succeeded = null;
-    this.conn.holdUpdates();
-  }
-
-  onSettled(): void {
-    const auth = this.succeeded;
-    this.succeeded = null;
-    if (auth) this.conn.authSucceeded(auth);
-  }
 }
 
 export class Connection implements Subscriber {
@@ -110,7 +46,6 @@ export class Connection implements Subscriber {
   private tokenExp: number | undefined;
   private sessionEnd: number | undefined;
   private lastAuthAt = 0;
-  /** The message waiting for the current authentication's outcome. */
   /**
    * Replies owed for `connect` / `authenticate` messages still being checked, oldest first: a
    * client that sends `authenticate` before `connected` arrived still gets both answers.
@@ -156,19 +91,26 @@ export class Connection implements Subscriber {
     this.ws.send(text);
   }
 
-  private sendJson(message: Record<string, unknown>): void {
+  private sendMessage(message: ServerMessage): void {
     this.send(JSON.stringify(message));
   }
 
   private sendError(id: RequestId | undefined, error: WireError): void {
-    this.sendJson(id === undefined ? { type: "error", ...error } : { type: "error", id, ...error });
+    this.sendMessage(id === undefined ? { type: "error", ...error } : { type: "error", id, ...error });
   }
 
-  private sendResult(id: RequestId, body: { value: unknown } | { error: WireError }): void {
-    this.sendJson({ type: "result", id, ...body });
+  private sendResult(id: RequestId, body: Outcome): void {
+    this.sendMessage({ type: "result", id, ...body });
   }
 
-  /** Subscriber: a group's new result for one of our subscriptions. */
+  private sendConnected(authenticated: boolean): void {
+    this.sendMessage({ type: "connected", v: PROTOCOL_VERSION, authenticated, ...this.limitsInfo() });
+  }
+
+  /**
+   * Subscriber: a group's new result for one of our subscriptions. An `update` message
+   * ({@link ServerMessage}) spliced from pre-serialized parts: one result fans out to many sockets.
+   */
   deliver(sub: Subscription, body: string): void {
     if (this.held) {
       this.held.set(sub, body);
@@ -238,23 +180,21 @@ export class Connection implements Subscriber {
     this.tokenExp = this.sessionEnd = undefined;
     this.failed = error;
     // `auth_error` answers the authentication; a pending handshake still gets its `connected`.
-    if (this.replies.includes("connect"))
-      this.sendJson({ type: "connected", v: 1, authenticated: false, ...this.limitsInfo() });
+    if (this.replies.includes("connect")) this.sendConnected(false);
     this.replies = [];
-    this.sendJson({ type: "auth_error", ...error });
+    this.sendMessage({ type: "auth_error", ...error });
     this.release();
   }
 
   private answer(authenticated: boolean): void {
     for (const reply of this.replies) {
-      if (reply === "connect")
-        this.sendJson({ type: "connected", v: 1, authenticated, ...this.limitsInfo() });
-      else this.sendJson({ type: "authenticated", authenticated });
+      if (reply === "connect") this.sendConnected(authenticated);
+      else this.sendMessage({ type: "authenticated", authenticated });
     }
     this.replies = [];
   }
 
-  private limitsInfo(): Record<string, unknown> {
+  private limitsInfo(): ConnectionLimits {
     const l = this.host.limits;
     return {
       idleTimeoutMs: l.idleTimeoutMs,
@@ -349,7 +289,7 @@ export class Connection implements Subscriber {
   }
 
   private onConnect(v: number, token: string | null): void {
-    if (!(PROTOCOL_VERSIONS as readonly number[]).includes(v)) {
+    if (!PROTOCOL_VERSIONS.includes(v)) {
       this.close(
         CloseCode.UNSUPPORTED_VERSION,
         `unsupported protocol version; server speaks ${PROTOCOL_VERSIONS.join(",")}`,
@@ -362,7 +302,7 @@ export class Connection implements Subscriber {
       this.replies.push("connect");
       this.startAuthentication();
     } else {
-      this.sendJson({ type: "connected", v: 1, authenticated: false, ...this.limitsInfo() });
+      this.sendConnected(false);
     }
   }
 
@@ -395,7 +335,7 @@ export class Connection implements Subscriber {
         this.onAuthenticate(message.token);
         return;
       case "ping":
-        this.send('{"type":"pong"}');
+        this.sendMessage({ type: "pong" });
         return;
       case "unsubscribe": {
         if (this.pending) await this.pending;
@@ -429,14 +369,18 @@ export class Connection implements Subscriber {
         );
         return;
       }
-      default:
+      case "query":
+      case "mutation":
+      case "action":
         return this.call(message);
+      default: {
+        const unhandled: never = message;
+        throw new Error(`unhandled message ${JSON.stringify(unhandled)}`);
+      }
     }
   }
 
-  private async call(
-    message: Extract<ClientMessage, { type: "query" | "mutation" | "action" }>,
-  ): Promise<void> {
+  private async call(message: CallMessage): Promise<void> {
     const { id, path, args } = message;
     if (this.inFlight >= this.host.limits.maxInFlight) {
       return this.sendResult(id, {

@@ -1,40 +1,20 @@
 /**
- * The sync protocol's wire format (version 1, see docs/protocol.md): message shapes, close codes
- * and the parser that turns untrusted text into a typed client message or a typed error.
+ * The server's reader of the sync protocol (docs/protocol.md): turns untrusted text into a typed
+ * client message or a typed error. The message types, close codes and version are shared with the
+ * clients in `src/protocol/`.
  */
+import {
+  type ClientMessage,
+  PROTOCOL_VERSION,
+  type RequestId,
+  type WireError,
+} from "../../protocol/messages.ts";
 
 /** Protocol versions this server speaks; the client names its version in `connect`. */
-export const PROTOCOL_VERSIONS = [1] as const;
+export const PROTOCOL_VERSIONS: readonly number[] = [PROTOCOL_VERSION];
 
-/** WebSocket close codes the server uses (4000–4999 are application codes). */
-export const CloseCode = {
-  NORMAL: 1000,
-  GOING_AWAY: 1001,
-  /** Sent by `ws` itself when a frame exceeds `maxMessageBytes`. */
-  MESSAGE_TOO_BIG: 1009,
-  PROTOCOL_ERROR: 4000,
-  UNSUPPORTED_VERSION: 4001,
-  HANDSHAKE_REQUIRED: 4002,
-  IDLE_TIMEOUT: 4008,
-  SLOW_CONSUMER: 4009,
-} as const;
-
-export type RequestId = string | number;
-
-export type ClientMessage =
-  | { type: "connect"; v: number; token?: string | null }
-  | { type: "authenticate"; token: string | null }
-  | { type: "subscribe"; id: RequestId; path: string; args: Record<string, unknown> }
-  | { type: "unsubscribe"; id: RequestId }
-  | { type: "query" | "mutation" | "action"; id: RequestId; path: string; args: Record<string, unknown> }
-  | { type: "ping" };
-
-/** A typed error as it travels on the wire. */
-export interface WireError {
-  code: string;
-  message: string;
-  data?: unknown;
-}
+// The error shape is imported from here by `wire-error.ts`.
+export type { RequestId, WireError };
 
 /** Why a message could not be accepted; `id` is echoed when the message had a usable one. */
 export class ProtocolError extends Error {
@@ -101,17 +81,4 @@ export function parseClientMessage(text: string): ClientMessage {
     default:
       throw new ProtocolError("UNKNOWN_MESSAGE_TYPE", `Unknown message type "${raw.type.slice(0, 40)}"`, id);
   }
-}
-
-/** JSON with object keys sorted, so equal args share one execution whatever their key order. */
-export function stableStringify(value: unknown): string {
-  if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
-  if (Array.isArray(value)) return `[${value.map(stableStringify).join(",")}]`;
-  const keys = Object.keys(value).sort();
-  const parts: string[] = [];
-  for (const k of keys) {
-    const v = (value as Record<string, unknown>)[k];
-    if (v !== undefined) parts.push(`${JSON.stringify(k)}:${stableStringify(v)}`);
-  }
-  return `{${parts.join(",")}}`;
 }

@@ -3,10 +3,12 @@
  * group, which runs the query once per relevant commit and fans the result out. A result is
  * pushed only when its serialized JSON differs from the last one.
  */
+
+import type { RequestId } from "../../protocol/messages.ts";
+import { stableStringify } from "../../protocol/stable-stringify.ts";
 import { emptyReadSet, type ReadSet } from "../db/read-write-sets.ts";
 import type { UserIdentity } from "../functions/define.ts";
 import type { Backend } from "../runtime.ts";
-import { type RequestId, stableStringify } from "./protocol.ts";
 import { type Reactor, Watch } from "./reactor.ts";
 import { wireError } from "./wire-error.ts";
 

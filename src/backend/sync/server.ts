@@ -6,11 +6,12 @@
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocketServer } from "ws";
+import { CloseCode } from "../../protocol/close-codes.ts";
 import type { RunningHttpServer } from "../http/node-server.ts";
 import { logger } from "../logger.ts";
 import type { Backend } from "../runtime.ts";
-import { Connection, type ConnectionHost, type SyncLimits } from "./connection.ts";
-import { CloseCode } from "./protocol.ts";
+import { Connection, type ConnectionHost } from "./connection.ts";
+import { DEFAULT_LIMITS, type SyncLimits } from "./limits.ts";
 import { QueryGroups } from "./query-group.ts";
 import { Reactor } from "./reactor.ts";
 
@@ -22,17 +23,6 @@ export interface SyncOptions extends Partial<SyncLimits> {
   /** Largest number of query/identity executions at once (default 8). */
   concurrency?: number;
 }
-
-export const DEFAULT_LIMITS: SyncLimits = {
-  maxMessageBytes: 1024 * 1024,
-  maxSubscriptions: 1000,
-  maxInFlight: 64,
-  idleTimeoutMs: 60_000,
-  handshakeTimeoutMs: 10_000,
-  maxBufferedBytes: 16 * 1024 * 1024,
-  maxProtocolErrors: 20,
-  identityRecheckMs: 5 * 60_000,
-};
 
 /** A running sync endpoint. */
 export interface SyncServer {
