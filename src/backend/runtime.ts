@@ -10,7 +10,6 @@ import { Catalog } from "./db/catalog.ts";
 import { DatabaseReaderImpl, DatabaseWriterImpl } from "./db/database.ts";
 import { type DocumentWrite, emptyReadSet, type ReadSet } from "./db/read-write-sets.ts";
 import { EnvStore } from "./env/store.ts";
-import { ServiceError } from "./errors.ts";
 import type {
   ActionCtx,
   HttpAction,
@@ -20,13 +19,13 @@ import type {
   UserIdentity,
 } from "./functions/define.ts";
 import { type FunctionReference, functionPath } from "./functions/references.ts";
-import { type FunctionKind, isRegisteredFunction, type RegisteredFunction } from "./functions/registered.ts";
+import type { FunctionKind, RegisteredFunction } from "./functions/registered.ts";
+import { FunctionRegistry, parseArgs } from "./functions/registry.ts";
 import { staticAuth } from "./functions/static-auth.ts";
 import { logger } from "./logger.ts";
 import type { SchemaDefinition } from "./schema.ts";
 import { decodeWrites } from "./storage/commit-payload.ts";
 import type { ReadTransaction, StorageEngine } from "./storage/engine.ts";
-import { validate } from "./values/validate.ts";
 
 // Backend's API speaks these (options, `authenticate`); transports import them from here.
 export type { AuthConfig, Authenticated, IdentityResolver } from "./auth/authenticator.ts";
@@ -56,7 +55,7 @@ export class Backend {
   readonly catalog: Catalog;
   readonly engine: StorageEngine;
   readonly env: EnvStore;
-  private readonly functions = new Map<string, RegisteredFunction>();
+  private readonly functions: FunctionRegistry;
   private readonly commits: CommitBus;
   private readonly authenticator: Authenticator;
   private readonly authSource?: BackendOptions["auth"];
@@ -79,11 +78,7 @@ export class Backend {
         if (!commit.unknown && commit.writes.some((w) => w.table === "_env")) this.reloadEnv();
       },
     ]);
-    for (const [moduleName, exports] of Object.entries(options.modules)) {
-      for (const [name, value] of Object.entries(exports)) {
-        if (isRegisteredFunction(value)) this.functions.set(`${moduleName}:${name}`, value);
-      }
-    }
+    this.functions = new FunctionRegistry(options.modules);
   }
 
   /** Migrates storage, loads the env store and watches for commits of other processes. */
@@ -116,18 +111,11 @@ export class Backend {
 
   /** Registered function at `path`, or a 404 error. */
   lookup(path: string, kind?: FunctionKind, allowInternal = false): RegisteredFunction {
-    const fn = this.functions.get(path);
-    if (!fn || (fn.visibility === "internal" && !allowInternal)) {
-      throw new ServiceError("FUNCTION_NOT_FOUND", `No function "${path}"`);
-    }
-    if (kind && fn.kind !== kind) {
-      throw new ServiceError("FUNCTION_NOT_FOUND", `"${path}" is a ${fn.kind}, not a ${kind}`);
-    }
-    return fn;
+    return this.functions.lookup(path, kind, allowInternal);
   }
 
   functionPaths(): string[] {
-    return [...this.functions.keys()];
+    return this.functions.paths();
   }
 
   /** Calls `listener` after every commit (after the identity cache and the env store heard it). */
@@ -171,15 +159,6 @@ export class Backend {
 
   // ------------------------------------------------------------------------------ execution
 
-  private args(fn: RegisteredFunction, args: unknown): Record<string, unknown> {
-    const value = args ?? {};
-    if (typeof value !== "object" || Array.isArray(value)) {
-      throw new ServiceError("INVALID_ARGUMENTS", "args must be an object");
-    }
-    if (fn.args) validate({ kind: "object", fields: fn.args, isOptional: false }, value, "args");
-    return value as Record<string, unknown>;
-  }
-
   /** Runs a query in one read snapshot; returns its value and exact read set. */
   async runQuery(
     ref: FunctionReference | string,
@@ -189,7 +168,7 @@ export class Backend {
     into?: ReadSet,
   ): Promise<{ value: unknown; readSet: ReadSet }> {
     const fn = this.lookup(functionPath(ref), "query", caller.allowInternal);
-    const parsed = this.args(fn, args);
+    const parsed = parseArgs(fn, args);
     return this.engine.read(async (tx) => {
       // Identity reads are not part of the query's read set: the connection watches them itself.
       // An anonymous caller skips the call (and its await): nothing to resolve.
@@ -217,7 +196,7 @@ export class Backend {
     caller: Caller = {},
   ): Promise<{ value: unknown; sequence: number }> {
     const fn = this.lookup(functionPath(ref), "mutation", caller.allowInternal);
-    const parsed = this.args(fn, args);
+    const parsed = parseArgs(fn, args);
     let writes: DocumentWrite[] = [];
     const value = await this.engine.write(async (tx) => {
       writes = [];
@@ -239,7 +218,7 @@ export class Backend {
   /** Runs an action: no database, but it can call queries, mutations and other actions. */
   async runAction(ref: FunctionReference | string, args: unknown, caller: Caller = {}): Promise<unknown> {
     const fn = this.lookup(functionPath(ref), "action", caller.allowInternal);
-    const parsed = this.args(fn, args);
+    const parsed = parseArgs(fn, args);
     const ctx = await this.actionCtx(caller);
     const value = await fn.handler(ctx, parsed);
     return value === undefined ? null : value;

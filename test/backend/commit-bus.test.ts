@@ -32,7 +32,12 @@ function bus() {
   return { engine, commits, order };
 }
 
-const write = (table: string, id: string) => ({ table, id, before: null, after: { _id: id } });
+const write = (table: string, id: string) => ({
+  table,
+  id,
+  before: null,
+  after: { _id: id, _creationTime: 1 },
+});
 
 describe("commit bus", () => {
   it("numbers commits and delivers each to the hearers, in order, before any listener", () => {
