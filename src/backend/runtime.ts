@@ -149,12 +149,18 @@ export class Backend {
     return this.authenticator.authenticate(token, meta);
   }
 
-  /** Identity for one call: given by the caller, else steps 1+2 for its token in `tx` (the call's snapshot). */
-  private async identityFor(caller: Caller, tx: ReadTransaction): Promise<UserIdentity | null> {
+  /**
+   * Identity for one call: given by the caller, else steps 1+2 for its token in `tx` (the call's
+   * snapshot). Not async: a cached identity is returned as is, without a promise per call.
+   */
+  private identityFor(
+    caller: Caller,
+    tx: ReadTransaction,
+  ): UserIdentity | null | Promise<UserIdentity | null> {
     if (caller.identity !== undefined) return caller.identity;
     if (caller.lazyIdentity) return caller.lazyIdentity();
     if (!caller.token) return null;
-    return (await this.authenticator.authenticate(caller.token, caller.meta, tx)).identity;
+    return this.authenticator.identity(caller.token, caller.meta, tx);
   }
 
   // ------------------------------------------------------------------------------ execution
