@@ -3,6 +3,7 @@
  * references, errors, and starting a service. The auth integration uses only this entry point.
  */
 
+export type { AuthConfig, Authenticated, IdentityResolver } from "./auth/authenticator.ts";
 export type { JwtProviderConfig } from "./auth/jwt-verifier.ts";
 export type { DatabaseReader, DatabaseWriter } from "./db/database.ts";
 export type { IndexRangeBuilder, PaginationOptions, PaginationResult, Query } from "./db/query.ts";
@@ -17,19 +18,20 @@ export type {
   HttpAction,
   MutationCtx,
   QueryCtx,
-  RegisteredFunction,
   RequestMeta,
   UserIdentity,
 } from "./functions/define.ts";
-export { customMutation, functionsFor, isRegisteredFunction } from "./functions/define.ts";
+export { customMutation, functionsFor } from "./functions/define.ts";
 export type { ApiOf, FunctionReference, InternalApiOf } from "./functions/references.ts";
 export { anyApi, functionPath, makeReference } from "./functions/references.ts";
+export type { RegisteredFunction } from "./functions/registered.ts";
+export { isRegisteredFunction } from "./functions/registered.ts";
 export type { Change, Trigger } from "./functions/triggers.ts";
 export { Triggers } from "./functions/triggers.ts";
 export type { HttpRoutes } from "./http/app.ts";
 export { bearerToken } from "./http/app.ts";
 export { logger } from "./logger.ts";
-export type { AuthConfig, Authenticated, Caller, IdentityResolver } from "./runtime.ts";
+export type { Caller } from "./runtime.ts";
 export { Backend } from "./runtime.ts";
 export type { DataModelOf, DocOf, EdgeDefinition, GenericDataModel, SchemaDefinition } from "./schema.ts";
 export { defineEnt, defineEntSchema, defineSchema, defineTable, TableDefinition } from "./schema.ts";

@@ -4,7 +4,14 @@
  * synchronous from an in-memory copy, refreshed on every commit that touches `_env` (this
  * process) or on any commit of another process.
  */
-import type { Backend } from "../runtime.ts";
+import type { DatabaseReader, DatabaseWriter } from "../db/database.ts";
+
+/** Where the store keeps its rows: internal reads and writes that may touch the `_env` system table. */
+export interface EnvDatabase {
+  read<T>(fn: (db: DatabaseReader) => Promise<T>): Promise<T>;
+  /** Must publish the commit like a mutation's, so other processes reload too. */
+  write<T>(fn: (db: DatabaseWriter) => Promise<T>): Promise<T>;
+}
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -16,12 +23,12 @@ export class EnvStore {
   private loadsStarted = 0;
   private newestApplied = 0;
 
-  constructor(private readonly backend: Backend) {}
+  constructor(private readonly database: EnvDatabase) {}
 
   /** Reloads stored values from the database. */
   async load(): Promise<void> {
     const ticket = ++this.loadsStarted;
-    const rows = await this.backend.read((db) => db.query("_env").collect());
+    const rows = await this.database.read((db) => db.query("_env").collect());
     // An older reload answering late must not undo a newer one (or a local set/remove).
     if (ticket < this.newestApplied) return;
     this.newestApplied = ticket;
@@ -54,7 +61,7 @@ export class EnvStore {
 
   async set(name: string, value: string): Promise<void> {
     if (!NAME.test(name)) throw new Error(`Invalid variable name "${name}"`);
-    await this.backend.write(async (db) => {
+    await this.database.write(async (db) => {
       const existing = await db
         .query("_env")
         .withIndex("name", (q) => q.eq("name", name))
@@ -74,7 +81,7 @@ export class EnvStore {
   }
 
   async remove(name: string): Promise<boolean> {
-    const removed = await this.backend.write(async (db) => {
+    const removed = await this.database.write(async (db) => {
       const existing = await db
         .query("_env")
         .withIndex("name", (q) => q.eq("name", name))

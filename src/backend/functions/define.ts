@@ -1,12 +1,14 @@
 /**
  * Function builders: `query`, `mutation`, `action`, their internal variants and `httpAction`.
- * A registered function is plain data (kind, visibility, args validator, handler); the runtime
- * executes it. Types flow from the `args` validators into the handler and out to `api` references.
+ * A registered function (registered.ts) is plain data (kind, visibility, args validator, handler);
+ * the runtime executes it. Types flow from the `args` validators into the handler and out to `api`
+ * references.
  */
 import type { DatabaseReader, DatabaseWriter } from "../db/database.ts";
 import type { DataModelOf, GenericDataModel, SchemaDefinition } from "../schema.ts";
 import type { ObjectType, PropertyValidators } from "../values/validators.ts";
 import type { FunctionReference } from "./references.ts";
+import type { FunctionKind, RegisteredFunction, Visibility } from "./registered.ts";
 
 /** What a verified token tells about the caller. Fields beyond these come from the token claims. */
 export interface UserIdentity {
@@ -66,25 +68,6 @@ export interface ActionCtx {
     ref: R,
     args: R["_args"],
   ): Promise<R["_returns"]>;
-}
-
-export type FunctionKind = "query" | "mutation" | "action";
-export type Visibility = "public" | "internal";
-
-/** A function the runtime can execute. `Args`/`Returns` are phantom types for references. */
-export interface RegisteredFunction<
-  K extends FunctionKind = FunctionKind,
-  V extends Visibility = Visibility,
-  Args = any,
-  Returns = any,
-> {
-  readonly kind: K;
-  readonly visibility: V;
-  readonly args?: PropertyValidators;
-  readonly handler: (ctx: any, args: any) => unknown;
-  /** Phantom types, never set at runtime. */
-  readonly _args?: Args;
-  readonly _returns?: Returns;
 }
 
 /** An HTTP route handler: a web-standard Request in, a Response out. */
@@ -151,13 +134,4 @@ export function customMutation<DM extends GenericDataModel, V extends Visibility
       args: definition.args,
       handler: async (ctx: MutationCtx<DM>, args: any) => definition.handler(await wrap(ctx), args),
     })) as Builder<"mutation", V, MutationCtx<DM>>;
-}
-
-export function isRegisteredFunction(value: unknown): value is RegisteredFunction {
-  return (
-    typeof value === "object" &&
-    value !== null &&
-    ["query", "mutation", "action"].includes((value as RegisteredFunction).kind) &&
-    typeof (value as RegisteredFunction).handler === "function"
-  );
 }

@@ -2,7 +2,7 @@
  * Typed function references: `api.messages.list` is a reference to `messages:list` whose args and
  * return types come from the registered function. At runtime a reference is just its path.
  */
-import type { FunctionKind, RegisteredFunction, Visibility } from "./define.ts";
+import type { FunctionKind, RegisteredFunction, Visibility } from "./registered.ts";
 
 export const PATH = Symbol.for("service-auth.functionPath");
 

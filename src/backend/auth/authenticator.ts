@@ -1,0 +1,147 @@
+/**
+ * Authentication of a bearer token, in one place for every transport (HTTP calls, the WebSocket,
+ * actions): step 1 verifies the JWT (signature, expiry, issuer, audience), step 2 runs the
+ * installed identity resolver, which confirms the caller against the database (session and user
+ * rows); the per-token identity cache (identity-cache.ts) remembers the result.
+ */
+import type { Catalog } from "../db/catalog.ts";
+import { DatabaseReaderImpl } from "../db/database.ts";
+import { type Commit, emptyReadSet, type ReadSet } from "../db/read-write-sets.ts";
+import { ServiceError } from "../errors.ts";
+import type { EnvReader, QueryCtx, RequestMeta, UserIdentity } from "../functions/define.ts";
+import { staticAuth } from "../functions/static-auth.ts";
+import type { ReadTransaction, StorageEngine } from "../storage/engine.ts";
+import { IdentityCache } from "./identity-cache.ts";
+import { TokenError } from "./jwks-source.ts";
+import { createJwtVerifier, type JwtProviderConfig, type JwtVerifier } from "./jwt-verifier.ts";
+
+/**
+ * Step 2 of authentication, installed by an auth integration: given the verified claims, confirm
+ * the caller against the database (e.g. the session exists and is unexpired) and return the
+ * identity functions will see. Throw `ServiceError("UNAUTHORIZED" | "ACCOUNT_BANNED", …)` to refuse.
+ * Its reads are recorded, so a live connection can watch exactly what its identity depends on.
+ */
+export type IdentityResolver = (claims: Record<string, unknown>, ctx: QueryCtx) => Promise<UserIdentity>;
+
+/** The platform's auth configuration (SPEC §4.3 "auth config"). */
+export interface AuthConfig {
+  /** JWT providers; a function is re-read so providers can follow the env store (e.g. `JWKS`). */
+  providers: JwtProviderConfig[];
+  resolveIdentity?: IdentityResolver;
+}
+
+/** The outcome of steps 1+2 for a token. */
+export interface Authenticated {
+  identity: UserIdentity;
+  /** What the identity depends on (session and user documents). */
+  readSet: ReadSet;
+  /** `exp` of the token, in seconds. */
+  expiresAt?: number;
+}
+
+/** What the authenticator reads with. */
+export interface AuthenticatorDeps {
+  catalog: Catalog;
+  engine: StorageEngine;
+  env: EnvReader;
+  /** The sequence number of the last commit delivered to the identity cache (the commit bus). */
+  lastSequence: () => number;
+}
+
+export class Authenticator {
+  private config?: AuthConfig;
+  private verifier?: JwtVerifier;
+  /** Steps 1+2 results per token; see identity-cache.ts for why this is safe. */
+  private readonly cache = new IdentityCache();
+
+  constructor(private readonly deps: AuthenticatorDeps) {}
+
+  /** Installs a new auth config (new key set or settings): nothing verified before may be reused. */
+  configure(config: AuthConfig): void {
+    this.config = config;
+    this.verifier = config.providers.length ? createJwtVerifier(config.providers) : undefined;
+    this.cache.clear();
+  }
+
+  /** Drops every cached steps-1+2 result. */
+  forget(): void {
+    this.cache.clear();
+  }
+
+  /** A commit's invalidations; must be heard before anyone else learns of the commit. */
+  heard(commit: Commit): void {
+    this.cache.commit(commit.sequence, commit.unknown ? null : commit.writes);
+  }
+
+  /** Step 1: verifies the token's signature, expiry, issuer and audience. */
+  async verifyToken(token: string): Promise<Record<string, unknown>> {
+    if (!this.verifier) throw new ServiceError("UNAUTHORIZED", "Authentication is not configured");
+    try {
+      return (await this.verifier.verify(token)).payload;
+    } catch (e) {
+      if (e instanceof TokenError) {
+        throw new ServiceError("UNAUTHORIZED", e.message, { data: { reason: e.code } });
+      }
+      throw e;
+    }
+  }
+
+  /**
+   * Steps 1 and 2 for `token`, or the cached result. Step 2 reads in `tx` when given (a function
+   * call's own snapshot; pass it before the transaction's first read), else in a snapshot of its own.
+   */
+  async authenticate(token: string, meta: RequestMeta = {}, tx?: ReadTransaction): Promise<Authenticated> {
+    const cached = this.cache.get(token);
+    if (cached) return { identity: cached.identity, readSet: cached.readSet, expiresAt: cached.exp };
+    return this.verifyAndResolve(token, meta, tx);
+  }
+
+  /**
+   * `authenticate`'s identity alone. A cache hit answers synchronously: it is the hot path of every
+   * function call with a token, where a promise and a result object per call are measurable.
+   */
+  identity(
+    token: string,
+    meta: RequestMeta = {},
+    tx?: ReadTransaction,
+  ): UserIdentity | Promise<UserIdentity> {
+    const cached = this.cache.get(token);
+    if (cached) return cached.identity;
+    return this.verifyAndResolve(token, meta, tx).then((a) => a.identity);
+  }
+
+  /** Steps 1 and 2, uncached; stores the result unless something it depends on changed meanwhile. */
+  private async verifyAndResolve(
+    token: string,
+    meta: RequestMeta,
+    tx?: ReadTransaction,
+  ): Promise<Authenticated> {
+    // Both taken before step 1 and before any await: a key rotation, or a commit touching what step
+    // 2 reads, while this runs keeps the result out of the cache. A given `tx` has not read yet and
+    // snapshots start at the first read (SQLite deferred BEGIN, PostgreSQL REPEATABLE READ), so
+    // `since` never counts a commit the snapshot misses.
+    const since = this.deps.lastSequence();
+    const epoch = this.cache.epoch;
+    const claims = await this.verifyToken(token);
+    const readSet = emptyReadSet();
+    const resolve = (snapshot: ReadTransaction) =>
+      this.resolve(claims, {
+        db: new DatabaseReaderImpl(this.deps.catalog, snapshot, readSet),
+        auth: staticAuth(null, token),
+        meta,
+        env: this.deps.env,
+      });
+    const identity = await (tx ? resolve(tx) : this.deps.engine.read(resolve));
+    const exp = typeof claims.exp === "number" ? claims.exp : undefined;
+    this.cache.set(token, identity, readSet, exp, since, epoch);
+    return { identity, readSet, expiresAt: exp };
+  }
+
+  /** Step 2: the installed resolver, or by default the identity the claims describe. */
+  private async resolve(claims: Record<string, unknown>, ctx: QueryCtx): Promise<UserIdentity> {
+    if (this.config?.resolveIdentity) return this.config.resolveIdentity(claims, ctx);
+    const subject = String(claims.sub ?? "");
+    const issuer = String(claims.iss ?? "");
+    return { ...claims, subject, issuer, tokenIdentifier: `${issuer}|${subject}` };
+  }
+}
