@@ -5,7 +5,7 @@
  */
 import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type SyncApp, startSyncApp } from "../sync/fixtures/harness.ts";
+import { type SyncApp, startSyncApp } from "./fixtures/harness.ts";
 
 let app: SyncApp;
 const uncaught: unknown[] = [];
