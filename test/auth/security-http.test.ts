@@ -17,7 +17,7 @@ import {
   unsignedToken,
   withPayload,
 } from "../helpers/jwt-forge.ts";
-import { runCli } from "../helpers/process.ts";
+import { PROCESS_TEST_TIMEOUT, runCli } from "../helpers/process.ts";
 import { tempDatabaseFile } from "../helpers/temp.ts";
 
 let app: ExampleApp;
@@ -152,7 +152,7 @@ describe("forged tokens on POST /api/query", () => {
   });
 });
 
-describe("secrets never appear in logs", () => {
+describe("secrets never appear in logs", { timeout: PROCESS_TEST_TIMEOUT }, () => {
   it("JWT, session token, password, SERVICE_AUTH_SECRET and private keys stay out of stderr/stdout", async () => {
     const databaseUrl = tempDatabaseFile();
     const server = await spawnExampleServer({ DATABASE_URL: databaseUrl });

@@ -13,7 +13,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { api } from "../../examples/app/app.ts";
 import { type ExampleApp, startExampleApp } from "../helpers/example-app.ts";
-import { eventually, sleep } from "../sync/fixtures/harness.ts";
+import { eventually, sleep } from "../helpers/wait.ts";
 import { closeClients, liveClient, watch } from "./live-client.ts";
 
 let app: ExampleApp;

@@ -20,7 +20,7 @@ import {
   serializePreloaded,
 } from "../../src/client/index.ts";
 import { CookieJar, type ExampleApp, PASSWORD, startExampleApp } from "../helpers/example-app.ts";
-import { eventually } from "../sync/fixtures/harness.ts";
+import { eventually } from "../helpers/wait.ts";
 import { closeClients, liveClient, watch } from "./live-client.ts";
 
 let app: ExampleApp;

@@ -20,7 +20,8 @@ import {
   useQuery,
 } from "../../src/react/index.ts";
 import { CookieJar, type ExampleApp, PASSWORD, startExampleApp } from "../helpers/example-app.ts";
-import { type Dom, ErrorBoundary, eventually, installDom } from "./support.tsx";
+import { eventually } from "../helpers/wait.ts";
+import { type Dom, ErrorBoundary, installDom } from "./support.tsx";
 
 let dom: Dom;
 let app: ExampleApp;

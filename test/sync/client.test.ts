@@ -4,8 +4,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { anyApi } from "../../src/backend/functions/references.ts";
 import { BackendClient, type BackendError } from "../../src/client/index.ts";
+import { eventually, sleep } from "../helpers/wait.ts";
 import { makeKeys } from "./fixtures/auth.ts";
-import { eventually, type Session, type SyncApp, sleep, startSyncApp } from "./fixtures/harness.ts";
+import { type Session, type SyncApp, startSyncApp } from "./fixtures/harness.ts";
 
 const api = anyApi;
 let app: SyncApp;

@@ -1,6 +1,7 @@
 /** Reactive subscriptions over real sockets: initial results, pushes, precision, sharing, ordering. */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { RawSocket, type SyncApp, sleep, startSyncApp } from "./fixtures/harness.ts";
+import { sleep } from "../helpers/wait.ts";
+import { RawSocket, type SyncApp, startSyncApp } from "./fixtures/harness.ts";
 import { executions } from "./fixtures/messages.ts";
 
 let app: SyncApp;

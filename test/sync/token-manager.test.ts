@@ -1,8 +1,8 @@
 /** Token management rules of SPEC §3.2, on the TokenManager itself (real timers, real JWTs). */
 import { describe, expect, it } from "vitest";
 import { decodeJwtTimes, TokenManager } from "../../src/client/token-manager.ts";
+import { sleep } from "../helpers/wait.ts";
 import { makeKeys, signToken } from "./fixtures/auth.ts";
-import { sleep } from "./fixtures/harness.ts";
 
 const keys = await makeKeys("tm");
 const token = (ttl: number) => signToken(keys, { sub: "u", sessionId: "s" }, ttl);
