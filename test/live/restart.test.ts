@@ -35,7 +35,7 @@ it("restores subscriptions and authentication after the server restarts", async 
   apps.push(second);
   expect(second.url).toBe(first.url);
 
-  await eventually(() => expect(live.received.filter((m) => m.type === "connected")).toHaveLength(2), 10_000);
+  await eventually(() => expect(live.received.filter((m) => m.type === "connected")).toHaveLength(2));
   expect(live.received.filter((m) => m.type === "connected").map((m) => m.authenticated)).toEqual([
     true,
     true,
