@@ -89,6 +89,16 @@ describe("forged tokens on POST /api/query", () => {
     );
   });
 
+  it("signed with the deployment's key, but naming another user's session", async () => {
+    const otherSessionId = decodeJwt(other.token).sessionId;
+    expect(otherSessionId).not.toBe(claims.sessionId);
+    const token = await signRs256(signingKey.privateKey, kid, { ...claims, sessionId: otherSessionId });
+    expectRejected(await me(token), /Session not found/);
+    // Both users and both sessions are intact: only the pairing is refused.
+    expect((await me(victim.token)).status).toBe(200);
+    expect((await me(other.token)).status).toBe(200);
+  });
+
   it("signed by another key under the same kid", async () => {
     expectRejected(await me(await signRs256(await foreignKey(), kid, claims)), /Invalid token signature/);
   });
