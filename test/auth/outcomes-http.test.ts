@@ -191,5 +191,6 @@ describe("SPEC §3.3 over HTTP", () => {
   it("a presented but invalid token is 401 even for a public function", async () => {
     const res = await app.call("query", "users:count", {}, "not.a.jwt");
     expect(res.status).toBe(401);
+    expect(res.body.code).toBe("UNAUTHORIZED");
   });
 });
