@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { decodeJwt } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ExampleApp, PASSWORD, startExampleApp } from "../helpers/example-app.ts";
-import { ROOT, runTsx } from "../helpers/process.ts";
+import { PROCESS_TEST_TIMEOUT, ROOT, runTsx } from "../helpers/process.ts";
 
 let app: ExampleApp;
 beforeAll(async () => {
@@ -144,7 +144,7 @@ describe("cross-domain cookie bridge", () => {
   });
 });
 
-describe("MessageChannel polyfill", () => {
+describe("MessageChannel polyfill", { timeout: PROCESS_TEST_TIMEOUT }, () => {
   const probe = join(ROOT, "test/auth/fixtures/polyfill-probe.ts");
 
   it("defines a stand-in with no-op ports when the global is absent", async () => {

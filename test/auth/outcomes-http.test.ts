@@ -156,6 +156,21 @@ describe("SPEC §3.3 over HTTP", () => {
     expect(refresh.body.code).toBe("ACCOUNT_BANNED");
   });
 
+  it("a ban until a future time blocks with 403 until banExpires passes, then no longer", async () => {
+    const { browser, token, userId } = await app.signUp(email());
+    const banExpires = Date.now() + 5 * 60 * 1000;
+    await app.backend.write((db) => db.patch("user", userId, { banned: true, banExpires }));
+    const banned = await me(token);
+    expect(banned.status).toBe(403);
+    expect(banned.body.code).toBe("ACCOUNT_BANNED");
+    const refresh = await browser.token();
+    expect(refresh.status).toBe(403);
+    expect(refresh.body.code).toBe("ACCOUNT_BANNED");
+    // A minute after the ban ends (6 min from now): the JWT (15 min) and the session are still valid.
+    vi.useFakeTimers({ toFake: ["Date"], now: banExpires + 60 * 1000 });
+    expect((await me(token)).status).toBe(200);
+  });
+
   it("an expired ban (banExpires in the past) no longer blocks", async () => {
     const { token, userId } = await app.signUp(email());
     await app.backend.write((db) =>
@@ -176,5 +191,6 @@ describe("SPEC §3.3 over HTTP", () => {
   it("a presented but invalid token is 401 even for a public function", async () => {
     const res = await app.call("query", "users:count", {}, "not.a.jwt");
     expect(res.status).toBe(401);
+    expect(res.body.code).toBe("UNAUTHORIZED");
   });
 });

@@ -215,6 +215,32 @@ describe("plugin options", () => {
   });
 });
 
+describe("POST /delete-user (fixture with user.deleteUser enabled)", () => {
+  it("deletes the user and clears the JWT cookie with Max-Age=0; the old JWT gets 401", async () => {
+    const fixture = await startAuthFixture();
+    try {
+      const { browser, response, token } = await fixture.signUp("delete-me@example.com");
+      expect(response.status).toBe(200);
+      expect((await fixture.call("query", "probe:whoami", {}, token)).status).toBe(200);
+
+      const deleted = await browser.send("POST", "/api/auth/delete-user", { password: PASSWORD });
+      expect(deleted.status).toBe(200);
+      const cleared = jwtCookie(browser.jar.lastSetCookies);
+      expect(cleared).toMatch(/^service-auth\.jwt=;/);
+      expect(cleared).toMatch(/Max-Age=0/i);
+      expect(browser.jar.get("service-auth.jwt")).toBeUndefined();
+
+      const userId = response.body.user.id as string;
+      expect(await fixture.service.backend.read((db) => db.get("user", userId))).toBeNull();
+      const after = await fixture.call("query", "probe:whoami", {}, token);
+      expect(after.status).toBe(401);
+      expect(after.body.code).toBe("UNAUTHORIZED");
+    } finally {
+      await fixture.close();
+    }
+  });
+});
+
 describe("options.basePath with dynamic keys", () => {
   it("tokens verify through {SITE_URL}/auth/backend/jwks", async () => {
     const fixture = await startAuthFixture({ basePath: "/auth", staticKeys: false });

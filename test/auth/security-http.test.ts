@@ -17,7 +17,7 @@ import {
   unsignedToken,
   withPayload,
 } from "../helpers/jwt-forge.ts";
-import { runCli } from "../helpers/process.ts";
+import { PROCESS_TEST_TIMEOUT, runCli } from "../helpers/process.ts";
 import { tempDatabaseFile } from "../helpers/temp.ts";
 
 let app: ExampleApp;
@@ -89,6 +89,16 @@ describe("forged tokens on POST /api/query", () => {
     );
   });
 
+  it("signed with the deployment's key, but naming another user's session", async () => {
+    const otherSessionId = decodeJwt(other.token).sessionId;
+    expect(otherSessionId).not.toBe(claims.sessionId);
+    const token = await signRs256(signingKey.privateKey, kid, { ...claims, sessionId: otherSessionId });
+    expectRejected(await me(token), /Session not found/);
+    // Both users and both sessions are intact: only the pairing is refused.
+    expect((await me(victim.token)).status).toBe(200);
+    expect((await me(other.token)).status).toBe(200);
+  });
+
   it("signed by another key under the same kid", async () => {
     expectRejected(await me(await signRs256(await foreignKey(), kid, claims)), /Invalid token signature/);
   });
@@ -152,7 +162,7 @@ describe("forged tokens on POST /api/query", () => {
   });
 });
 
-describe("secrets never appear in logs", () => {
+describe("secrets never appear in logs", { timeout: PROCESS_TEST_TIMEOUT }, () => {
   it("JWT, session token, password, SERVICE_AUTH_SECRET and private keys stay out of stderr/stdout", async () => {
     const databaseUrl = tempDatabaseFile();
     const server = await spawnExampleServer({ DATABASE_URL: databaseUrl });

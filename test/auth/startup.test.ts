@@ -8,7 +8,7 @@ import { app } from "../../examples/app/app.ts";
 import { freePort, PASSWORD } from "../helpers/example-app.ts";
 import { EXAMPLE_MAIN, spawnExampleServer } from "../helpers/example-server.ts";
 import { getJson, postJson } from "../helpers/http.ts";
-import { runCli, runTsx } from "../helpers/process.ts";
+import { PROCESS_TEST_TIMEOUT, runCli, runTsx } from "../helpers/process.ts";
 import { startTestBackend } from "../helpers/service.ts";
 import { tempDatabaseFile, tempDir } from "../helpers/temp.ts";
 
@@ -25,7 +25,7 @@ const stored = async (databaseUrl: string, name: string) => {
   }
 };
 
-describe("startup", () => {
+describe("startup", { timeout: PROCESS_TEST_TIMEOUT }, () => {
   it("NODE_ENV=production with an empty database exits 1 and prints the command to run", async () => {
     const databaseUrl = tempDatabaseFile();
     const port = await freePort();

@@ -5,7 +5,7 @@
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { callFunction } from "../helpers/http.ts";
-import { ROOT, type SpawnedServer, spawnServer } from "../helpers/process.ts";
+import { PROCESS_TEST_TIMEOUT, ROOT, type SpawnedServer, spawnServer } from "../helpers/process.ts";
 import { tempDatabaseFile } from "../helpers/temp.ts";
 
 const SERVER = join(ROOT, "test/fixtures/server.ts");
@@ -57,7 +57,7 @@ async function streamAndKill(server: SpawnedServer, round: number, killAfter: nu
   return { ackedMessages, ackedBatches, attempted: next };
 }
 
-describe("crash safety", () => {
+describe("crash safety", { timeout: PROCESS_TEST_TIMEOUT }, () => {
   it("keeps every acknowledged mutation and no partial one across SIGKILLs", async () => {
     const file = tempDatabaseFile();
     const acked = { messages: [] as string[], batches: [] as string[] };

@@ -2,7 +2,7 @@ import { sign as cryptoSign, KeyObject } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { exportJWK, exportSPKI, generateKeyPair, type JWK, SignJWT } from "jose";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import {
   createJwtVerifier,
   type JwtProviderConfig,
@@ -10,6 +10,10 @@ import {
   type TokenErrorCode,
 } from "../../src/backend/auth/jwt-verifier.ts";
 import { beyondLeeway, CLOCK_LEEWAY_SECONDS, tokenExpired } from "../../src/backend/auth/token-clock.ts";
+
+afterEach(() => {
+  vi.useRealTimers();
+});
 
 const ISS = "https://idp.example.test";
 const AUD = "service-api";
@@ -524,7 +528,6 @@ describe("createJwtVerifier: remote JWKS", () => {
     hits = 0;
     status = 200;
   };
-  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
   it("fetches once (lazily, deduplicating concurrent requests) and caches", async () => {
     reset([rsa.jwk]);
@@ -537,6 +540,9 @@ describe("createJwtVerifier: remote JWKS", () => {
   });
 
   it("refetches on unknown kid (key rotation), rate-limited", async () => {
+    // The refetch interval is measured on Date.now: frozen here, and moved on by hand, so a slow
+    // machine cannot stretch "within the interval" past it.
+    vi.useFakeTimers({ toFake: ["Date"] });
     reset([rsa.jwk]);
     const v = createJwtVerifier([{ issuer: ISS, audience: AUD, jwksUrl: url, minRefetchIntervalMs: 300 }]);
     await v.verify(await sign(rsa.privateKey));
@@ -548,12 +554,12 @@ describe("createJwtVerifier: remote JWKS", () => {
     await expectCode(v.verify(rotated), "UNKNOWN_KEY");
     expect(hits).toBe(1);
 
-    await sleep(350);
+    vi.setSystemTime(Date.now() + 350);
     await expect(v.verify(rotated)).resolves.toMatchObject({ kid: "k2" });
     expect(hits).toBe(2);
 
     // A flood of garbage kids triggers at most one refetch per interval.
-    await sleep(350);
+    vi.setSystemTime(Date.now() + 350);
     const bogus = await Promise.all(["x1", "x2", "x3"].map((kid) => sign(rsa.privateKey, { kid })));
     for (let i = 0; i < 5; i++) {
       for (const t of bogus) await expectCode(v.verify(t), "UNKNOWN_KEY");

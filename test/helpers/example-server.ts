@@ -6,7 +6,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { join } from "node:path";
 import { freePort } from "./example-app.ts";
-import { ROOT } from "./process.ts";
+import { PROCESS_WAIT_MS, ROOT } from "./process.ts";
 
 export const EXAMPLE_MAIN = join(ROOT, "examples/app/main.ts");
 
@@ -26,7 +26,7 @@ export interface ExampleServer {
  */
 export async function spawnExampleServer(
   env: Record<string, string | undefined> & { DATABASE_URL: string },
-  timeoutMs = 30_000,
+  timeoutMs = PROCESS_WAIT_MS,
 ): Promise<ExampleServer> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;

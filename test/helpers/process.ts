@@ -11,6 +11,18 @@ export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
  */
 const NODE_ARGS = ["--import", "tsx"];
 
+/**
+ * How long one child process may take to finish or to start listening: a second or two on a quiet
+ * machine, many times that on a loaded one.
+ */
+export const PROCESS_WAIT_MS = 60_000;
+
+/**
+ * Timeout of a test that runs child processes (tsx CLI runs, spawned servers): it may run up to
+ * about ten of them, ~1–2 s each when quiet and several times that on a loaded two-core machine.
+ */
+export const PROCESS_TEST_TIMEOUT = 180_000;
+
 export interface RunResult {
   code: number | null;
   stdout: string;
@@ -36,7 +48,7 @@ export function runTsx(
     const timer = setTimeout(() => {
       child.kill("SIGKILL");
       fail(new Error(`tsx ${script} ${args.join(" ")} timed out\nstderr: ${stderr}`));
-    }, options.timeoutMs ?? 30_000);
+    }, options.timeoutMs ?? PROCESS_WAIT_MS);
     child.on("error", fail);
     child.on("close", (code) => {
       clearTimeout(timer);
@@ -71,7 +83,7 @@ export interface SpawnedServer {
 export function spawnServer(
   script: string,
   env: Record<string, string | undefined>,
-  timeoutMs = 30_000,
+  timeoutMs = PROCESS_WAIT_MS,
 ): Promise<SpawnedServer> {
   return new Promise((done, fail) => {
     const child = spawn(process.execPath, [...NODE_ARGS, script], {

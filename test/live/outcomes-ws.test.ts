@@ -13,7 +13,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { api } from "../../examples/app/app.ts";
 import { type ExampleApp, startExampleApp } from "../helpers/example-app.ts";
-import { eventually, sleep } from "../sync/fixtures/harness.ts";
+import { eventually } from "../helpers/wait.ts";
 import { closeClients, liveClient, watch } from "./live-client.ts";
 
 let app: ExampleApp;
@@ -55,16 +55,23 @@ async function expectSignedOut(
   for (const w of watches) expect(w.errors.map((e) => e.code)).toContain(authErrors(live.received)[0].code);
 }
 
-/** No update reaches the stopped subscriptions after `mark` (messages received so far). */
-async function expectNoUpdatesAfter(
-  live: ReturnType<typeof liveClient>,
-  mark: number,
-  writer: () => Promise<unknown>,
-) {
-  const counts = live.received.length;
-  await writer();
-  await sleep(150);
-  expect(live.received.slice(Math.max(mark, counts)).filter((m) => m.type === "update")).toEqual([]);
+/**
+ * `write` produces no update on this client, whose live queries were stopped. The barrier: a new
+ * subscription (the public user count) on the same connection must see a later write (a sign-up);
+ * messages are ordered, so any update `write` caused would have arrived before the barrier's.
+ */
+async function expectNoUpdatesFrom(live: ReturnType<typeof liveClient>, write: () => Promise<unknown>) {
+  const count = watch(live.client, api.users.count);
+  await eventually(() => expect(count.values).toHaveLength(1));
+  const before = count.last() as number;
+  const mark = live.received.length;
+  await write();
+  await app.signUp(email());
+  await eventually(() => expect(count.last()).toBe(before + 1));
+  const updates = live.received.slice(mark).filter((m) => m.type === "update");
+  const barrier = updates.find((m) => m.value === before + 1);
+  expect(updates).toEqual([barrier]);
+  count.stop();
 }
 
 describe("SPEC §3.3 over the WebSocket", () => {
@@ -83,7 +90,7 @@ describe("SPEC §3.3 over the WebSocket", () => {
     await expectSignedOut(live, [me, list], 401);
     // The client holds no queries any more: messages posted by others reach nobody here.
     const other = await app.signUp(email());
-    await expectNoUpdatesAfter(live, live.received.length, () =>
+    await expectNoUpdatesFrom(live, () =>
       app.call("mutation", "messages:send", { body: "after sign-out" }, other.token),
     );
     expect(list.values.flat().map((m: any) => m.body)).not.toContain("after sign-out");

@@ -7,7 +7,7 @@ import { afterAll, afterEach, expect, it } from "vitest";
 import { api } from "../../examples/app/app.ts";
 import { type ExampleApp, freePort, startExampleApp } from "../helpers/example-app.ts";
 import { tempDatabaseFile } from "../helpers/temp.ts";
-import { eventually } from "../sync/fixtures/harness.ts";
+import { eventually } from "../helpers/wait.ts";
 import { closeClients, liveClient, watch } from "./live-client.ts";
 
 const apps: ExampleApp[] = [];
@@ -35,7 +35,7 @@ it("restores subscriptions and authentication after the server restarts", async 
   apps.push(second);
   expect(second.url).toBe(first.url);
 
-  await eventually(() => expect(live.received.filter((m) => m.type === "connected")).toHaveLength(2), 10_000);
+  await eventually(() => expect(live.received.filter((m) => m.type === "connected")).toHaveLength(2));
   expect(live.received.filter((m) => m.type === "connected").map((m) => m.authenticated)).toEqual([
     true,
     true,

@@ -20,7 +20,7 @@ import {
   serializePreloaded,
 } from "../../src/client/index.ts";
 import { CookieJar, type ExampleApp, PASSWORD, startExampleApp } from "../helpers/example-app.ts";
-import { eventually } from "../sync/fixtures/harness.ts";
+import { eventually } from "../helpers/wait.ts";
 import { closeClients, liveClient, watch } from "./live-client.ts";
 
 let app: ExampleApp;
@@ -128,9 +128,9 @@ describe("fetchQuery / fetchMutation / fetchAction", () => {
     expect(typeof id).toBe("string");
     const listed = await fetchQuery(api.messages.list, {}, { url: app.url, token });
     expect(listed.map((m: { _id: string }) => m._id)).toContain(id);
-    await expect(
-      fetchMutation(api.messages.send, { body: "x" }, { url: app.url, token: "not.a.jwt" }),
-    ).rejects.toBeInstanceOf(BackendCallError);
+    const invalid = fetchMutation(api.messages.send, { body: "x" }, { url: app.url, token: "not.a.jwt" });
+    await expect(invalid).rejects.toBeInstanceOf(BackendCallError);
+    await expect(invalid).rejects.toMatchObject({ code: "UNAUTHORIZED", status: 401 });
     // Internal actions are not reachable over HTTP, not even with a valid token.
     await expect(
       fetchAction(internal.auth.rotateKeys as any, {}, { url: app.url, token }),

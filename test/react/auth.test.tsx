@@ -20,7 +20,8 @@ import {
   useQuery,
 } from "../../src/react/index.ts";
 import { CookieJar, type ExampleApp, PASSWORD, startExampleApp } from "../helpers/example-app.ts";
-import { type Dom, ErrorBoundary, eventually, installDom } from "./support.tsx";
+import { eventually } from "../helpers/wait.ts";
+import { type Dom, ErrorBoundary, installDom } from "./support.tsx";
 
 let dom: Dom;
 let app: ExampleApp;
@@ -242,8 +243,10 @@ describe("BackendAuthProvider with Better Auth", () => {
     // Better Auth is told to re-read the session, and agrees.
     await eventually(() => expect(authClient.$store.atoms.session.get().data).toBeNull());
     // The client stopped every live query at the sign-out; the public one is subscribed again
-    // (anonymously) instead of failing, and stays live.
-    const before = Number(shownCount());
+    // (anonymously) instead of failing, and stays live. While it is being subscribed again it shows
+    // "…", so wait until it shows the server's current count before counting on it.
+    const before = (await app.call("query", "users:count")).body.value as number;
+    await eventually(() => expect(shownCount()).toBe(String(before)));
     await app.signUp("carol2@example.com");
     await eventually(() => expect(shownCount()).toBe(String(before + 1)));
     expect(page.caught.filter((e) => e.code !== "UNAUTHORIZED")).toEqual([]);

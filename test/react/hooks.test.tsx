@@ -17,15 +17,9 @@ import {
   useQuery,
   useQueryResult,
 } from "../../src/react/index.ts";
+import { eventually } from "../helpers/wait.ts";
 import { api, type NotesApp, startNotesApp } from "./fixtures/notes-app.ts";
-import {
-  type Dom,
-  ErrorBoundary,
-  eventually,
-  installDom,
-  RecordingWebSocket,
-  sentFrames,
-} from "./support.tsx";
+import { type Dom, ErrorBoundary, installDom, RecordingWebSocket, sentFrames } from "./support.tsx";
 
 let dom: Dom;
 let app: NotesApp;

@@ -1,5 +1,5 @@
 /**
- * Test support for the React bindings: a DOM to render into, polling assertions, an error
+ * Test support for the React bindings: a DOM to render into, an error
  * boundary and a WebSocket that records what the client sends.
  *
  * Why not `// @vitest-environment happy-dom` (or jsdom): these tests run the real server in the
@@ -63,20 +63,6 @@ export function installDom(url = "http://127.0.0.1/"): Dom {
       await window.happyDOM.close();
     },
   };
-}
-
-/** Retries `check` until it stops throwing (the live pushes arrive asynchronously). */
-export async function eventually(check: () => void | Promise<void>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      await check();
-      return;
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-  }
 }
 
 /** Renders `fallback(error)` instead of children that threw. */

@@ -1,6 +1,5 @@
 /** Authentication on live connections: steps 1+2 at connect, then revocation, ban and expiry pushes. */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CLOCK_LEEWAY_SECONDS } from "../../src/backend/auth/token-clock.ts";
 import { makeKeys, signToken } from "./fixtures/auth.ts";
 import { RawSocket, type SyncApp, startSyncApp } from "./fixtures/harness.ts";
 
@@ -136,7 +135,7 @@ describe("live identity", () => {
     const erin = await app.signIn("erin", { sessionTtlMs: 1200 });
     const s = await connectAs(erin.token);
     await subscribeWhoami(s);
-    expect(await s.next((m) => m.type === "auth_error", 5000)).toMatchObject({ code: "UNAUTHORIZED" });
+    expect(await s.next((m) => m.type === "auth_error")).toMatchObject({ code: "UNAUTHORIZED" });
     s.close();
   });
 
@@ -145,7 +144,7 @@ describe("live identity", () => {
     const s = await connectAs(frank.token);
     await subscribeWhoami(s);
     // Expired from exp + leeway on, the same rule as HTTP verification.
-    expect(await s.next((m) => m.type === "auth_error", (CLOCK_LEEWAY_SECONDS + 5) * 1000)).toMatchObject({
+    expect(await s.next((m) => m.type === "auth_error")).toMatchObject({
       code: "UNAUTHORIZED",
       message: "Token expired",
     });

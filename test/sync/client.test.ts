@@ -4,8 +4,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { anyApi } from "../../src/backend/functions/references.ts";
 import { BackendClient, type BackendError } from "../../src/client/index.ts";
+import { eventually } from "../helpers/wait.ts";
 import { makeKeys } from "./fixtures/auth.ts";
-import { eventually, type Session, type SyncApp, sleep, startSyncApp } from "./fixtures/harness.ts";
+import { type Session, type SyncApp, startSyncApp } from "./fixtures/harness.ts";
 
 const api = anyApi;
 let app: SyncApp;
@@ -137,12 +138,16 @@ describe("authentication", () => {
     const t = tokenEndpoint(bob, 3); // refreshed at half its lifetime, as 3 s < 2 × 60 s
     const c = client();
     const changes: boolean[] = [];
+    const start = Date.now();
     c.setAuth(t.fetchToken, (v) => changes.push(v));
     const w = watch(c, api.messages.byChannel, { channel: "refresh" });
     await eventually(() => expect(w.values.length).toBe(1));
     received.length = 0;
-    await sleep(4500); // beyond the first token's exp
-    expect(t.calls.length).toBeGreaterThanOrEqual(3);
+    // Two refreshes, and real time beyond the first token's exp (3 s, plus a second of rounding).
+    await eventually(() => {
+      expect(t.calls.length).toBeGreaterThanOrEqual(3);
+      expect(Date.now() - start).toBeGreaterThan(4_000);
+    });
     // Refreshed on the live connection ahead of time: the server never had to refuse a token.
     expect(received.filter((m) => m.type === "authenticated").length).toBeGreaterThanOrEqual(2);
     expect(received.filter((m) => m.type === "auth_error")).toEqual([]);
@@ -203,12 +208,16 @@ describe("authentication", () => {
     });
     clients.push(c);
     const changes: boolean[] = [];
+    const start = Date.now();
     c.setAuth(fetchToken, (v) => changes.push(v));
     const w = watch(c, api.messages.whoami, {});
     await eventually(() => expect(w.last()).toBe(erin.userId));
-    await sleep(4000);
-    expect(failures).toBeGreaterThanOrEqual(2);
-    expect(t.calls.length).toBeGreaterThanOrEqual(2);
+    // A refresh got through its failures, and real time passed the first token's exp.
+    await eventually(() => {
+      expect(failures).toBeGreaterThanOrEqual(2);
+      expect(t.calls.length).toBeGreaterThanOrEqual(2);
+      expect(Date.now() - start).toBeGreaterThan(4_000);
+    });
     expect(changes).toEqual([true]);
     expect(c.isAuthenticated).toBe(true);
     await c.mutation(api.messages.send, { channel: "flaky", body: "ok" });

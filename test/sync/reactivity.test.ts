@@ -1,6 +1,6 @@
 /** Reactive subscriptions over real sockets: initial results, pushes, precision, sharing, ordering. */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { RawSocket, type SyncApp, sleep, startSyncApp } from "./fixtures/harness.ts";
+import { RawSocket, type SyncApp, startSyncApp } from "./fixtures/harness.ts";
 import { executions } from "./fixtures/messages.ts";
 
 let app: SyncApp;
@@ -90,10 +90,11 @@ describe("subscriptions", () => {
     s.send({ type: "ping" }); // messages are handled in order: the pong means the unsubscribe is done
     await s.next((m) => m.type === "pong");
     await post("u1", "gone");
+    // The barrier: a later write that subscription 2 must see. Messages on a connection are
+    // ordered, so an update of subscription 1 caused by "gone" would have arrived before it.
     await post("u2", "here");
     const m = await s.next((x) => x.type === "update");
     expect(m).toEqual({ type: "update", id: 2, value: ["here"] });
-    await sleep(50);
     expect(s.pending().filter((x) => x.type === "update")).toEqual([]);
     s.close();
   });

@@ -38,7 +38,7 @@ export function findChromium(): string | undefined {
   if (process.env.CI === "true")
     throw new Error(`${problem} (CI=true: the browser tests must run, not be skipped)`);
   const bar = "!".repeat(78);
-  console.warn(`\n${bar}\n!! SKIPPING BROWSER TESTS (test/e2e): ${problem}\n${bar}\n`);
+  console.warn(`\n${bar}\n!! SKIPPING BROWSER TESTS (test/web-ui): ${problem}\n${bar}\n`);
   return undefined;
 }
 

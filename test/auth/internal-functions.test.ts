@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { type ExampleApp, startExampleApp } from "../helpers/example-app.ts";
+import { eventually } from "../helpers/wait.ts";
 
 let app: ExampleApp;
 let token: string;
@@ -33,8 +34,9 @@ describe("over HTTP", () => {
     it(`${kind} ${path} is refused`, async () => {
       for (const bearer of [null, token]) {
         const res = await app.call(kind, path, args, bearer);
-        expect(res.status).toBeGreaterThanOrEqual(400);
-        expect(res.body.status).toBe("error");
+        // Indistinguishable from a function that does not exist.
+        expect(res.status).toBe(404);
+        expect(res.body).toMatchObject({ status: "error", code: "FUNCTION_NOT_FOUND" });
         expect(res.text).not.toMatch(/privateKey|password|"token"/);
       }
     });
@@ -50,14 +52,13 @@ describe("over the WebSocket", () => {
     ws.send(JSON.stringify({ type: "connect", v: 1, token }));
     for (const [i, [kind, path, args]] of calls.entries())
       ws.send(JSON.stringify({ type: kind, id: i + 1, path, args }));
-    const deadline = Date.now() + 10_000;
-    while (messages.filter((m) => m.type === "result").length < calls.length && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    const results = await eventually(() => {
+      const received = messages.filter((m) => m.type === "result");
+      expect(received).toHaveLength(calls.length);
+      return received;
+    });
     ws.close();
-    const results = messages.filter((m) => m.type === "result");
-    expect(results).toHaveLength(calls.length);
-    for (const r of results) expect(r.error?.code, JSON.stringify(r)).toBeTypeOf("string");
+    for (const r of results) expect(r.error?.code, JSON.stringify(r)).toBe("FUNCTION_NOT_FOUND");
     const me = await app.call("query", "users:me", {}, token);
     expect(me.body.value.role).toBe("user");
   });

@@ -218,7 +218,7 @@ describe.skipIf(!chromiumPath)("example web UI in Chromium", { timeout: 45_000 }
     expect(revoked).toBe(1);
 
     // The server pushes an auth error; the forced token refresh gets 401: signed out.
-    await expectSignedOut(grace.page, 5_000);
+    await expectSignedOut(grace.page);
     // The page says why (the server's reason, e.g. "Session not found").
     expect(await grace.page.locator("#error").textContent()).not.toBe("");
     expect(await wasReloaded(grace.page)).toBe(false);

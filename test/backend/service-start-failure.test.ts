@@ -36,7 +36,7 @@ describe("startService failure", () => {
       }),
     ).rejects.toThrow("attach failed");
     expect(await canListen(port)).toBe(true);
-    await expect(backend?.engine.ping()).rejects.toThrow();
+    await expect(backend?.engine.ping()).rejects.toThrow("The database connection is not open");
   });
 
   it("closes the storage when the port is taken", async () => {
@@ -55,7 +55,7 @@ describe("startService failure", () => {
           },
         }),
       ).rejects.toMatchObject({ code: "EADDRINUSE" });
-      await expect(backend?.engine.ping()).rejects.toThrow();
+      await expect(backend?.engine.ping()).rejects.toThrow("The database connection is not open");
     } finally {
       await new Promise<void>((resolve) => blocker.close(() => resolve()));
     }

@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { CookieJar, PASSWORD } from "../helpers/example-app.ts";
 import { type ExampleServer, spawnExampleServer } from "../helpers/example-server.ts";
+import { PROCESS_TEST_TIMEOUT } from "../helpers/process.ts";
 import { tempDatabaseFile } from "../helpers/temp.ts";
 
 let server: ExampleServer;
@@ -17,7 +18,7 @@ beforeAll(async () => {
     VITEST: undefined,
     LOG_LEVEL: "info",
   } as any);
-}, 60_000);
+}, PROCESS_TEST_TIMEOUT);
 afterAll(async () => {
   await server?.stop();
 });
