@@ -27,7 +27,7 @@ export { anyApi, functionPath, makeReference } from "./functions/references.ts";
 export type { Change, Trigger } from "./functions/triggers.ts";
 export { Triggers } from "./functions/triggers.ts";
 export type { HttpRoutes } from "./http/app.ts";
-export { bearerToken } from "./http/app.ts";
+export { bearerToken } from "./http/bearer-token.ts";
 export { logger } from "./logger.ts";
 export type { AuthConfig, Authenticated, Caller, IdentityResolver } from "./runtime.ts";
 export { Backend } from "./runtime.ts";
