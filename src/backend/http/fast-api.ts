@@ -99,8 +99,10 @@ function serveFunctionCall(
   maxBodyBytes: number,
   cors: HeaderEntry[] | undefined,
 ): void {
-  if (declaresTooLarge(req.headers["content-length"], req.headers["transfer-encoding"], maxBodyBytes))
-    return send(res, payloadTooLarge(maxBodyBytes), cors);
+  if (declaresTooLarge(req.headers["content-length"], req.headers["transfer-encoding"], maxBodyBytes)) {
+    send(res, payloadTooLarge(maxBodyBytes), cors);
+    return;
+  }
   const body = new BodyCollector(maxBodyBytes);
   let settled = false;
   // The callbacks stay anonymous: tsx keeps function names, which costs a defineProperty per
