@@ -84,7 +84,11 @@ describe("request body limit on the Hono route", () => {
         controller.enqueue(new Uint8Array(300).fill(0x20));
       },
     });
-    const res = await app.request("/api/query", { method: "POST", body: stream, duplex: "half" } as RequestInit);
+    const res = await app.request("/api/query", {
+      method: "POST",
+      body: stream,
+      duplex: "half",
+    } as RequestInit);
     expect(res.status).toBe(413);
     expect(res.headers.get("connection")).toBe("close");
     expect(await res.json()).toEqual({
