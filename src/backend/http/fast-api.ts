@@ -142,8 +142,8 @@ async function answer(
 }
 
 /**
- * Writes an answer with the CORS headers, all names in lower case and sorted as the adapter
- * writes a Hono response's headers, then its length.
+ * Writes an answer: its headers with the CORS ones (then sorted by name, as the adapter writes a
+ * Hono response's), and its length.
  */
 function send(res: ServerResponse, response: JsonResponse, cors: HeaderEntry[] | undefined): void {
   if (res.headersSent || res.destroyed) return;
