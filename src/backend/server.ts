@@ -29,7 +29,7 @@ export { isRegisteredFunction } from "./functions/registered.ts";
 export type { Change, Trigger } from "./functions/triggers.ts";
 export { Triggers } from "./functions/triggers.ts";
 export type { HttpRoutes } from "./http/app.ts";
-export { bearerToken } from "./http/app.ts";
+export { bearerToken } from "./http/bearer-token.ts";
 export { logger } from "./logger.ts";
 export type { Caller } from "./runtime.ts";
 export { Backend } from "./runtime.ts";

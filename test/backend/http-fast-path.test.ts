@@ -7,7 +7,8 @@ import type { AddressInfo } from "node:net";
 import { Hono } from "hono";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHttpApp, type HttpRoutes } from "../../src/backend/http/app.ts";
-import { corsResponseHeaders, endpointOf, fastApiListener } from "../../src/backend/http/fast-api.ts";
+import { corsHeaders } from "../../src/backend/http/cors-policy.ts";
+import { endpointOf, fastApiListener } from "../../src/backend/http/fast-api.ts";
 import { modules } from "../fixtures/app.ts";
 import schema from "../fixtures/schema.ts";
 import { callFunction, getJson, postJson } from "../helpers/http.ts";
@@ -278,19 +279,25 @@ describe("function API fast path", () => {
     });
   });
 
-  it("matches hono/cors for origin lists, '*' and no credentials", () => {
-    expect(corsResponseHeaders({ origin: ["http://a.test", "http://b.test"] }, "http://b.test")).toEqual([
+  it("takes the CORS headers of POSTs from the cors policy: origin lists, '*', functions", () => {
+    const post = (origin: string) => ({ origin, method: "POST" });
+    expect(corsHeaders({ origin: ["http://a.test", "http://b.test"] }, post("http://b.test"))).toEqual([
       ["access-control-allow-origin", "http://b.test"],
       ["vary", "Origin"],
     ]);
-    expect(corsResponseHeaders({ origin: ["http://a.test"] }, "http://c.test")).toEqual([["vary", "Origin"]]);
-    expect(corsResponseHeaders({}, "http://c.test")).toEqual([["access-control-allow-origin", "*"]]);
-    expect(corsResponseHeaders({ origin: "*", exposeHeaders: ["X-A", "X-B"] }, "")).toEqual([
+    expect(corsHeaders({ origin: ["http://a.test"] }, post("http://c.test"))).toEqual([["vary", "Origin"]]);
+    expect(corsHeaders({}, post("http://c.test"))).toEqual([["access-control-allow-origin", "*"]]);
+    expect(corsHeaders({ origin: "*", exposeHeaders: ["X-A", "X-B"] }, post(""))).toEqual([
       ["access-control-allow-origin", "*"],
       ["access-control-expose-headers", "X-A,X-B"],
     ]);
-    // A function origin may read the Hono context: left to Hono.
-    expect(corsResponseHeaders({ origin: (o) => o }, "http://a.test")).toBeUndefined();
+    // A function origin decides per request origin.
+    const mirror = { origin: (o: string) => (o.endsWith(".a.test") ? o : null) };
+    expect(corsHeaders(mirror, post("http://x.a.test"))).toEqual([
+      ["access-control-allow-origin", "http://x.a.test"],
+      ["vary", "Origin"],
+    ]);
+    expect(corsHeaders(mirror, post("http://b.test"))).toEqual([["vary", "Origin"]]);
   });
 
   it("still sends preflights, health checks, app routes and other methods to Hono", async () => {

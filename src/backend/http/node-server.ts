@@ -7,6 +7,7 @@ import type { AddressInfo } from "node:net";
 import { getRequestListener } from "@hono/node-server";
 import type { Backend } from "../runtime.ts";
 import { createHttpApp, type HttpAppOptions } from "./app.ts";
+import { DEFAULT_MAX_BODY_BYTES } from "./body-limit.ts";
 import { fastApiListener } from "./fast-api.ts";
 
 export interface RunningHttpServer {
@@ -16,8 +17,6 @@ export interface RunningHttpServer {
   url: string;
   close(): Promise<void>;
 }
-
-const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 
 export async function listenHttp(
   backend: Backend,

@@ -1,0 +1,35 @@
+/**
+ * The platform's own HTTP answers as plain data (status, headers, JSON text), so the Hono app and
+ * the Node fast path write the very same bytes.
+ */
+import { clientErrorOf } from "../errors.ts";
+
+/** A complete JSON answer; header names are lower case. */
+export interface JsonResponse {
+  status: number;
+  headers: Readonly<Record<string, string>>;
+  body: string;
+}
+
+/** Headers of every JSON answer. */
+export const JSON_HEADERS: Readonly<Record<string, string>> = Object.freeze({
+  "content-type": "application/json",
+});
+
+/** A JSON answer. */
+export function jsonResponse(
+  status: number,
+  value: unknown,
+  headers: Readonly<Record<string, string>> = JSON_HEADERS,
+): JsonResponse {
+  return { status, headers, body: JSON.stringify(value) };
+}
+
+/**
+ * The answer to any thrown value: `{status: "error", code, message, data?}` with the code's
+ * status (see `clientErrorOf`: internal errors are logged and shown only as `INTERNAL`).
+ */
+export function errorResponse(error: unknown): JsonResponse {
+  const { status, error: shown } = clientErrorOf(error);
+  return jsonResponse(status, { status: "error", ...shown });
+}
