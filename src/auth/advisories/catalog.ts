@@ -54,8 +54,16 @@ export const ACCEPT_ADVISORIES_VAR = "SERVICE_AUTH_ACCEPT_ADVISORIES";
 /** What `acceptAdvisories` takes: a comma-separated list (the variable's value) or an array. */
 export type AcceptedAdvisories = string | readonly string[] | undefined;
 
-/** The accepted ids, upper-cased and trimmed, so `ghsa-…` in a variable still matches. */
-export function acceptedAdvisories(value: AcceptedAdvisories): ReadonlySet<string> {
+/** Advisory ids compare trimmed and case-insensitively (`ghsa-…` and `GHSA-…` are one id). */
+const normalId = (id: string) => id.trim().toLowerCase();
+
+/** The accepted advisories of an `acceptAdvisories` value. */
+export interface Accepted {
+  has(id: string): boolean;
+}
+
+export function acceptedAdvisories(value: AcceptedAdvisories): Accepted {
   const items = typeof value === "string" ? value.split(",") : (value ?? []);
-  return new Set(items.map((id) => id.trim().toUpperCase()).filter((id) => id.length > 0));
+  const ids = new Set(items.map(normalId).filter((id) => id.length > 0));
+  return { has: (id) => ids.has(normalId(id)) };
 }

@@ -3,7 +3,7 @@
  * mitigate on Better Auth 1.4.9 fails to initialise, with one line naming the advisories and the
  * way out, unless every one of them is accepted explicitly.
  */
-import { ACCEPT_ADVISORIES_VAR, ADVISORY, REFUSED_PLUGINS } from "./catalog.ts";
+import { ACCEPT_ADVISORIES_VAR, ADVISORY, type Accepted, REFUSED_PLUGINS } from "./catalog.ts";
 
 /** The one-line refusal; `advisories` are the ids still to accept. */
 export class AdvisoryRefusal extends Error {
@@ -26,7 +26,7 @@ const wayOut = (ids: readonly string[]) =>
   `Use a patched Better Auth line, or accept the risk with ${ACCEPT_ADVISORIES_VAR}=${ids.join(",")}`;
 
 /** Throws {@link AdvisoryRefusal} for the first refused feature not fully accepted. */
-export function refuseUnpatchedFeatures(options: RefusalOptions, accepted: ReadonlySet<string>): void {
+export function refuseUnpatchedFeatures(options: RefusalOptions, accepted: Accepted): void {
   const enabled = new Set((options.plugins ?? []).map((p) => p.id));
   for (const refused of REFUSED_PLUGINS) {
     if (!enabled.has(refused.pluginId)) continue;
