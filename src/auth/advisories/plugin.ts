@@ -77,7 +77,8 @@ export function advisoryLayer(accept: AcceptedAdvisories = undefined): AdvisoryL
       update: {
         before: async (data, ctx) => {
           const hook = ctx as HookCtx;
-          if (hook && MAILBOX_PROOF_PATHS.has(hook.path ?? "") && data.emailVerified === true) verifying.add(hook);
+          if (hook && MAILBOX_PROOF_PATHS.has(hook.path ?? "") && data.emailVerified === true)
+            verifying.add(hook);
         },
         // Whoever set the password or held a session before the mailbox was proven is not
         // known to own it: drop both before the verified owner's session is made.

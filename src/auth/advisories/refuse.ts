@@ -3,7 +3,7 @@
  * mitigate on Better Auth 1.4.9 fails to initialise, with one line naming the advisories and the
  * way out, unless every one of them is accepted explicitly.
  */
-import { ACCEPT_ADVISORIES_VAR, ADVISORY, type Accepted, REFUSED_PLUGINS } from "./catalog.ts";
+import { ACCEPT_ADVISORIES_VAR, type Accepted, ADVISORY, REFUSED_PLUGINS } from "./catalog.ts";
 
 /** The one-line refusal; `advisories` are the ids still to accept. */
 export class AdvisoryRefusal extends Error {

@@ -42,7 +42,10 @@ afterAll(async () => {
 /** The victim's first sign-in through the provider; the redirect it ends with, and the session. */
 async function victimSignsInWithProvider() {
   const victim = app.browser();
-  const start = await victim.send("POST", "/api/auth/sign-in/oauth2", { providerId: "idp", callbackURL: "/" });
+  const start = await victim.send("POST", "/api/auth/sign-in/oauth2", {
+    providerId: "idp",
+    callbackURL: "/",
+  });
   expect(start.status, start.text).toBe(200);
   const state = new URL(start.body.url).searchParams.get("state")!;
   const callback = await fetch(`${app.url}/api/auth/oauth2/callback/idp?code=idp-code&state=${state}`, {
@@ -52,7 +55,10 @@ async function victimSignsInWithProvider() {
   victim.jar.absorb(callback);
   expect(callback.status).toBe(302);
   const session = await victim.send("GET", "/api/auth/get-session");
-  return { location: callback.headers.get("location") ?? "", userId: session.body?.user?.id as string | undefined };
+  return {
+    location: callback.headers.get("location") ?? "",
+    userId: session.body?.user?.id as string | undefined,
+  };
 }
 
 async function preRegistered() {
@@ -74,7 +80,9 @@ describe(`no implicit OAuth linking into an existing account (${ADVISORY.implici
       const { userId } = await victimSignsInWithProvider();
       expect(userId).toBe(attackerUserId);
       expect(await idpAccountsOf(attackerUserId)).toHaveLength(1);
-      const attacker = await app.browser().send("POST", "/api/auth/sign-in/email", { email, password: PASSWORD });
+      const attacker = await app
+        .browser()
+        .send("POST", "/api/auth/sign-in/email", { email, password: PASSWORD });
       expect(attacker.body.user.id).toBe(attackerUserId);
     } finally {
       await app.accept();

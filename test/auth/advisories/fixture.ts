@@ -66,12 +66,23 @@ export const schema = defineSchema({
   })
     .index("organizationId", ["organizationId"])
     .index("email", ["email"]),
-  twoFactor: defineTable({ secret: v.string(), backupCodes: v.string(), userId: v.id("user") }).index("userId", [
+  twoFactor: defineTable({ secret: v.string(), backupCodes: v.string(), userId: v.id("user") }).index(
     "userId",
-  ]),
+    ["userId"],
+  ),
 });
 
-const MODELS = ["user", "session", "account", "verification", "jwks", "organization", "member", "invitation", "twoFactor"];
+const MODELS = [
+  "user",
+  "session",
+  "account",
+  "verification",
+  "jwks",
+  "organization",
+  "member",
+  "invitation",
+  "twoFactor",
+];
 
 /** What the plugins would have emailed, newest last. */
 export interface Outbox {
@@ -131,7 +142,8 @@ export async function startAdvisoryFixture(options: AdvisoryFixtureOptions): Pro
       ],
     };
   };
-  const createAuth = (ctx: ActionCtx) => betterAuth(authOptions(ctx.env, httpAdapter(ctx, { authFunctions, schema })));
+  const createAuth = (ctx: ActionCtx) =>
+    betterAuth(authOptions(ctx.env, httpAdapter(ctx, { authFunctions, schema })));
   const raw = functionsFor(schema);
   // The options are assembled per test file, so the plugin endpoints' types are not inferred.
   const auth = { ...createApi(schema, { models: MODELS }), ...keyFunctions(createAuth as any) };
@@ -162,7 +174,11 @@ export async function startAdvisoryFixture(options: AdvisoryFixtureOptions): Pro
     },
     async signUp(email, password = PASSWORD) {
       const browser = browserAt(url);
-      const response = await browser.send("POST", "/api/auth/sign-up/email", { email, password, name: "Advisory" });
+      const response = await browser.send("POST", "/api/auth/sign-up/email", {
+        email,
+        password,
+        name: "Advisory",
+      });
       return { browser, response };
     },
     whoami: (token) =>

@@ -17,7 +17,9 @@ let n = 0;
 beforeAll(async () => {
   app = await startAdvisoryFixture({
     plugins: (outbox) => [
-      organization({ sendInvitationEmail: async (data) => void outbox.invitations.push({ email: data.email, id: data.id }) }),
+      organization({
+        sendInvitationEmail: async (data) => void outbox.invitations.push({ email: data.email, id: data.id }),
+      }),
     ],
   });
   ({ browser: owner } = await app.signUp("owner@example.com"));

@@ -16,9 +16,13 @@ const VICTIM = "victim@example.com";
 beforeAll(async () => {
   app = await startAdvisoryFixture({
     plugins: (outbox) => [
-      magicLink({ sendMagicLink: ({ email, url, token }) => void outbox.magicLinks.push({ email, url, token }) }),
+      magicLink({
+        sendMagicLink: ({ email, url, token }) => void outbox.magicLinks.push({ email, url, token }),
+      }),
     ],
-    options: { socialProviders: { github: { clientId: "advisory-client", clientSecret: "advisory-secret" } } },
+    options: {
+      socialProviders: { github: { clientId: "advisory-client", clientSecret: "advisory-secret" } },
+    },
   });
   expect((await app.signUp(VICTIM)).response.status).toBe(200);
 });

@@ -17,8 +17,12 @@ const victimEmail = () => `hijack${++n}@example.com`;
 beforeAll(async () => {
   app = await startAdvisoryFixture({
     plugins: (outbox) => [
-      magicLink({ sendMagicLink: ({ email, url, token }) => void outbox.magicLinks.push({ email, url, token }) }),
-      emailOTP({ sendVerificationOTP: async ({ email, otp, type }) => void outbox.otps.push({ email, otp, type }) }),
+      magicLink({
+        sendMagicLink: ({ email, url, token }) => void outbox.magicLinks.push({ email, url, token }),
+      }),
+      emailOTP({
+        sendVerificationOTP: async ({ email, otp, type }) => void outbox.otps.push({ email, otp, type }),
+      }),
     ],
   });
 });
@@ -44,7 +48,10 @@ async function victimSignsIn(email: string, by: "magic-link" | "email-otp") {
     const { token } = app.outbox.magicLinks.filter((m) => m.email === email).at(-1)!;
     expect((await victim.send("GET", `/api/auth/magic-link/verify?token=${token}`)).status).toBe(200);
   } else {
-    const sent = await victim.send("POST", "/api/auth/email-otp/send-verification-otp", { email, type: "sign-in" });
+    const sent = await victim.send("POST", "/api/auth/email-otp/send-verification-otp", {
+      email,
+      type: "sign-in",
+    });
     expect(sent.status).toBe(200);
     const { otp } = app.outbox.otps.filter((m) => m.email === email).at(-1)!;
     expect((await victim.send("POST", "/api/auth/sign-in/email-otp", { email, otp })).status).toBe(200);

@@ -33,6 +33,7 @@ describe("rateLimitKey", () => {
   });
 
   it("returns anything that is not an IP address unchanged (its own key, never a shared one)", () => {
-    for (const odd of ["", "unknown", "2001:db8::1::2", "999.1.1.1", "1.2.3"]) expect(rateLimitKey(odd)).toBe(odd);
+    for (const odd of ["", "unknown", "2001:db8::1::2", "999.1.1.1", "1.2.3"])
+      expect(rateLimitKey(odd)).toBe(odd);
   });
 });

@@ -60,7 +60,9 @@ describe("refused plugins", () => {
 
   it("a request to a refused auth fails instead of being served", async () => {
     const auth = authWith({ plugins: [oidcProvider({ loginPage: "/login" })] });
-    await expect(auth.handler(new Request("http://localhost:3999/api/auth/ok"))).rejects.toThrow(AdvisoryRefusal);
+    await expect(auth.handler(new Request("http://localhost:3999/api/auth/ok"))).rejects.toThrow(
+      AdvisoryRefusal,
+    );
   });
 
   it("accepting only some of the advisories still refuses, naming the rest", async () => {
@@ -100,7 +102,9 @@ describe(`OAuth state storage (${ADVISORY.cookieOAuthState})`, () => {
 describe(`implicit OAuth account linking (${ADVISORY.implicitOAuthLinking})`, () => {
   it("is off unless the app turns it on", async () => {
     expect((await authWith({}).$context).options.account?.accountLinking?.enabled).toBe(false);
-    const optedIn = authWith({ account: { accountLinking: { enabled: true, trustedProviders: ["github"] } } });
+    const optedIn = authWith({
+      account: { accountLinking: { enabled: true, trustedProviders: ["github"] } },
+    });
     expect((await optedIn.$context).options.account?.accountLinking?.enabled).toBe(true);
     const accepted = authWith({}, ADVISORY.implicitOAuthLinking);
     expect((await accepted.$context).options.account?.accountLinking?.enabled).toBeUndefined();

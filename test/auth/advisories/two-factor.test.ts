@@ -28,7 +28,11 @@ async function twoFactorUser() {
   expect(response.status).toBe(200);
   const enabled = await browser.send("POST", "/api/auth/two-factor/enable", { password: PASSWORD });
   expect(enabled.status).toBe(200);
-  return { email, userId: response.body.user.id as string, backupCode: enabled.body.backupCodes[0] as string };
+  return {
+    email,
+    userId: response.body.user.id as string,
+    backupCode: enabled.body.backupCodes[0] as string,
+  };
 }
 
 async function passwordStep(email: string) {
@@ -62,7 +66,9 @@ describe(`no JWT before the second factor (${ADVISORY.jwtBeforeSecondFactor})`, 
     expect(browser.jar.get("service-auth.jwt")).toBeUndefined();
     expect((await browser.send("GET", "/api/auth/backend/token")).status).toBe(401);
 
-    const verified = await browser.send("POST", "/api/auth/two-factor/verify-backup-code", { code: backupCode });
+    const verified = await browser.send("POST", "/api/auth/two-factor/verify-backup-code", {
+      code: backupCode,
+    });
     expect(verified.status).toBe(200);
     const token = await browser.send("GET", "/api/auth/backend/token");
     expect(token.status).toBe(200);
@@ -73,7 +79,9 @@ describe(`no JWT before the second factor (${ADVISORY.jwtBeforeSecondFactor})`, 
     const email = `one-factor${++n}@example.com`;
     const { response } = await app.signUp(email);
     const browser = app.browser();
-    expect((await browser.send("POST", "/api/auth/sign-in/email", { email, password: PASSWORD })).status).toBe(200);
+    expect(
+      (await browser.send("POST", "/api/auth/sign-in/email", { email, password: PASSWORD })).status,
+    ).toBe(200);
     expect((await app.whoami(browser.jar.get("service-auth.jwt"))).body.value).toBe(response.body.user.id);
   });
 });
