@@ -4,7 +4,7 @@
  * on working. Mitigated: deleting a user deletes their sessions first, in every store. A JWT for
  * such a session is refused at once either way (step 2 reads the session and the user).
  */
-import { admin } from "better-auth/plugins";
+import { admin, anonymous } from "better-auth/plugins";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ADVISORY } from "../../../src/auth/advisories/catalog.ts";
 import { type AdvisoryFixture, PASSWORD, startAdvisoryFixture } from "./fixture.ts";
@@ -17,7 +17,7 @@ const store = new Map<string, string>();
 
 beforeAll(async () => {
   app = await startAdvisoryFixture({
-    plugins: () => [admin()],
+    plugins: () => [admin(), anonymous()],
     options: {
       secondaryStorage: {
         get: (key) => store.get(key) ?? null,
@@ -71,5 +71,41 @@ describe(`sessions end with their user (${ADVISORY.sessionsAfterUserDelete})`, (
     expect([...store.values()].some((value) => value.includes(userId))).toBe(false);
     expect((await app.rows("session")).some((s) => s.userId === userId)).toBe(false);
     expect((await app.whoami(jwt)).body.value).not.toBe(userId);
+  });
+});
+
+describe(`anonymous sessions end when the anonymous user is linked (${ADVISORY.sessionsAfterUserDelete})`, () => {
+  /** An anonymous visitor who signs up: the anonymous user is deleted; returns its old session cookie. */
+  async function linkedAnonymous() {
+    const visitor = app.browser();
+    const anon = await visitor.send("POST", "/api/auth/sign-in/anonymous", {});
+    expect(anon.status).toBe(200);
+    const anonymousCookie = visitor.jar.get("service-auth.session_token")!;
+    const anonymousId = (await visitor.send("GET", "/api/auth/get-session")).body.user.id as string;
+    const signUp = await visitor.send("POST", "/api/auth/sign-up/email", {
+      email: `linked-anon${++n}@example.com`,
+      password: PASSWORD,
+      name: "Linked",
+    });
+    expect(signUp.status).toBe(200);
+    expect((await app.rows("user")).some((u) => u._id === anonymousId)).toBe(false);
+    const old = app.browser();
+    old.jar.cookies.set("service-auth.session_token", anonymousCookie);
+    return { old, anonymousId };
+  }
+
+  it("reproduction: with the mitigation off, the deleted anonymous user's session still answers", async () => {
+    await app.accept(ADVISORY.sessionsAfterUserDelete);
+    try {
+      const { old, anonymousId } = await linkedAnonymous();
+      expect((await old.send("GET", "/api/auth/get-session")).body?.user?.id).toBe(anonymousId);
+    } finally {
+      await app.accept();
+    }
+  });
+
+  it("mitigated: the anonymous session ends with its user", async () => {
+    const { old } = await linkedAnonymous();
+    expect((await old.send("GET", "/api/auth/get-session")).body).toBeNull();
   });
 });
