@@ -26,7 +26,8 @@ export type AuditVerdict =
   | { kind: "fail"; unlisted: ReportedAdvisory[]; listed: ReportedAdvisory[] };
 
 /** Error codes and HTTP answers meaning "the audit endpoint could not be reached or refused". */
-const NETWORK_CODES = /^(ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENETUNREACH|EHOSTUNREACH|EPROTO|ECONNABORTED|ERR_SOCKET_TIMEOUT|E\d{3})$/;
+const NETWORK_CODES =
+  /^(ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENETUNREACH|EHOSTUNREACH|EPROTO|ECONNABORTED|ERR_SOCKET_TIMEOUT|E\d{3})$/;
 
 const GHSA = /GHSA(-[23456789cfghjmpqrvwx]{4}){3}/i;
 
@@ -111,7 +112,9 @@ async function main(): Promise<number> {
       for (const a of verdict.listed) console.log(line(a));
       return 0;
     case "fail":
-      console.error("dependency audit: advisories not listed in docs/security.md (mitigate or refuse, then list them):");
+      console.error(
+        "dependency audit: advisories not listed in docs/security.md (mitigate or refuse, then list them):",
+      );
       for (const a of verdict.unlisted) console.error(line(a));
       return 1;
   }
