@@ -10,6 +10,7 @@ import type { BetterAuthPlugin } from "better-auth";
 import { APIError, createAuthEndpoint, createAuthMiddleware, sessionMiddleware } from "better-auth/api";
 import { jwt } from "better-auth/plugins";
 import { createJwk, getJwtToken } from "better-auth/plugins/jwt";
+import { advisoryLayer } from "../advisories/plugin.ts";
 import { DEFAULT_ALG, parseStoredJwks, publicJwksOf, serializeJwks } from "../keys.ts";
 import { payloadWithRequiredClaims } from "./claims.ts";
 import {
@@ -101,6 +102,7 @@ export const backend = (options: BackendPluginOptions) => {
   /** The same options without the static override, for writing keys to the `jwks` table. */
   const storedKeyOptions: Parameters<typeof jwt>[0] = { ...jwtOptions, adapter: undefined };
   const inner = jwt(jwtOptions);
+  const advisories = advisoryLayer(options.acceptAdvisories);
 
   const cookieFor = (ctx: any, maxAge: number) => ctx.context.createAuthCookie(JWT_COOKIE_NAME, { maxAge });
 
@@ -119,6 +121,7 @@ export const backend = (options: BackendPluginOptions) => {
   return {
     id: "backend",
     schema: inner.schema,
+    init: advisories.init,
     endpoints: {
       /** A fresh JWT for the current session (and the cookie); 401 without one, 403 when banned. */
       getBackendToken: createAuthEndpoint(
@@ -160,12 +163,14 @@ export const backend = (options: BackendPluginOptions) => {
       }),
     },
     hooks: {
+      before: advisories.hooks.before,
       after: [
         {
           matcher: (ctx) => SESSION_PATHS.some((p) => p.test(ctx.path ?? "")),
           handler: createAuthMiddleware(async (ctx) => {
             const session = (ctx.context.newSession ?? ctx.context.session) as any;
             if (!session?.session || !session.user || isBanned(session.user)) return;
+            if (advisories.withholdsJwt(ctx)) return;
             // get-session leaves an expired (just deleted) or vanished session in ctx.context.session
             // and answers null: no token for it.
             if (ctx.context.returned === null) return;

@@ -1,4 +1,5 @@
 import type { AuthConfig } from "service-auth/server";
+import type { AcceptedAdvisories } from "../advisories/catalog.ts";
 import type { DefinePayload } from "./claims.ts";
 
 /** Options of the `backend` Better Auth plugin (SPEC §4.3 "Plugin options"). */
@@ -17,6 +18,8 @@ export interface BackendPluginOptions {
     /** Route prefix of the auth endpoints (default `/api/auth`); must match Better Auth's `basePath`. */
     basePath?: string;
   };
+  /** Advisory ids whose risk the app accepts (docs/security.md), e.g. `env.get("SERVICE_AUTH_ACCEPT_ADVISORIES")`. */
+  acceptAdvisories?: AcceptedAdvisories;
 }
 
 export const DEFAULT_BASE_PATH = "/api/auth";

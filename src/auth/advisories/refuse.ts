@@ -1,0 +1,47 @@
+/**
+ * Refusal at start: an auth whose options enable a feature with advisories our layer cannot
+ * mitigate on Better Auth 1.4.9 fails to initialise, with one line naming the advisories and the
+ * way out, unless every one of them is accepted explicitly.
+ */
+import { ACCEPT_ADVISORIES_VAR, type Accepted, ADVISORY, REFUSED_PLUGINS } from "./catalog.ts";
+
+/** The one-line refusal; `advisories` are the ids still to accept. */
+export class AdvisoryRefusal extends Error {
+  override readonly name = "AdvisoryRefusal";
+  constructor(
+    message: string,
+    readonly advisories: readonly string[],
+  ) {
+    super(message);
+  }
+}
+
+/** The part of Better Auth's options the check reads. */
+export interface RefusalOptions {
+  plugins?: readonly { id: string }[];
+  account?: { storeStateStrategy?: string };
+}
+
+const wayOut = (ids: readonly string[]) =>
+  `Use a patched Better Auth line, or accept the risk with ${ACCEPT_ADVISORIES_VAR}=${ids.join(",")}`;
+
+/** Throws {@link AdvisoryRefusal} for the first refused feature not fully accepted. */
+export function refuseUnpatchedFeatures(options: RefusalOptions, accepted: Accepted): void {
+  const enabled = new Set((options.plugins ?? []).map((p) => p.id));
+  for (const refused of REFUSED_PLUGINS) {
+    if (!enabled.has(refused.pluginId)) continue;
+    const open = refused.advisories.filter((id) => !accepted.has(id));
+    if (open.length === 0) continue;
+    throw new AdvisoryRefusal(
+      `Service Auth refuses the Better Auth "${refused.pluginId}" plugin on better-auth 1.4.9: ${open.join(", ")} ${open.length === 1 ? "is" : "are"} unfixed there (fixed in better-auth >= ${refused.fixedIn}). ${wayOut(open)}`,
+      open,
+    );
+  }
+  if (options.account?.storeStateStrategy === "cookie" && !accepted.has(ADVISORY.cookieOAuthState)) {
+    const open = [ADVISORY.cookieOAuthState];
+    throw new AdvisoryRefusal(
+      `Service Auth refuses account.storeStateStrategy "cookie" on better-auth 1.4.9: ${open[0]} (OAuth state not checked against the cookie) is unfixed there (fixed in better-auth >= 1.6.2). Keep the default "database" state, use a patched Better Auth line, or accept the risk with ${ACCEPT_ADVISORIES_VAR}=${open[0]}`,
+      open,
+    );
+  }
+}

@@ -1,0 +1,112 @@
+/**
+ * Refusal at start (docs/security.md): oidc-provider, mcp, device-authorization and cookie OAuth
+ * state make the auth fail to initialise with one line naming the advisories and the way out,
+ * unless every advisory is accepted; the defaults keep OAuth state in the database.
+ */
+import { type BetterAuthOptions, betterAuth } from "better-auth";
+import { memoryAdapter } from "better-auth/adapters/memory";
+import { deviceAuthorization, mcp, oidcProvider } from "better-auth/plugins";
+import { authConfig, backend } from "service-auth/auth";
+import { describe, expect, it } from "vitest";
+import { ADVISORY, REFUSED_PLUGINS } from "../../../src/auth/advisories/catalog.ts";
+import { AdvisoryRefusal } from "../../../src/auth/advisories/refuse.ts";
+
+const env = { get: (name: string) => ({ SITE_URL: "http://localhost:3999" })[name] };
+
+function authWith(extra: Partial<BetterAuthOptions>, acceptAdvisories?: string) {
+  const { plugins = [], ...rest } = extra;
+  return betterAuth({
+    baseURL: "http://localhost:3999",
+    secret: "refuse-test-secret-refuse-test-secret-0123",
+    database: memoryAdapter({}),
+    telemetry: { enabled: false },
+    logger: { disabled: true },
+    ...rest,
+    plugins: [backend({ authConfig: authConfig(env), acceptAdvisories }), ...plugins],
+  });
+}
+
+/** The refusal an auth's initialisation rejects with (its context promise). */
+async function refusalOf(auth: { $context: Promise<unknown> }): Promise<AdvisoryRefusal> {
+  const error = await auth.$context.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(AdvisoryRefusal);
+  return error as AdvisoryRefusal;
+}
+
+const OIDC = REFUSED_PLUGINS.find((p) => p.pluginId === "oidc")!.advisories;
+
+describe("refused plugins", () => {
+  const cases = [
+    ["oidc", () => oidcProvider({ loginPage: "/login" })],
+    ["mcp", () => mcp({ loginPage: "/login" })],
+    ["device-authorization", () => deviceAuthorization({ schema: {} })],
+  ] as const;
+
+  for (const [id, plugin] of cases) {
+    it(`${id}: one line naming every advisory, the patched line and the accepting setting`, async () => {
+      const refusal = await refusalOf(authWith({ plugins: [plugin()] }));
+      const expected = REFUSED_PLUGINS.find((p) => p.pluginId === id)!;
+      expect(refusal.message).not.toContain("\n");
+      expect(refusal.message).toContain(`"${id}"`);
+      for (const advisory of expected.advisories) expect(refusal.message).toContain(advisory);
+      expect(refusal.message).toContain(`better-auth >= ${expected.fixedIn}`);
+      expect(refusal.message).toContain(`SERVICE_AUTH_ACCEPT_ADVISORIES=${expected.advisories.join(",")}`);
+      expect(refusal.advisories).toEqual(expected.advisories);
+    });
+  }
+
+  it("a request to a refused auth fails instead of being served", async () => {
+    const auth = authWith({ plugins: [oidcProvider({ loginPage: "/login" })] });
+    await expect(auth.handler(new Request("http://localhost:3999/api/auth/ok"))).rejects.toThrow(
+      AdvisoryRefusal,
+    );
+  });
+
+  it("accepting only some of the advisories still refuses, naming the rest", async () => {
+    const refusal = await refusalOf(
+      authWith({ plugins: [oidcProvider({ loginPage: "/login" })] }, OIDC.slice(0, 2).join(",")),
+    );
+    expect(refusal.advisories).toEqual(OIDC.slice(2));
+  });
+
+  it("accepting every advisory (any case, spaces allowed) lets the auth start", async () => {
+    const accept = OIDC.map((id) => ` ${id.toLowerCase()} `).join(",");
+    const auth = authWith({ plugins: [oidcProvider({ loginPage: "/login" })] }, accept);
+    const ctx = await auth.$context;
+    expect(ctx.options.plugins?.some((p) => p.id === "oidc")).toBe(true);
+  });
+
+  it("an auth without them starts", async () => {
+    await expect(authWith({}).$context).resolves.toBeDefined();
+  });
+});
+
+describe(`OAuth state storage (${ADVISORY.cookieOAuthState})`, () => {
+  it("state stays in the database by default", async () => {
+    const ctx = await authWith({}).$context;
+    expect(ctx.oauthConfig.storeStateStrategy).toBe("database");
+  });
+
+  it('storeStateStrategy "cookie" is refused, and starts only when accepted', async () => {
+    const refusal = await refusalOf(authWith({ account: { storeStateStrategy: "cookie" } }));
+    expect(refusal.message).toContain(ADVISORY.cookieOAuthState);
+    expect(refusal.message).not.toContain("\n");
+    const accepted = authWith({ account: { storeStateStrategy: "cookie" } }, ADVISORY.cookieOAuthState);
+    expect((await accepted.$context).oauthConfig.storeStateStrategy).toBe("cookie");
+  });
+});
+
+describe(`implicit OAuth account linking (${ADVISORY.implicitOAuthLinking})`, () => {
+  it("is off unless the app turns it on", async () => {
+    expect((await authWith({}).$context).options.account?.accountLinking?.enabled).toBe(false);
+    const optedIn = authWith({
+      account: { accountLinking: { enabled: true, trustedProviders: ["github"] } },
+    });
+    expect((await optedIn.$context).options.account?.accountLinking?.enabled).toBe(true);
+    const accepted = authWith({}, ADVISORY.implicitOAuthLinking);
+    expect((await accepted.$context).options.account?.accountLinking?.enabled).toBeUndefined();
+  });
+});
