@@ -9,7 +9,7 @@ export { AUDIENCE, authConfig, getAuthConfigProvider, siteOriginOf, siteUrlOf } 
 export type { AuthFunctions, AuthTriggers, CreateApiOptions, ModelTriggers } from "./data-functions.ts";
 export { createApi } from "./data-functions.ts";
 export { AUTH_ENV_COMMAND, AUTH_SECRET_VAR, ensureAuthEnv, JWKS_VAR, missingAuthEnv } from "./env.ts";
-export type { IdentityCtx, SessionDocument } from "./helpers.ts";
+export type { GetSessionOptions, IdentityCtx, SessionDocument } from "./helpers.ts";
 export { getAuthUserId, getAuthUserIdentity, getHeaders, getSession } from "./helpers.ts";
 export type { AuthHandler, CreateAuth, HttpEnv } from "./http.ts";
 export { authHttpRouter, authMiddleware, corsRule } from "./http.ts";

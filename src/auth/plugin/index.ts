@@ -38,6 +38,16 @@ const SESSION_PATHS = [
 /** Paths after which the session is gone and the JWT cookie must be cleared. */
 const SIGN_OUT_PATHS = [/^\/sign-out$/, /^\/delete-user/];
 
+/**
+ * Paths of the key endpoints. They are server-only (the router never serves them), but Better Auth
+ * passes the path to every plugin hook, and hooks expect one (anonymous calls `ctx.path.startsWith`).
+ */
+export const KEY_PATHS = {
+  getLatestJwks: "/backend/latest-jwks",
+  rotateKeys: "/backend/rotate-keys",
+} as const;
+const SERVER_ONLY_POST = { method: "POST", metadata: { SERVER_ONLY: true } } as const;
+
 /** True for a user whose ban is in force (`banned` set, `banExpires` absent or in the future). */
 export function isBanned(user: { banned?: unknown; banExpires?: unknown }): boolean {
   if (!user.banned) return false;
@@ -144,7 +154,7 @@ export const backend = (options: BackendPluginOptions) => {
         return ctx.json({ keys: (result.keys ?? result).map((k: any) => ({ ...k, use: "sig" })) });
       }),
       /** Server-only: the stored key set as the `JWKS` variable's value, making keys when none exist. */
-      getLatestJwks: createAuthEndpoint({ method: "POST" }, async (ctx) => {
+      getLatestJwks: createAuthEndpoint(KEY_PATHS.getLatestJwks, SERVER_ONLY_POST, async (ctx) => {
         let rows = await readKeyRows(ctx);
         if (rows.length === 0) {
           await createJwk(ctx as any, storedKeyOptions);
@@ -153,7 +163,7 @@ export const backend = (options: BackendPluginOptions) => {
         return ctx.json({ jwks: serializeJwks(rows) });
       }),
       /** Server-only: replaces every signing key; every token issued before becomes invalid. */
-      rotateKeys: createAuthEndpoint({ method: "POST" }, async (ctx) => {
+      rotateKeys: createAuthEndpoint(KEY_PATHS.rotateKeys, SERVER_ONLY_POST, async (ctx) => {
         await ctx.context.adapter.deleteMany({ model: "jwks", where: [] });
         await createJwk(ctx as any, storedKeyOptions);
         return ctx.json({ jwks: serializeJwks(await readKeyRows(ctx)) });
