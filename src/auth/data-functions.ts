@@ -402,7 +402,7 @@ interface ArgValidators {
   remove: PropertyValidators;
 }
 
-function argValidators(config: DataConfig, skipValidation: boolean): ArgValidators {
+function argValidators(skipValidation: boolean): ArgValidators {
   if (skipValidation) {
     const loose = {
       model: v.string(),
@@ -444,7 +444,14 @@ function argValidators(config: DataConfig, skipValidation: boolean): ArgValidato
 
 /** Validates `data`/`update` against exactly its model; errors name the model and the field. */
 function checkModelArgs(config: DataConfig, args: { model: string; data?: unknown; update?: unknown }): void {
-  const shape = shapeOf(config, args.model);
+  let shape: TableShape;
+  try {
+    shape = shapeOf(config, args.model);
+  } catch (e) {
+    // Through the functions the model is an argument like any other.
+    if (!(e instanceof ServiceError)) throw e;
+    throw new ValidationError("INVALID_ARGUMENTS", "args.model", "an auth model of the schema", e.message);
+  }
   const validators = modelValidatorsOf(shape);
   try {
     if (args.data !== undefined) validate(validators.create, args.data, "args.data");
@@ -531,16 +538,16 @@ export function createApi<S extends SchemaDefinition>(schema: S, options: Create
     models: options.models,
   };
   const skip = options.skipValidation ?? false;
-  const args = argValidators(config, skip);
+  const args = argValidators(skip);
   const checked = <A extends { model: string; data?: unknown; update?: unknown }>(a: A): A => {
     if (!skip) checkModelArgs(config, a);
     return a;
   };
   return {
     create: mutation({ args: args.create, handler: (ctx, a: any) => dbCreate(ctx, config, checked(a)) }),
-    findOne: query({ args: args.findOne, handler: (ctx, a: any) => dbFindOne(ctx, config, a) }),
-    findMany: query({ args: args.findMany, handler: (ctx, a: any) => dbFindMany(ctx, config, a) }),
-    count: query({ args: args.count, handler: (ctx, a: any) => dbCount(ctx, config, a) }),
+    findOne: query({ args: args.findOne, handler: (ctx, a: any) => dbFindOne(ctx, config, checked(a)) }),
+    findMany: query({ args: args.findMany, handler: (ctx, a: any) => dbFindMany(ctx, config, checked(a)) }),
+    count: query({ args: args.count, handler: (ctx, a: any) => dbCount(ctx, config, checked(a)) }),
     updateOne: mutation({
       args: args.update,
       handler: (ctx, a: any) => dbUpdateOne(ctx, config, checked(a)),
@@ -549,7 +556,13 @@ export function createApi<S extends SchemaDefinition>(schema: S, options: Create
       args: args.update,
       handler: (ctx, a: any) => dbUpdateMany(ctx, config, checked(a)),
     }),
-    deleteOne: mutation({ args: args.remove, handler: (ctx, a: any) => dbDeleteOne(ctx, config, a) }),
-    deleteMany: mutation({ args: args.remove, handler: (ctx, a: any) => dbDeleteMany(ctx, config, a) }),
+    deleteOne: mutation({
+      args: args.remove,
+      handler: (ctx, a: any) => dbDeleteOne(ctx, config, checked(a)),
+    }),
+    deleteMany: mutation({
+      args: args.remove,
+      handler: (ctx, a: any) => dbDeleteMany(ctx, config, checked(a)),
+    }),
   } as unknown as AuthApi;
 }
