@@ -170,6 +170,15 @@ export const backend = (options: BackendPluginOptions) => {
       }),
     },
     hooks: {
+      before: [
+        {
+          // Server-only endpoints without a path (api-key's `verifyApiKey`, …) reach the after
+          // hooks with `ctx.path` undefined, and hooks call string methods on it (anonymous:
+          // `ctx.path.startsWith`). An empty path matches no hook and crashes none.
+          matcher: (ctx) => ctx.path === undefined,
+          handler: createAuthMiddleware(async () => ({ context: { path: "" } })),
+        },
+      ],
       after: [
         {
           matcher: (ctx) => SESSION_PATHS.some((p) => p.test(ctx.path ?? "")),
