@@ -128,7 +128,7 @@ function shapeOf(config: DataConfig, model: unknown): TableShape {
   if (!table || !modelsOf(config).includes(model as string)) {
     const name = String(model).slice(0, 64);
     const why = table
-      ? `the schema's "${name}" table was not made by defineAuthTables / defineAuthEnts`
+      ? `the schema's "${name}" table was not made by defineAuthTables / defineAuthEnts (or marked with markAuthTable)`
       : `the schema has no "${name}" table`;
     throw new ServiceError(
       "BAD_REQUEST",

@@ -3,6 +3,8 @@
  */
 
 export { adapter, httpAdapter } from "./adapter.ts";
+export type { AppCommand, CommandIo } from "./cli.ts";
+export { authCommand } from "./cli.ts";
 export type { ClientOptions } from "./client.ts";
 export { createClient } from "./client.ts";
 export { AUDIENCE, authConfig, getAuthConfigProvider, siteOriginOf, siteUrlOf } from "./config.ts";
@@ -24,3 +26,4 @@ export { defaultPayload, payloadWithRequiredClaims } from "./plugin/claims.ts";
 export type { BackendPluginOptions } from "./plugin/index.ts";
 export { BANNED_MESSAGE, backend, isBanned } from "./plugin/index.ts";
 export * from "./schema.ts";
+export { authTablesSource, validatorSource } from "./schema-source.ts";

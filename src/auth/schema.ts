@@ -152,10 +152,15 @@ export function authTableInfo(table: TableDefinition<any, any> | undefined): Aut
   return table ? registry.get(table) : undefined;
 }
 
-function registered<T extends TableDefinition<any, any>>(table: T, info: AuthTableInfo): T {
-  registry.set(table, info);
+/**
+ * Marks `table` as the table of auth model `info.model`, with its unique fields; the generated
+ * schema file (`npm run cli -- auth generate`) wraps each table in it. Returns the table.
+ */
+export function markAuthTable<T extends TableDefinition<any, any>>(table: T, info: AuthTableInfo): T {
+  registry.set(table, { model: info.model, unique: [...info.unique] });
   return table;
 }
+const registered = markAuthTable;
 
 /** SPEC §2's field types per model: they win over Better Auth's description. */
 const SPEC_FIELDS: Readonly<Record<AuthTableName, PropertyValidators>> = {
