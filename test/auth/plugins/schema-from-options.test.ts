@@ -16,7 +16,7 @@ import {
   defineAuthTables,
   authTables as specTables,
 } from "service-auth/auth";
-import { defineEntSchema, defineSchema, v } from "service-auth/server";
+import { defineEntSchema, defineSchema, type TableDefinition, v } from "service-auth/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROOT, runCli } from "../../helpers/process.ts";
 import { startTestBackend } from "../../helpers/service.ts";
@@ -88,12 +88,13 @@ describe("defineAuthTables(options, extensions)", () => {
   it("the entity style compiles to the same tables, with edges for references", () => {
     const ents = defineEntSchema(defineAuthEnts(options, extensions));
     const plain = defineSchema(tables);
+    const entTables: Record<string, TableDefinition> = ents.tables;
     for (const [name, table] of Object.entries(plain.tables)) {
-      expect(Object.keys(ents.tables[name].fields).sort(), name).toEqual(Object.keys(table.fields).sort());
-      expect(ents.tables[name].indexes.map((i) => i.name).sort(), name).toEqual(
+      expect(Object.keys(entTables[name].fields).sort(), name).toEqual(Object.keys(table.fields).sort());
+      expect(entTables[name].indexes.map((i) => i.name).sort(), name).toEqual(
         table.indexes.map((i) => i.name).sort(),
       );
-      expect(authTableInfo(ents.tables[name])).toEqual(authTableInfo(table));
+      expect(authTableInfo(entTables[name])).toEqual(authTableInfo(table));
     }
     const edge = (from: string, name: string) => ents.edges.find((e) => e.from === from && e.name === name);
     expect(edge("user", "sessions")).toMatchObject({ to: "session", cardinality: "many", field: "userId" });
