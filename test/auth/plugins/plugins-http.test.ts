@@ -194,6 +194,28 @@ describe("plugins over HTTP", () => {
 });
 
 describe("adapter fidelity", () => {
+  it("admin: unban answers banExpires null, not a missing field", async () => {
+    const admin = browserAt(url);
+    const signedUp = await admin.send("POST", "/api/auth/sign-up/email", {
+      email: "ada@example.com",
+      password: PASSWORD,
+      name: "Ada",
+    });
+    await service.backend.write((db) => db.patch("user", signedUp.body.user.id, { role: "admin" }));
+    const target = await browserAt(url).send("POST", "/api/auth/sign-up/email", {
+      email: "ben@example.com",
+      password: PASSWORD,
+      name: "Ben",
+    });
+    const userId = target.body.user.id;
+    const banned = await admin.send("POST", "/api/auth/admin/ban-user", { userId, banExpiresIn: 3600 });
+    expect(banned.status).toBe(200);
+    expect(banned.body.user.banned).toBe(true);
+    const unbanned = await admin.send("POST", "/api/auth/admin/unban-user", { userId });
+    expect(unbanned.status).toBe(200);
+    expect(unbanned.body.user).toMatchObject({ banned: false, banExpires: null, banReason: null });
+  });
+
   it("a date where-value compares as a date whether it is a Date, an ISO string or ms", async () => {
     await browserAt(url).send("POST", "/api/auth/sign-up/email", {
       email: "dee@example.com",
