@@ -1,7 +1,10 @@
 /**
- * The auth tables of SPEC §2.1–2.5 in both declaration styles of SPEC §9.2: plain tables
- * (`authTables`) and entity definitions with edges (`authEnts`). Timestamps are numbers (ms since
- * epoch); Better Auth's `Date`s are converted by the adapters.
+ * The auth tables in both declaration styles of SPEC §9.2 (plain tables, entities with edges):
+ * - SPEC §2.1–2.5's tables (`authTables`, `authEnts`, and `defineAuthTables()` without options);
+ * - or, given the Better Auth options, every table Better Auth describes for them, core and
+ *   plugins alike (`defineAuthTables(authOptions, extensions)`, derived in auth-tables.ts).
+ * Each table made here is recorded with its model and unique fields for the data functions.
+ * Timestamps are numbers (ms since epoch); Better Auth's `Date`s are converted by the adapters.
  *
  * Step 2 of authentication reads the session and its user by primary key (`db.get`), so it needs
  * no index beyond the ones below; every Better Auth lookup (email, token, userId, accountId,
