@@ -1,5 +1,5 @@
 /** The example application as the server and the CLI load it: schema, modules, auth, HTTP routes. */
-import { authConfig, ensureAuthEnv } from "service-auth/auth";
+import { authCommand, authConfig, ensureAuthEnv } from "service-auth/auth";
 import { type ApiOf, anyApi, type InternalApiOf, type ServiceOptions } from "service-auth/server";
 import * as auth from "./auth.ts";
 import http from "./http.ts";
@@ -21,4 +21,9 @@ export const app: ServiceOptions = {
   auth: (env) => authConfig(env),
   routes: http,
   onAuthSync: (backend) => ensureAuthEnv(backend, internal.auth.getLatestJwks),
+};
+
+/** CLI commands of this app: `npm run cli -- auth generate [FILE]` prints the auth tables. */
+export const commands = {
+  auth: authCommand(auth.authSchemaOptions, { user: { indexes: { username: ["username"] } } }),
 };

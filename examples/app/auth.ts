@@ -74,7 +74,16 @@ function socialProviders(env: EnvReader): BetterAuthOptions["socialProviders"] {
   return out;
 }
 
-/** The options; `withAuthDefaults` adds the platform's logger bridge and native password hashing. */
+/**
+ * The options the auth tables depend on: plugins and additional fields. `betterAuth` gets them
+ * below, and `npm run cli -- auth generate` prints the tables they need (app.ts `commands`).
+ */
+export const authSchemaOptions = {
+  // Declared so Better Auth returns the trigger-made `username` with the user (session, JWT claims).
+  user: { additionalFields: { username: { type: "string", required: false, input: false } } },
+  plugins: [admin()],
+} satisfies BetterAuthOptions;
+
 function authOptions(env: EnvReader, database: BetterAuthOptions["database"]) {
   const siteUrl = siteUrlOf(env);
   return withAuthDefaults({
@@ -83,14 +92,13 @@ function authOptions(env: EnvReader, database: BetterAuthOptions["database"]) {
     secret: env.get("SERVICE_AUTH_SECRET"),
     database,
     emailAndPassword: { enabled: true },
-    // Declared so Better Auth returns the trigger-made `username` with the user (session, JWT claims).
-    user: { additionalFields: { username: { type: "string", required: false, input: false } } },
+    user: authSchemaOptions.user,
     session: { expiresIn: 60 * 60 * 24 * 30, updateAge: 60 * 60 * 24 * 15 },
     socialProviders: socialProviders(env),
     trustedOrigins: [siteOriginOf(env)],
     advanced: { cookiePrefix: "service-auth" },
     telemetry: { enabled: false },
-    plugins: [backend({ authConfig: authConfig(env), jwks: env.get("JWKS") }), admin()],
+    plugins: [backend({ authConfig: authConfig(env), jwks: env.get("JWKS") }), ...authSchemaOptions.plugins],
   } satisfies BetterAuthOptions);
 }
 

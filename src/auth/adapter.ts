@@ -8,7 +8,9 @@
  *   internal data functions (HTTP routes and actions), one transaction per call.
  *
  * The database generates `_id`; Better Auth sees it as `id`. Dates are stored as numbers (ms) and
- * come back as `Date`s (the jwt plugin calls `createdAt.getTime()`).
+ * come back as `Date`s (the jwt plugin calls `createdAt.getTime()`); a date in a where clause may
+ * be a `Date`, an ISO string or ms, and compares as a date. A field without a value reads back as
+ * `null`, as from a SQL database (Better Auth checks `!== null`).
  */
 import { type CleanedWhere, createAdapterFactory, type DBAdapterDebugLogOption } from "better-auth/adapters";
 import type { ActionCtx, MutationCtx, QueryCtx, SchemaDefinition } from "service-auth/server";
@@ -127,6 +129,21 @@ function toStoredValue(value: unknown): unknown {
   return value;
 }
 
+/**
+ * A value of a date field as stored (ms since epoch): a `Date`, an ISO string (what Better Auth's
+ * callers sometimes pass in a where clause) or ms, also inside an array (`in`). Anything else
+ * stays as it is and simply matches nothing.
+ */
+export function toStoredDate(value: unknown): unknown {
+  if (value instanceof Date) return value.getTime();
+  if (typeof value === "string") {
+    const ms = Date.parse(value);
+    return Number.isNaN(ms) ? value : ms;
+  }
+  if (Array.isArray(value)) return value.map(toStoredDate);
+  return value;
+}
+
 function withoutId(data: Record<string, unknown>): Record<string, unknown> {
   // A databaseHooks `before` hook may inject an id (`forceAllowId`); the database assigns ids.
   const { _id, id, ...rest } = data;
@@ -162,10 +179,13 @@ function makeAdapter(ops: StoreOps, meta: AdapterMeta) {
       supportsDates: true,
       // Each call is its own transaction (HTTP) or part of the caller's (direct); no nested ones.
       transaction: false,
+      // Runs on written values and on where values alike.
       customTransformInput: ({ data, fieldAttributes }) =>
-        data instanceof Date && fieldAttributes.type === "date" ? data.getTime() : data,
-      customTransformOutput: ({ data, fieldAttributes }) =>
-        typeof data === "number" && fieldAttributes.type === "date" ? new Date(data) : data,
+        fieldAttributes.type === "date" ? toStoredDate(data) : data,
+      customTransformOutput: ({ data, fieldAttributes }) => {
+        if (data === undefined) return null;
+        return typeof data === "number" && fieldAttributes.type === "date" ? new Date(data) : data;
+      },
     },
     adapter: ({ schema }) => {
       const names = new FieldNames(schema as unknown as BetterAuthSchema, meta.tables);

@@ -6,7 +6,7 @@
 import type { ActionCtx, MutationCtx, QueryCtx, SchemaDefinition } from "service-auth/server";
 import { adapter, httpAdapter } from "./adapter.ts";
 import { type AuthFunctions, type AuthTriggers, type CreateApiOptions, createApi } from "./data-functions.ts";
-import { getAuthUserId, getAuthUserIdentity, getHeaders, getSession } from "./helpers.ts";
+import { getAuthUserId, getAuthUserIdentity, getHeaders, getSession, type IdentityCtx } from "./helpers.ts";
 import { type KeyManagingAuth, keyFunctions } from "./key-functions.ts";
 
 export interface ClientOptions<S extends SchemaDefinition> {
@@ -47,7 +47,8 @@ export function createClient<S extends SchemaDefinition>(options: ClientOptions<
     }),
     getAuthUserIdentity,
     getAuthUserId,
-    getSession,
+    /** The caller's session document, read from the database in actions too (through `authFunctions`). */
+    getSession: (ctx: IdentityCtx) => getSession(ctx, { authFunctions: options.authFunctions }),
     getHeaders,
   };
 }

@@ -18,9 +18,10 @@ import {
   type RegisteredFunction,
   type SchemaDefinition,
   ServiceError,
+  ValidationError,
 } from "service-auth/server";
 import { type PropertyValidators, type Validator, v, validate } from "service-auth/values";
-import { AUTH_TABLE_NAMES, AUTH_UNIQUE_FIELDS } from "./schema.ts";
+import { AUTH_TABLE_NAMES, AUTH_UNIQUE_FIELDS, authTableInfo } from "./schema.ts";
 import {
   countDocs,
   findDocs,
@@ -59,11 +60,17 @@ export type AuthTriggers<S extends SchemaDefinition = SchemaDefinition> = {
 export interface DataConfig {
   schema: SchemaDefinition;
   triggers?: AuthTriggers<any>;
-  /** Fields that must be unique per model; default `user.email` and `session.token`. */
+  /**
+   * Fields that must be unique per model; default: what `defineAuthTables` recorded (Better Auth's
+   * `unique` fields), else `user.email` and `session.token`.
+   */
   uniqueFields?: Readonly<Record<string, readonly string[]>>;
   /** Models the functions may touch; default: the auth tables present in the schema. */
   models?: readonly string[];
 }
+
+/** Per schema: the tables made by `defineAuthTables` / `defineAuthEnts` or named like SPEC §2's. */
+const authModelsCache = new WeakMap<SchemaDefinition, readonly string[]>();
 
 export interface CreateArgs {
   model: string;
@@ -102,14 +109,32 @@ type AnyCtx = QueryCtx<any> | MutationCtx<any>;
 // ------------------------------------------------------------------------------------ helpers
 
 function modelsOf(config: DataConfig): readonly string[] {
-  return config.models ?? AUTH_TABLE_NAMES.filter((t) => t in config.schema.tables);
+  if (config.models) return config.models;
+  let models = authModelsCache.get(config.schema);
+  if (!models) {
+    models = Object.entries(config.schema.tables)
+      .filter(
+        ([name, table]) => authTableInfo(table) || (AUTH_TABLE_NAMES as readonly string[]).includes(name),
+      )
+      .map(([name]) => name);
+    authModelsCache.set(config.schema, models);
+  }
+  return models;
 }
 
-/** The table of `model`, or a typed error for a model the auth layer may not touch. */
+/** The table of `model`, or a typed error naming the model and the fix for one the auth layer may not touch. */
 function shapeOf(config: DataConfig, model: unknown): TableShape {
   const table = typeof model === "string" ? config.schema.tables[model] : undefined;
   if (!table || !modelsOf(config).includes(model as string)) {
-    throw new ServiceError("BAD_REQUEST", `Unknown auth model "${String(model)}"`);
+    const name = String(model).slice(0, 64);
+    const why = table
+      ? `the schema's "${name}" table was not made by defineAuthTables / defineAuthEnts (or marked with markAuthTable)`
+      : `the schema has no "${name}" table`;
+    throw new ServiceError(
+      "BAD_REQUEST",
+      `Unknown auth model "${name}": ${why}. Declare the auth tables with defineAuthTables(authOptions) using the same plugins and options as betterAuth, or write them with \`npm run cli -- auth generate\`.`,
+      { data: { model: name } },
+    );
   }
   return table;
 }
@@ -174,7 +199,9 @@ async function checkUnique(
   values: Record<string, unknown>,
   selfId?: string,
 ): Promise<void> {
-  const unique = (config.uniqueFields ?? AUTH_UNIQUE_FIELDS)[model] ?? [];
+  const unique = config.uniqueFields
+    ? (config.uniqueFields[model] ?? [])
+    : (authTableInfo(config.schema.tables[model])?.unique ?? AUTH_UNIQUE_FIELDS[model] ?? []);
   for (const field of unique) {
     const value = values[field];
     if (value === undefined || value === null) continue;
@@ -375,7 +402,7 @@ interface ArgValidators {
   remove: PropertyValidators;
 }
 
-function argValidators(config: DataConfig, skipValidation: boolean): ArgValidators {
+function argValidators(skipValidation: boolean): ArgValidators {
   if (skipValidation) {
     const loose = {
       model: v.string(),
@@ -392,13 +419,14 @@ function argValidators(config: DataConfig, skipValidation: boolean): ArgValidato
     const all = { ...loose, ...rest };
     return { create: all, findOne: all, findMany: all, count: all, update: all, remove: all };
   }
-  const models = modelsOf(config);
-  const perModel = models.map((m) => modelValidators(shapeOf(config, m)));
-  const model = models.length === 1 ? v.literal(models[0]) : v.union(...models.map((m) => v.literal(m)));
+  // The model and its data are checked by `shapeOf` and `checkModelArgs`, which name the model and
+  // the field; a union over every model's validator would only say "object | object | …".
+  const model = v.string();
+  const data = v.record(v.any());
   const select = v.optional(v.array(v.string()));
   const where = v.array(whereClause);
   return {
-    create: { model, data: v.union(...perModel.map((p) => p.create)), select },
+    create: { model, data, select },
     findOne: { model, where, select },
     findMany: {
       model,
@@ -409,17 +437,42 @@ function argValidators(config: DataConfig, skipValidation: boolean): ArgValidato
       select,
     },
     count: { model, where: v.optional(where) },
-    update: { model, where, update: v.union(...perModel.map((p) => p.update)) },
+    update: { model, where, update: data },
     remove: { model, where },
   };
 }
 
-/** Validates `data`/`update` against exactly its model (the arg validators only know "one of the models"). */
+/** Validates `data`/`update` against exactly its model; errors name the model and the field. */
 function checkModelArgs(config: DataConfig, args: { model: string; data?: unknown; update?: unknown }): void {
-  const shape = shapeOf(config, args.model);
-  const validators = modelValidators(shape);
-  if (args.data !== undefined) validate(validators.create, args.data, "args.data");
-  if (args.update !== undefined) validate(validators.update, args.update, "args.update");
+  let shape: TableShape;
+  try {
+    shape = shapeOf(config, args.model);
+  } catch (e) {
+    // Through the functions the model is an argument like any other.
+    if (!(e instanceof ServiceError)) throw e;
+    throw new ValidationError("INVALID_ARGUMENTS", "args.model", "an auth model of the schema", e.message);
+  }
+  const validators = modelValidatorsOf(shape);
+  try {
+    if (args.data !== undefined) validate(validators.create, args.data, "args.data");
+    if (args.update !== undefined) validate(validators.update, args.update, "args.update");
+  } catch (e) {
+    if (!(e instanceof ValidationError)) throw e;
+    throw new ValidationError(
+      "INVALID_ARGUMENTS",
+      e.path,
+      e.expected,
+      `Auth model "${args.model}": ${e.message}`,
+    );
+  }
+}
+
+const validatorCache = new WeakMap<TableShape, ReturnType<typeof modelValidators>>();
+/** A table's validators, built once (they are checked on every auth write). */
+function modelValidatorsOf(shape: TableShape) {
+  let validators = validatorCache.get(shape);
+  if (!validators) validatorCache.set(shape, (validators = modelValidators(shape)));
+  return validators;
 }
 
 // ------------------------------------------------------------------------------------ createApi
@@ -485,16 +538,16 @@ export function createApi<S extends SchemaDefinition>(schema: S, options: Create
     models: options.models,
   };
   const skip = options.skipValidation ?? false;
-  const args = argValidators(config, skip);
+  const args = argValidators(skip);
   const checked = <A extends { model: string; data?: unknown; update?: unknown }>(a: A): A => {
     if (!skip) checkModelArgs(config, a);
     return a;
   };
   return {
     create: mutation({ args: args.create, handler: (ctx, a: any) => dbCreate(ctx, config, checked(a)) }),
-    findOne: query({ args: args.findOne, handler: (ctx, a: any) => dbFindOne(ctx, config, a) }),
-    findMany: query({ args: args.findMany, handler: (ctx, a: any) => dbFindMany(ctx, config, a) }),
-    count: query({ args: args.count, handler: (ctx, a: any) => dbCount(ctx, config, a) }),
+    findOne: query({ args: args.findOne, handler: (ctx, a: any) => dbFindOne(ctx, config, checked(a)) }),
+    findMany: query({ args: args.findMany, handler: (ctx, a: any) => dbFindMany(ctx, config, checked(a)) }),
+    count: query({ args: args.count, handler: (ctx, a: any) => dbCount(ctx, config, checked(a)) }),
     updateOne: mutation({
       args: args.update,
       handler: (ctx, a: any) => dbUpdateOne(ctx, config, checked(a)),
@@ -503,7 +556,13 @@ export function createApi<S extends SchemaDefinition>(schema: S, options: Create
       args: args.update,
       handler: (ctx, a: any) => dbUpdateMany(ctx, config, checked(a)),
     }),
-    deleteOne: mutation({ args: args.remove, handler: (ctx, a: any) => dbDeleteOne(ctx, config, a) }),
-    deleteMany: mutation({ args: args.remove, handler: (ctx, a: any) => dbDeleteMany(ctx, config, a) }),
+    deleteOne: mutation({
+      args: args.remove,
+      handler: (ctx, a: any) => dbDeleteOne(ctx, config, checked(a)),
+    }),
+    deleteMany: mutation({
+      args: args.remove,
+      handler: (ctx, a: any) => dbDeleteMany(ctx, config, checked(a)),
+    }),
   } as unknown as AuthApi;
 }

@@ -3,8 +3,9 @@
  * They read what step 2 already established; `getSession` reads the session document when the
  * ctx has a database.
  */
-import type { Auth, DatabaseReader, RequestMeta } from "service-auth/server";
+import type { ActionCtx, Auth, DatabaseReader, RequestMeta } from "service-auth/server";
 import type { Id } from "service-auth/values";
+import type { AuthFunctions } from "./data-functions.ts";
 import type { AuthIdentity } from "./identity.ts";
 
 /** The minimum a ctx needs for the helpers. */
@@ -12,6 +13,8 @@ export interface IdentityCtx {
   auth: Auth;
   meta?: RequestMeta;
   db?: DatabaseReader<any>;
+  /** Actions and HTTP routes read through the data functions instead of a database. */
+  runQuery?: ActionCtx["runQuery"];
 }
 
 /** `userId`, `sessionId` and `subject` of the caller, or null when unauthenticated. */
@@ -41,12 +44,35 @@ export interface SessionDocument {
   [field: string]: unknown;
 }
 
-/** The caller's session document, or null. Without a database (actions) it is built from the identity. */
-export async function getSession(ctx: IdentityCtx): Promise<SessionDocument | null> {
+/** Where `getSession` reads the session document when the ctx has no database. */
+export interface GetSessionOptions {
+  /** The data functions (e.g. `internal.auth`); `createClient` binds them. */
+  authFunctions?: Pick<AuthFunctions, "findOne">;
+}
+
+/**
+ * The caller's session document, or null. It is read from the database: `ctx.db` in queries and
+ * mutations, the `findOne` data function in actions (with `authFunctions`, as `createClient`'s
+ * `getSession` passes them). Only without either is it built from the token's claims, which hold
+ * no `activeOrganizationId` and may be up to a token lifetime old.
+ */
+export async function getSession(
+  ctx: IdentityCtx,
+  options: GetSessionOptions = {},
+): Promise<SessionDocument | null> {
   const identity = (await ctx.auth.getUserIdentity()) as AuthIdentity | null;
   if (!identity || typeof identity.sessionId !== "string") return null;
-  if (ctx.db) {
-    const doc = await ctx.db.get("session", identity.sessionId);
+  const read = ctx.db
+    ? () => ctx.db!.get("session", identity.sessionId)
+    : ctx.runQuery && options.authFunctions
+      ? () =>
+          ctx.runQuery!(options.authFunctions!.findOne, {
+            model: "session",
+            where: [{ field: "_id", value: identity.sessionId }],
+          })
+      : undefined;
+  if (read) {
+    const doc = (await read()) as Record<string, unknown> | null;
     if (!doc || !(Number(doc.expiresAt) > Date.now())) return null;
     return {
       ...doc,

@@ -5,6 +5,8 @@
 export { adapter, httpAdapter } from "./adapter.ts";
 export type { BetterAuthLogger } from "./better-auth-logger.ts";
 export { betterAuthLogger } from "./better-auth-logger.ts";
+export type { AppCommand, CommandIo } from "./cli.ts";
+export { authCommand } from "./cli.ts";
 export type { ClientOptions } from "./client.ts";
 export { createClient } from "./client.ts";
 export { AUDIENCE, authConfig, getAuthConfigProvider, siteOriginOf, siteUrlOf } from "./config.ts";
@@ -12,7 +14,7 @@ export type { AuthFunctions, AuthTriggers, CreateApiOptions, ModelTriggers } fro
 export { createApi } from "./data-functions.ts";
 export { withAuthDefaults } from "./defaults.ts";
 export { AUTH_ENV_COMMAND, AUTH_SECRET_VAR, ensureAuthEnv, JWKS_VAR, missingAuthEnv } from "./env.ts";
-export type { IdentityCtx, SessionDocument } from "./helpers.ts";
+export type { GetSessionOptions, IdentityCtx, SessionDocument } from "./helpers.ts";
 export { getAuthUserId, getAuthUserIdentity, getHeaders, getSession } from "./helpers.ts";
 export type { AuthHandler, CreateAuth, HttpEnv } from "./http.ts";
 export { authHttpRouter, authMiddleware, corsRule } from "./http.ts";
@@ -28,3 +30,4 @@ export { defaultPayload, payloadWithRequiredClaims } from "./plugin/claims.ts";
 export type { BackendPluginOptions } from "./plugin/index.ts";
 export { BANNED_MESSAGE, backend, isBanned } from "./plugin/index.ts";
 export * from "./schema.ts";
+export { authTablesSource, validatorSource } from "./schema-source.ts";

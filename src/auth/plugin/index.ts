@@ -22,22 +22,52 @@ import {
 
 export type { BackendPluginOptions } from "./options.ts";
 
-/** Paths after which a fresh session exists and the JWT cookie must be (re)set. */
-const SESSION_PATHS = [
-  /^\/sign-in\//,
-  /^\/sign-up\//,
-  /^\/callback\//,
-  /^\/oauth2\/callback\//,
-  /^\/get-session$/,
-  /^\/magic-link\/verify$/,
-  /^\/verify-email$/,
-  // The session changes identity here: the JWT must follow it, or SSR keeps the old one.
-  /^\/admin\/impersonate-user$/,
-  /^\/admin\/stop-impersonating$/,
-  /^\/multi-session\/set-active$/,
-];
-/** Paths after which the session is gone and the JWT cookie must be cleared. */
-const SIGN_OUT_PATHS = [/^\/sign-out$/, /^\/delete-user/];
+/**
+ * The read that refreshes the token of the current session (clients call it on load). Every other
+ * JWT is issued because a response sets the session cookie, whatever its path.
+ */
+const REFRESH_PATH = "/get-session";
+
+/**
+ * Paths of the key endpoints. They are server-only (the router never serves them), but Better Auth
+ * passes the path to every plugin hook, and hooks expect one (anonymous calls `ctx.path.startsWith`).
+ */
+export const KEY_PATHS = {
+  getLatestJwks: "/backend/latest-jwks",
+  rotateKeys: "/backend/rotate-keys",
+} as const;
+const SERVER_ONLY_POST = { method: "POST", metadata: { SERVER_ONLY: true } } as const;
+
+/** How `Set-Cookie` lines leave cookie `name`: set to a value, cleared, or untouched (the last line wins). */
+export function cookieChange(lines: readonly string[], name: string): "set" | "cleared" | undefined {
+  let change: "set" | "cleared" | undefined;
+  for (const line of lines) {
+    if (!isCookieLine(line, name)) continue;
+    const [pair, ...attributes] = line.split(";").map((part) => part.trim());
+    const ended = pair.length === name.length + 1 || attributes.some((a) => /^max-age=0$/i.test(a));
+    change = ended ? "cleared" : "set";
+  }
+  return change;
+}
+
+function isCookieLine(line: string, name: string): boolean {
+  return line.startsWith(`${name}=`);
+}
+
+/** A `Set-Cookie` line from Better Auth's cookie attributes. */
+function serializeCookie(name: string, value: string, attributes: Record<string, unknown>): string {
+  const parts = [`${name}=${value}`];
+  if (attributes.maxAge !== undefined) parts.push(`Max-Age=${attributes.maxAge}`);
+  if (attributes.domain) parts.push(`Domain=${attributes.domain}`);
+  parts.push(`Path=${attributes.path ?? "/"}`);
+  if (attributes.secure) parts.push("Secure");
+  if (attributes.httpOnly) parts.push("HttpOnly");
+  if (attributes.sameSite) {
+    const sameSite = String(attributes.sameSite);
+    parts.push(`SameSite=${sameSite[0].toUpperCase()}${sameSite.slice(1).toLowerCase()}`);
+  }
+  return parts.join("; ");
+}
 
 /** True for a user whose ban is in force (`banned` set, `banExpires` absent or in the future). */
 export function isBanned(user: { banned?: unknown; banExpires?: unknown }): boolean {
@@ -147,7 +177,7 @@ export const backend = (options: BackendPluginOptions) => {
         return ctx.json({ keys: (result.keys ?? result).map((k: any) => ({ ...k, use: "sig" })) });
       }),
       /** Server-only: the stored key set as the `JWKS` variable's value, making keys when none exist. */
-      getLatestJwks: createAuthEndpoint({ method: "POST" }, async (ctx) => {
+      getLatestJwks: createAuthEndpoint(KEY_PATHS.getLatestJwks, SERVER_ONLY_POST, async (ctx) => {
         let rows = await readKeyRows(ctx);
         if (rows.length === 0) {
           await createJwk(ctx as any, storedKeyOptions);
@@ -156,19 +186,68 @@ export const backend = (options: BackendPluginOptions) => {
         return ctx.json({ jwks: serializeJwks(rows) });
       }),
       /** Server-only: replaces every signing key; every token issued before becomes invalid. */
-      rotateKeys: createAuthEndpoint({ method: "POST" }, async (ctx) => {
+      rotateKeys: createAuthEndpoint(KEY_PATHS.rotateKeys, SERVER_ONLY_POST, async (ctx) => {
         await ctx.context.adapter.deleteMany({ model: "jwks", where: [] });
         await createJwk(ctx as any, storedKeyOptions);
         return ctx.json({ jwks: serializeJwks(await readKeyRows(ctx)) });
       }),
     },
+    /**
+     * The final HTTP response, after every plugin's hooks: when it ends the session cookie (e.g.
+     * two-factor replaced the sign-in session by a challenge in a hook that ran after ours), the
+     * JWT cookie is ended too instead of carrying a token of a deleted session.
+     */
+    onResponse: async (response: Response, context: any) => {
+      const lines = response.headers.getSetCookie();
+      const sessionName = context.authCookies.sessionToken.name as string;
+      const jwt = cookieFor({ context }, 0);
+      if (cookieChange(lines, sessionName) !== "cleared" || cookieChange(lines, jwt.name) !== "set") return;
+      const headers = new Headers();
+      for (const [name, value] of response.headers) if (name !== "set-cookie") headers.append(name, value);
+      for (const line of lines) if (!isCookieLine(line, jwt.name)) headers.append("set-cookie", line);
+      headers.append("set-cookie", serializeCookie(jwt.name, "", jwt.attributes));
+      return {
+        response: new Response(response.body, {
+          status: response.status,
+          statusText: response.statusText,
+          headers,
+        }),
+      };
+    },
     hooks: {
-      before: advisories.hooks.before,
+      before: [
+        {
+          // Server-only endpoints without a path (api-key's `verifyApiKey`, …) reach the after
+          // hooks with `ctx.path` undefined, and hooks call string methods on it (anonymous:
+          // `ctx.path.startsWith`). An empty path matches no hook and crashes none.
+          matcher: (ctx) => ctx.path === undefined,
+          handler: createAuthMiddleware(async () => ({ context: { path: "" } })),
+        },
+        ...advisories.hooks.before,
+      ],
       after: [
         {
-          matcher: (ctx) => SESSION_PATHS.some((p) => p.test(ctx.path ?? "")),
+          // Every response: a session cookie set means a new session (sign-in, sign-up, OAuth
+          // callback, verification, impersonation, two-factor, anonymous, …), one ended means the
+          // session is gone.
+          matcher: () => true,
           handler: createAuthMiddleware(async (ctx) => {
-            const session = (ctx.context.newSession ?? ctx.context.session) as any;
+            const change = cookieChange(
+              ctx.context.responseHeaders?.getSetCookie() ?? [],
+              ctx.context.authCookies.sessionToken.name,
+            );
+            if (change === "cleared") {
+              const cookie = cookieFor(ctx, 0);
+              ctx.setCookie(cookie.name, "", cookie.attributes);
+              return;
+            }
+            const session = (
+              change === "set"
+                ? ctx.context.newSession
+                : ctx.path === REFRESH_PATH
+                  ? (ctx.context.newSession ?? ctx.context.session)
+                  : undefined
+            ) as any;
             if (!session?.session || !session.user || isBanned(session.user)) return;
             if (advisories.withholdsJwt(ctx)) return;
             // get-session leaves an expired (just deleted) or vanished session in ctx.context.session
@@ -182,13 +261,6 @@ export const backend = (options: BackendPluginOptions) => {
             } finally {
               ctx.context.session = previous;
             }
-          }),
-        },
-        {
-          matcher: (ctx) => SIGN_OUT_PATHS.some((p) => p.test(ctx.path ?? "")),
-          handler: createAuthMiddleware(async (ctx) => {
-            const cookie = cookieFor(ctx, 0);
-            ctx.setCookie(cookie.name, "", cookie.attributes);
           }),
         },
       ],

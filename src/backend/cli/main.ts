@@ -2,6 +2,7 @@
  * `npm run cli -- <command>`:
  *   env list | get NAME | set NAME [VALUE] | remove NAME | sync [FILE] [--auth]
  *   run <module:function> [json-args]
+ *   <command> …   (a command the app module exports in `commands`, e.g. `auth generate`)
  * Results go to stdout (a string as it is, anything else as JSON); logs and errors to stderr.
  * The app is loaded from $SERVICE_APP (default examples/app/app.ts); storage from $DATABASE_URL.
  */
@@ -20,7 +21,8 @@ const USAGE = `usage:
   cli env set NAME [VALUE]      (reads VALUE from stdin when omitted)
   cli env remove NAME
   cli env sync [FILE] [--auth]  (FILE defaults to .env; --auth generates missing auth secrets)
-  cli run <module:function> [json-args]`;
+  cli run <module:function> [json-args]
+  cli <command> ...             (commands the app module exports, e.g. auth generate)`;
 
 class UsageError extends Error {}
 
@@ -36,11 +38,20 @@ function print(value: unknown): void {
   process.stdout.write(typeof value === "string" ? `${value}\n` : `${JSON.stringify(value, null, 2)}\n`);
 }
 
-async function loadApp(): Promise<ServiceOptions> {
+/**
+ * A command an app module exports in `commands` (e.g. `auth` from the auth integration): the
+ * platform runs it without knowing what it does, and without starting a backend.
+ */
+type AppCommand = (
+  args: string[],
+  io: { stdout(text: string): void; stderr(text: string): void },
+) => Promise<number>;
+
+async function loadApp(): Promise<{ app: ServiceOptions; commands: Record<string, AppCommand> }> {
   const file = resolve(process.env.SERVICE_APP ?? "examples/app/app.ts");
   const mod = await import(pathToFileURL(file).href);
   if (!mod.app) throw new Error(`${file} does not export "app"`);
-  return mod.app as ServiceOptions;
+  return { app: mod.app as ServiceOptions, commands: (mod.commands ?? {}) as Record<string, AppCommand> };
 }
 
 export async function main(argv: string[]): Promise<number> {
@@ -49,7 +60,16 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`${USAGE}\n`);
     return group ? 0 : 2;
   }
-  const app = await loadApp();
+  const { app, commands } = await loadApp();
+  if (group !== "run" && group !== "env" && Object.hasOwn(commands, group)) {
+    return commands[group](
+      [sub, ...rest].filter((a) => a !== undefined),
+      {
+        stdout: (text) => process.stdout.write(text),
+        stderr: (text) => process.stderr.write(text),
+      },
+    );
+  }
   const backend = new Backend({ ...app, engine: openEngine(process.env.DATABASE_URL) });
   await backend.start();
   try {

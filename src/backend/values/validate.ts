@@ -31,6 +31,8 @@ export function describe(validator: Validator): string {
 
 function typeOf(value: unknown): string {
   if (value === null) return "null";
+  // "must be number, got number" would hide why a NaN was refused.
+  if (Number.isNaN(value)) return "NaN";
   if (Array.isArray(value)) return "array";
   return typeof value;
 }
