@@ -17,6 +17,8 @@ export type ErrorCode =
   | "CONFLICT"
   | "READ_ONLY"
   | "INTERNAL"
+  | "DATABASE_UNAVAILABLE"
+  | "DATABASE_BUSY"
   | (string & {});
 
 const STATUS: Record<string, number> = {
@@ -33,6 +35,9 @@ const STATUS: Record<string, number> = {
   TOO_MANY_REQUESTS: 429,
   READ_ONLY: 500,
   INTERNAL: 500,
+  // The database cannot be reached or is locked by another writer: try again shortly.
+  DATABASE_UNAVAILABLE: 503,
+  DATABASE_BUSY: 503,
 };
 
 /** An error meant for the caller: its code and message are sent to the client as they are. */
