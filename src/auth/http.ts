@@ -11,7 +11,13 @@
  * is that typed 503 (no cookies), whatever Better Auth made of it.
  */
 import { Hono, type MiddlewareHandler } from "hono";
-import { type ActionCtx, type EnvReader, type HttpRoutes, isServiceError, type ServiceError } from "service-auth/server";
+import {
+  type ActionCtx,
+  type EnvReader,
+  type HttpRoutes,
+  isServiceError,
+  type ServiceError,
+} from "service-auth/server";
 import { siteOriginOf } from "./config.ts";
 import { DEFAULT_BASE_PATH } from "./plugin/options.ts";
 
@@ -61,7 +67,8 @@ function watchDatabase(ctx: ActionCtx): { ctx: ActionCtx; fault(): ServiceError 
     ...ctx,
     auth: { ...ctx.auth, getUserIdentity: () => ctx.auth.getUserIdentity().catch(note) },
     runQuery: ((ref: any, args: any) => ctx.runQuery(ref, args).catch(note)) as ActionCtx["runQuery"],
-    runMutation: ((ref: any, args: any) => ctx.runMutation(ref, args).catch(note)) as ActionCtx["runMutation"],
+    runMutation: ((ref: any, args: any) =>
+      ctx.runMutation(ref, args).catch(note)) as ActionCtx["runMutation"],
     runAction: ((ref: any, args: any) => ctx.runAction(ref, args).catch(note)) as ActionCtx["runAction"],
   };
   return { ctx: watched, fault: () => fault };

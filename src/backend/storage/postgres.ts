@@ -21,6 +21,7 @@ import { createHash } from "node:crypto";
 import pg from "pg";
 import { ServiceError } from "../errors.ts";
 import { logger } from "../logger.ts";
+import { classifyDatabaseError, databaseUnavailable, isConflict, isConnectionFault } from "./db-errors.ts";
 import type {
   KeyFunction,
   ReadTransaction,
@@ -31,7 +32,6 @@ import type {
   StoredDocument,
   WriteTransaction,
 } from "./engine.ts";
-import { classifyDatabaseError, databaseUnavailable, isConflict, isConnectionFault } from "./db-errors.ts";
 import type { KeyRange } from "./index-key.ts";
 import { CommitChannel } from "./postgres-notify.ts";
 import { postgresDialect } from "./sql-dialect.ts";
@@ -324,7 +324,9 @@ export class PostgresEngine implements StorageEngine {
         // At COMMIT the outcome is unknown: the client is told to try again, like for any outage.
         throw databaseUnavailable();
       } finally {
-        client.release(broken === undefined ? undefined : broken instanceof Error ? broken : new Error(String(broken)));
+        client.release(
+          broken === undefined ? undefined : broken instanceof Error ? broken : new Error(String(broken)),
+        );
       }
     }
   }

@@ -45,7 +45,10 @@ function* physicalState(dialect: SqlDialect): SqlQuery<PhysicalState | null> {
  * The steps migrating the database to `layout`, read without writing anything (so without the
  * write lock); null for a new database. An empty list means the layout is already in place.
  */
-export function* pendingMigration(dialect: SqlDialect, layout: StorageLayout): SqlQuery<MigrationStep[] | null> {
+export function* pendingMigration(
+  dialect: SqlDialect,
+  layout: StorageLayout,
+): SqlQuery<MigrationStep[] | null> {
   const state = yield* physicalState(dialect);
   return state && planMigration(layout, state, dialect.names);
 }

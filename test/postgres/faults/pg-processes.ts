@@ -43,7 +43,11 @@ export function signalServer(postmaster: number, signal: NodeJS.Signals): void {
 }
 
 /** Polls `check` until it returns a value other than undefined (conditions, not sleeps). */
-export async function until<T>(check: () => Promise<T | undefined>, what: string, timeoutMs = 20_000): Promise<T> {
+export async function until<T>(
+  check: () => Promise<T | undefined>,
+  what: string,
+  timeoutMs = 20_000,
+): Promise<T> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     const value = await check().catch(() => undefined);
