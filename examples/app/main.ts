@@ -4,7 +4,7 @@
  * NODE_ENV=production it refuses to start without them and prints the command that makes them.
  */
 import { AUTH_ENV_COMMAND, ensureAuthEnv, missingAuthEnv } from "service-auth/auth";
-import { logger, startService } from "service-auth/server";
+import { DatabaseOpenError, logger, startService } from "service-auth/server";
 import { app, internal } from "./app.ts";
 
 const port = Number(process.env.PORT ?? 3000);
@@ -38,7 +38,8 @@ try {
     });
   }
 } catch (error) {
-  if (error instanceof RefusedToStart) {
+  // Operator errors get one line, not a stack trace.
+  if (error instanceof RefusedToStart || error instanceof DatabaseOpenError) {
     process.stderr.write(`${error.message}\n`);
     process.exit(1);
   }

@@ -4,9 +4,20 @@
  *
  * Clients that cannot use cookies (another site, native apps) send them in `Service-Auth-Cookie`
  * and receive them in `Set-Service-Auth-Cookie`; the middleware bridges both ways.
+ *
+ * Better Auth turns a failed database read into "no session" (401, a cleared cookie) or an empty
+ * 500, so a database outage would sign browsers out. The middleware watches the database calls
+ * an auth request makes; when one failed because the database was unavailable or busy, the answer
+ * is that typed 503 (no cookies), whatever Better Auth made of it.
  */
 import { Hono, type MiddlewareHandler } from "hono";
-import type { ActionCtx, EnvReader, HttpRoutes } from "service-auth/server";
+import {
+  type ActionCtx,
+  type EnvReader,
+  type HttpRoutes,
+  isServiceError,
+  type ServiceError,
+} from "service-auth/server";
 import { siteOriginOf } from "./config.ts";
 import { DEFAULT_BASE_PATH } from "./plugin/options.ts";
 
@@ -42,6 +53,35 @@ function withExposedCookies(response: Response): Response {
   return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
 }
 
+/** Error codes of a database that cannot serve the request right now (503). */
+const DATABASE_FAULTS = new Set(["DATABASE_UNAVAILABLE", "DATABASE_BUSY"]);
+
+/** `ctx` with its database calls watched: `fault()` is the first database fault one of them threw. */
+function watchDatabase(ctx: ActionCtx): { ctx: ActionCtx; fault(): ServiceError | undefined } {
+  let fault: ServiceError | undefined;
+  const note = (error: unknown): never => {
+    if (isServiceError(error) && DATABASE_FAULTS.has(error.code)) fault ??= error;
+    throw error;
+  };
+  const watched: ActionCtx = {
+    ...ctx,
+    auth: { ...ctx.auth, getUserIdentity: () => ctx.auth.getUserIdentity().catch(note) },
+    runQuery: ((ref: any, args: any) => ctx.runQuery(ref, args).catch(note)) as ActionCtx["runQuery"],
+    runMutation: ((ref: any, args: any) =>
+      ctx.runMutation(ref, args).catch(note)) as ActionCtx["runMutation"],
+    runAction: ((ref: any, args: any) => ctx.runAction(ref, args).catch(note)) as ActionCtx["runAction"],
+  };
+  return { ctx: watched, fault: () => fault };
+}
+
+/** The typed 503 of a database fault; no `Set-Cookie`, so the browser keeps its session. */
+function databaseFaultResponse(fault: ServiceError): Response {
+  return new Response(JSON.stringify({ status: "error", code: fault.code, message: fault.message }), {
+    status: fault.status,
+    headers: { "content-type": "application/json", "retry-after": "1" },
+  });
+}
+
 /** Middleware serving the auth endpoints under `basePath` with an auth instance per request. */
 export function authMiddleware(
   createAuth: CreateAuth,
@@ -51,8 +91,19 @@ export function authMiddleware(
   return async (c, next) => {
     const path = c.req.path;
     if (path !== basePath && !path.startsWith(`${basePath}/`)) return next();
-    const auth = createAuth(c.env);
-    return withExposedCookies(await auth.handler(withHeaderCookies(c.req.raw)));
+    const database = watchDatabase(c.env);
+    let response: Response;
+    try {
+      response = await createAuth(database.ctx).handler(withHeaderCookies(c.req.raw));
+    } catch (error) {
+      const fault = database.fault();
+      if (fault) return databaseFaultResponse(fault);
+      throw error;
+    }
+    const fault = database.fault();
+    // Whatever Better Auth answered was decided without the database: not a verdict on the session.
+    if (fault) return databaseFaultResponse(fault);
+    return withExposedCookies(response);
   };
 }
 

@@ -37,6 +37,7 @@ export type { DataModelOf, DocOf, EdgeDefinition, GenericDataModel, SchemaDefini
 export { defineEnt, defineEntSchema, defineSchema, defineTable, TableDefinition } from "./schema.ts";
 export type { RunningService, ServiceOptions } from "./service.ts";
 export { startService } from "./service.ts";
+export { DatabaseOpenError } from "./storage/db-errors.ts";
 export { compareValues } from "./storage/index-key.ts";
 export type { Id, Infer } from "./values/validators.ts";
 export { v } from "./values/validators.ts";

@@ -2,7 +2,8 @@
  * Client-side JWT management (SPEC §3.2): caches the token, treats it as expired 60 s before its
  * `exp`, refreshes it ahead of time, deduplicates concurrent fetches, and tells a sign-out
  * (`fetchToken` resolved to null: the token endpoint answered 401) from a failure (it threw:
- * network error or 5xx), which is retried with backoff while the user stays signed in.
+ * network error or 5xx, e.g. `503 DATABASE_UNAVAILABLE` during a database outage), which is
+ * retried with backoff while the user stays signed in.
  * Browser-safe: no Node imports.
  */
 

@@ -1,4 +1,4 @@
-/** Chooses the storage engine from `DATABASE_URL`. */
+/** Chooses the storage engine from `DATABASE_URL`, with the timeouts from `DATABASE_*_MS`. */
 import { resolve } from "node:path";
 import type { StorageEngine } from "./engine.ts";
 import { PostgresEngine } from "./postgres.ts";
@@ -8,16 +8,42 @@ import { SqliteEngine } from "./sqlite.ts";
 export const DEFAULT_DATABASE_FILE = "./.data/service.sqlite";
 
 /**
+ * A duration setting from the environment, in ms; undefined when unset (the engine's default).
+ * A value that is not a positive integer refuses to start rather than silently meaning "none".
+ */
+export function durationSetting(name: string, env: NodeJS.ProcessEnv = process.env): number | undefined {
+  const raw = env[name]?.trim();
+  if (!raw) return undefined;
+  const ms = Number(raw);
+  if (!Number.isSafeInteger(ms) || ms <= 0) {
+    throw new Error(`${name} must be a positive whole number of milliseconds, got "${raw}"`);
+  }
+  return ms;
+}
+
+/**
  * `undefined` or a path → SQLite file; `sqlite:PATH` / `file:PATH` → SQLite file;
  * `postgres://…` / `postgresql://…` → PostgreSQL (connections open lazily, at `migrate`).
+ *
+ * Settings: `DATABASE_CONNECT_TIMEOUT_MS`, `DATABASE_STATEMENT_TIMEOUT_MS`,
+ * `DATABASE_QUERY_TIMEOUT_MS` (PostgreSQL), `DATABASE_BUSY_TIMEOUT_MS` (SQLite), `SQLITE_SYNCHRONOUS`.
  */
 export function openEngine(databaseUrl: string | undefined): StorageEngine {
   const url = databaseUrl?.trim() || DEFAULT_DATABASE_FILE;
   if (/^postgres(ql)?:\/\//i.test(url)) {
-    return new PostgresEngine({ connectionString: url });
+    return new PostgresEngine({
+      connectionString: url,
+      connectTimeoutMs: durationSetting("DATABASE_CONNECT_TIMEOUT_MS"),
+      statementTimeoutMs: durationSetting("DATABASE_STATEMENT_TIMEOUT_MS"),
+      queryTimeoutMs: durationSetting("DATABASE_QUERY_TIMEOUT_MS"),
+    });
   }
   const file = url.replace(/^(sqlite|file):(\/\/)?/i, "");
   // FULL also survives power loss, at the price of an fsync per commit (docs/decisions.md).
   const synchronous = process.env.SQLITE_SYNCHRONOUS?.toUpperCase() === "FULL" ? "FULL" : "NORMAL";
-  return new SqliteEngine({ filename: file === ":memory:" ? file : resolve(file), synchronous });
+  return new SqliteEngine({
+    filename: file === ":memory:" ? file : resolve(file),
+    synchronous,
+    busyTimeoutMs: durationSetting("DATABASE_BUSY_TIMEOUT_MS"),
+  });
 }

@@ -21,6 +21,7 @@ import { createHash } from "node:crypto";
 import pg from "pg";
 import { ServiceError } from "../errors.ts";
 import { logger } from "../logger.ts";
+import { classifyDatabaseError, databaseUnavailable, isConflict, isConnectionFault } from "./db-errors.ts";
 import type {
   KeyFunction,
   ReadTransaction,
@@ -46,17 +47,28 @@ export interface PostgresOptions {
   maxWriteAttempts?: number;
   /** NOTIFY channel shared by the instances of one deployment (default `service_auth_commits`). */
   channel?: string;
+  /** Connecting, or waiting for a pooled connection, fails after this long (default 5000 ms). */
+  connectTimeoutMs?: number;
+  /** The server cancels a statement running longer than this (`statement_timeout`, default 10000 ms). */
+  statementTimeoutMs?: number;
+  /**
+   * The client gives up on a statement that got no answer for this long: a frozen or unreachable
+   * server, which cannot cancel anything itself (default: statement timeout + 2000 ms).
+   */
+  queryTimeoutMs?: number;
+  /** `ping` (for `/healthz`) fails after this long (default 1500 ms, so `/healthz` answers within 2 s). */
+  pingTimeoutMs?: number;
 }
 
-/** SQLSTATEs after which the whole transaction may simply run again. */
-const RETRYABLE = new Set(["40001", "40P01"]);
+/** Defaults of the timeouts; `openEngine` reads the `DATABASE_*_MS` variables over them. */
+export const POSTGRES_TIMEOUT_DEFAULTS = {
+  connectTimeoutMs: 5000,
+  statementTimeoutMs: 10_000,
+  pingTimeoutMs: 1500,
+} as const;
+
 /** Serializes concurrent migrations of several instances starting at once. */
 const MIGRATION_LOCK_SQL = "SELECT pg_advisory_xact_lock(hashtext('service-auth:migrate'))";
-
-function sqlState(error: unknown): string | undefined {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === "string" ? code : undefined;
-}
 
 const statementNames = new Map<string, string>();
 /** Named prepared statement for `text`: each connection parses and plans it once. */
@@ -72,6 +84,8 @@ function prepared(text: string, values: unknown[]): pg.QueryConfig {
 class PgReader implements ReadTransaction {
   /** Set when a statement hit a serialization failure: the transaction is doomed and retryable. */
   conflicted = false;
+  /** Set when a statement failed because the connection is lost or the server did not answer. */
+  fault?: unknown;
 
   constructor(
     protected readonly client: pg.PoolClient,
@@ -85,8 +99,9 @@ class PgReader implements ReadTransaction {
     try {
       return await this.client.query<R>(prepared(text, values));
     } catch (error) {
-      // Application code may catch this error and go on; the retry decision must not depend on it.
-      if (RETRYABLE.has(sqlState(error) ?? "")) this.conflicted = true;
+      // Application code may catch this error and go on; the outcome must not depend on it.
+      if (isConflict(error)) this.conflicted = true;
+      else if (isConnectionFault(error)) this.fault ??= error;
       throw error;
     }
   }
@@ -129,6 +144,18 @@ class PgWriter extends PgReader implements WriteTransaction {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Rejects with `error()` when `promise` has not settled within `ms`. */
+function withDeadline<T>(promise: Promise<T>, ms: number, error: () => Error): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(error()), ms);
+  });
+  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
+}
+
+/** Where a transaction attempt failed, which decides whether it may run again. */
+type Phase = "begin" | "body" | "commit";
+
 export class PostgresEngine implements StorageEngine {
   readonly kind = "postgres" as const;
   private readonly pool: pg.Pool;
@@ -143,10 +170,22 @@ export class PostgresEngine implements StorageEngine {
   /** Statement texts of the migrated layout. */
   private sql = new SqlStatements(postgresDialect, { tables: {} });
   private readonly maxWriteAttempts: number;
+  private readonly pingTimeoutMs: number;
+  /** Why each pooled connection died, when it did (its `error` event); read when a transaction fails. */
+  private readonly lost = new WeakMap<pg.ClientBase, Error>();
 
   constructor(options: PostgresOptions) {
-    const poolConfig: pg.PoolConfig = {
+    const statementTimeoutMs = options.statementTimeoutMs ?? POSTGRES_TIMEOUT_DEFAULTS.statementTimeoutMs;
+    const connection: pg.ClientConfig = {
       connectionString: options.connectionString,
+      connectionTimeoutMillis: options.connectTimeoutMs ?? POSTGRES_TIMEOUT_DEFAULTS.connectTimeoutMs,
+      statement_timeout: statementTimeoutMs,
+      query_timeout: options.queryTimeoutMs ?? statementTimeoutMs + 2000,
+      // Half-open connections (a server host gone without a FIN) are found by the kernel.
+      keepAlive: true,
+    };
+    const poolConfig: pg.PoolConfig = {
+      ...connection,
       max: options.maxConnections ?? 10,
       application_name: "service-auth",
     };
@@ -157,10 +196,20 @@ export class PostgresEngine implements StorageEngine {
       pool.on("error", (error) =>
         logger.warn("PostgreSQL pooled connection failed", { error: String(error) }),
       );
+      // pg-pool listens for errors of idle connections only: a connection that dies while checked
+      // out (backend killed, failover) would emit an unhandled 'error' and end the process.
+      pool.on("connect", (client) => {
+        client.on("error", (error) => {
+          if (this.lost.has(client)) return;
+          this.lost.set(client, error);
+          logger.warn("PostgreSQL connection lost", { error: String(error) });
+        });
+      });
     }
     this.maxWriteAttempts = options.maxWriteAttempts ?? 30;
+    this.pingTimeoutMs = options.pingTimeoutMs ?? POSTGRES_TIMEOUT_DEFAULTS.pingTimeoutMs;
     this.commits = new CommitChannel({
-      connection: { connectionString: options.connectionString },
+      connection,
       pool: this.pool,
       channel: options.channel ?? "service_auth_commits",
     });
@@ -177,7 +226,9 @@ export class PostgresEngine implements StorageEngine {
   }
 
   async migrate(layout: StorageLayout, keysOf: KeyFunction): Promise<void> {
-    const client = await this.pool.connect();
+    const client = await this.pool.connect().catch((error) => {
+      throw classifyDatabaseError(error);
+    });
     let broken: Error | undefined;
     try {
       // READ COMMITTED: once the lock is ours, each statement sees what an earlier migrator committed.
@@ -190,60 +241,66 @@ export class PostgresEngine implements StorageEngine {
       await client.query("COMMIT");
     } catch (error) {
       await client.query("ROLLBACK").catch((e) => (broken = e));
-      throw error;
+      throw classifyDatabaseError(this.lost.get(client) ?? error);
     } finally {
-      client.release(broken);
+      client.release(broken ?? this.lost.get(client));
     }
     this.sql = new SqlStatements(postgresDialect, layout);
     await this.commits.start();
   }
 
-  /** A connection for a transaction (see {@link nestedPool}). */
-  private connect(): Promise<pg.PoolClient> {
-    return (this.inTransaction.getStore() ? this.nestedPool : this.pool).connect();
-  }
-
-  async read<T>(fn: (tx: ReadTransaction) => Promise<T>): Promise<T> {
-    const client = await this.connect();
-    // A connection whose BEGIN, COMMIT or ROLLBACK failed is not returned to the pool.
-    let broken: Error | undefined;
-    const control = (sql: string) =>
-      client.query(sql).catch((error) => {
-        broken = error;
-        throw error;
-      });
+  /** A connection for a transaction (see {@link nestedPool}); an unreachable server is DATABASE_UNAVAILABLE. */
+  private async connect(): Promise<pg.PoolClient> {
     try {
-      await control("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
-      let result: T;
-      try {
-        result = await this.inTransaction.run(true, () => fn(new PgReader(client, this.sql)));
-      } catch (error) {
-        await control("ROLLBACK").catch(() => {});
-        throw error;
-      }
-      await control("COMMIT");
-      return result;
-    } finally {
-      client.release(broken);
+      return await (this.inTransaction.getStore() ? this.nestedPool : this.pool).connect();
+    } catch (error) {
+      logger.warn("PostgreSQL connection failed", { error: String(error) });
+      throw classifyDatabaseError(error);
     }
   }
 
+  async read<T>(fn: (tx: ReadTransaction) => Promise<T>): Promise<T> {
+    return this.transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", PgReader, fn);
+  }
+
   async write<T>(fn: (tx: WriteTransaction) => Promise<T>): Promise<T> {
-    const client = await this.connect();
-    let broken: Error | undefined;
-    try {
-      for (let attempt = 1; ; attempt++) {
-        const tx = new PgWriter(client, this.sql);
-        try {
-          await client.query("BEGIN ISOLATION LEVEL SERIALIZABLE");
-          const result = await this.inTransaction.run(true, () => fn(tx));
-          await client.query("COMMIT");
-          return result;
-        } catch (error) {
+    return this.transaction("BEGIN ISOLATION LEVEL SERIALIZABLE", PgWriter, fn);
+  }
+
+  /**
+   * Runs `fn` in a transaction opened with `begin`, on a connection of its own. Runs it again
+   * after a serialization failure or deadlock (with a growing, jittered backoff), and once on a
+   * fresh connection when the pooled one turned out dead at BEGIN (nothing was sent yet). A lost
+   * connection or an unanswered statement ends as `DATABASE_UNAVAILABLE`, whatever `fn` made of
+   * the error; the connection is then discarded, never returned to the pool.
+   */
+  private async transaction<T, Tx extends PgReader>(
+    begin: string,
+    Transaction: new (client: pg.PoolClient, sql: SqlStatements) => Tx,
+    fn: (tx: Tx) => Promise<T>,
+  ): Promise<T> {
+    let reconnected = false;
+    for (let attempt = 1; ; attempt++) {
+      const client = await this.connect();
+      const tx = new Transaction(client, this.sql);
+      let phase: Phase = "begin";
+      // A connection whose BEGIN, COMMIT or ROLLBACK failed is not returned to the pool.
+      let broken: unknown;
+      try {
+        await client.query(begin);
+        phase = "body";
+        const result = await this.inTransaction.run(true, () => fn(tx));
+        phase = "commit";
+        await client.query("COMMIT");
+        return result;
+      } catch (error) {
+        const fault = this.lost.get(client) ?? tx.fault ?? (isConnectionFault(error) ? error : undefined);
+        if (fault === undefined) {
           await client.query("ROLLBACK").catch((e) => (broken = e));
-          if (broken) throw error;
-          const retryable = tx.conflicted || RETRYABLE.has(sqlState(error) ?? "");
-          if (!retryable) throw error;
+        } else {
+          broken = fault;
+        }
+        if (broken === undefined && (tx.conflicted || isConflict(error))) {
           if (attempt >= this.maxWriteAttempts) {
             throw new ServiceError(
               "CONFLICT",
@@ -252,10 +309,25 @@ export class PostgresEngine implements StorageEngine {
           }
           // Jittered, growing backoff so the conflicting transactions stop meeting each other.
           await sleep(Math.random() * Math.min(100, 2 * 2 ** Math.min(attempt, 6)));
+          continue;
         }
+        if (fault === undefined) throw broken === undefined ? error : classifyDatabaseError(broken);
+        if (phase === "begin" && !reconnected) {
+          // A pooled connection that died while idle (server restart): nothing ran, try a new one.
+          reconnected = true;
+          continue;
+        }
+        logger.warn("PostgreSQL transaction failed: database unavailable", {
+          phase,
+          error: String(fault),
+        });
+        // At COMMIT the outcome is unknown: the client is told to try again, like for any outage.
+        throw databaseUnavailable();
+      } finally {
+        client.release(
+          broken === undefined ? undefined : broken instanceof Error ? broken : new Error(String(broken)),
+        );
       }
-    } finally {
-      client.release(broken);
     }
   }
 
@@ -267,8 +339,20 @@ export class PostgresEngine implements StorageEngine {
     return this.commits.publish(payload);
   }
 
+  /**
+   * `SELECT 1` within `pingTimeoutMs`: a frozen server (or a pool full of hung connections) fails
+   * the ping in time rather than hanging `/healthz`; the abandoned attempt ends on its own timeouts.
+   */
   async ping(): Promise<void> {
-    await this.pool.query("SELECT 1");
+    try {
+      await withDeadline(
+        this.pool.query("SELECT 1"),
+        this.pingTimeoutMs,
+        () => new Error(`no answer within ${this.pingTimeoutMs} ms`),
+      );
+    } catch (error) {
+      throw classifyDatabaseError(error);
+    }
   }
 
   /**

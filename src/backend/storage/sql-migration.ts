@@ -5,7 +5,7 @@
  * run the same code inside their own transaction, each answering a request with its rows.
  */
 import type { KeyFunction, StorageLayout } from "./engine.ts";
-import { CREATION_INDEX, type MigrationStep, planMigration } from "./layout-diff.ts";
+import { CREATION_INDEX, type MigrationStep, type PhysicalState, planMigration } from "./layout-diff.ts";
 import type { SqlDialect, SqlRequest } from "./sql-dialect.ts";
 import { quote } from "./sql-names.ts";
 import { decodeDocument } from "./sql-statements.ts";
@@ -17,17 +17,13 @@ export type SqlProgram = Generator<SqlRequest, void, Rows>;
 /** Documents read per backfill batch. */
 const BACKFILL_BATCH = 500;
 
-/** Creates or updates tables, key columns, indexes and the `_layout` record to match `layout`. */
-export function* migrationProgram(
-  dialect: SqlDialect,
-  layout: StorageLayout,
-  keysOf: KeyFunction,
-): SqlProgram {
-  yield { sql: `CREATE TABLE IF NOT EXISTS "_layout" (tbl TEXT PRIMARY KEY, indexes TEXT NOT NULL)` };
-  const recorded = new Map<string, Record<string, string[]>>();
-  for (const r of yield { sql: `SELECT tbl, indexes FROM "_layout"` }) {
-    recorded.set(String(r.tbl), JSON.parse(String(r.indexes)));
-  }
+/** A program of reads only, returning what it found. */
+export type SqlQuery<R> = Generator<SqlRequest, R, Rows>;
+
+const LAYOUT_TABLE = "_layout";
+
+/** Reads the physical state; null when there is no `_layout` table yet (a new database). */
+function* physicalState(dialect: SqlDialect): SqlQuery<PhysicalState | null> {
   const columns = new Map<string, Set<string>>();
   for (const r of yield { sql: dialect.columnsSql }) {
     const table = String(r.tbl);
@@ -35,10 +31,40 @@ export function* migrationProgram(
     if (!set) columns.set(table, (set = new Set()));
     set.add(String(r.col));
   }
+  if (!columns.has(LAYOUT_TABLE)) return null;
+  const recorded = new Map<string, Record<string, string[]>>();
+  for (const r of yield { sql: `SELECT tbl, indexes FROM "${LAYOUT_TABLE}"` }) {
+    recorded.set(String(r.tbl), JSON.parse(String(r.indexes)));
+  }
   const indexes = new Map<string, string>();
   for (const r of yield { sql: dialect.indexesSql }) indexes.set(String(r.name), String(r.tbl));
+  return { recorded, columns, indexes };
+}
 
-  for (const step of planMigration(layout, { recorded, columns, indexes }, dialect.names)) {
+/**
+ * The steps migrating the database to `layout`, read without writing anything (so without the
+ * write lock); null for a new database. An empty list means the layout is already in place.
+ */
+export function* pendingMigration(
+  dialect: SqlDialect,
+  layout: StorageLayout,
+): SqlQuery<MigrationStep[] | null> {
+  const state = yield* physicalState(dialect);
+  return state && planMigration(layout, state, dialect.names);
+}
+
+/** Creates or updates tables, key columns, indexes and the `_layout` record to match `layout`. */
+export function* migrationProgram(
+  dialect: SqlDialect,
+  layout: StorageLayout,
+  keysOf: KeyFunction,
+): SqlProgram {
+  yield {
+    sql: `CREATE TABLE IF NOT EXISTS "${LAYOUT_TABLE}" (tbl TEXT PRIMARY KEY, indexes TEXT NOT NULL)`,
+  };
+  const state = yield* physicalState(dialect);
+  if (!state) throw new Error(`the "${LAYOUT_TABLE}" table was not created`);
+  for (const step of planMigration(layout, state, dialect.names)) {
     if (step.kind === "backfill") yield* backfill(dialect, step.table, step.indexes, keysOf);
     else yield stepSql(dialect, step);
   }
@@ -97,15 +123,19 @@ function* backfill(dialect: SqlDialect, table: string, indexes: string[], keysOf
   }
 }
 
-/** Runs `program` with a synchronous `run` (SQLite inside `db.transaction`). */
-export function runSync(program: SqlProgram, run: (request: SqlRequest) => Rows): void {
-  for (let next = program.next(); !next.done; ) next = program.next(run(next.value));
+/** Runs `program` with a synchronous `run` (SQLite inside a transaction); returns its result. */
+export function runSync<R>(program: SqlQuery<R>, run: (request: SqlRequest) => Rows): R {
+  let next = program.next();
+  while (!next.done) next = program.next(run(next.value));
+  return next.value;
 }
 
-/** Runs `program` with an asynchronous `run` (PostgreSQL on one connection). */
-export async function runAsync(
-  program: SqlProgram,
+/** Runs `program` with an asynchronous `run` (PostgreSQL on one connection); returns its result. */
+export async function runAsync<R>(
+  program: SqlQuery<R>,
   run: (request: SqlRequest) => Promise<Rows>,
-): Promise<void> {
-  for (let next = program.next(); !next.done; ) next = program.next(await run(next.value));
+): Promise<R> {
+  let next = program.next();
+  while (!next.done) next = program.next(await run(next.value));
+  return next.value;
 }

@@ -7,9 +7,11 @@
  * `sql-migration.ts`, `sqliteDialect` in `sql-dialect.ts`); this file owns connections,
  * statement caching and transactions.
  */
-import { mkdirSync } from "node:fs";
+import { accessSync, constants, mkdirSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
+import { logger } from "../logger.ts";
+import { DatabaseOpenError, databaseBusy, isBusy } from "./db-errors.ts";
 import type {
   KeyFunction,
   ReadTransaction,
@@ -22,7 +24,7 @@ import type {
 } from "./engine.ts";
 import type { KeyRange } from "./index-key.ts";
 import { sqliteDialect } from "./sql-dialect.ts";
-import { migrationProgram, type Rows, runSync } from "./sql-migration.ts";
+import { migrationProgram, pendingMigration, type Rows, runSync } from "./sql-migration.ts";
 import { decodeDocument, SqlStatements } from "./sql-statements.ts";
 
 type DB = Database.Database;
@@ -35,7 +37,18 @@ export interface SqliteOptions {
   synchronous?: "NORMAL" | "FULL";
   /** How often to look for commits by other processes (CLI), in ms. */
   pollIntervalMs?: number;
+  /**
+   * How long a mutation waits for a write lock held by another process (a CLI run, a `sqlite3`
+   * shell) before it fails with `503 DATABASE_BUSY`, in ms (default 5000). The wait is
+   * asynchronous: the event loop keeps serving meanwhile.
+   */
+  busyTimeoutMs?: number;
 }
+
+/** Default of {@link SqliteOptions.busyTimeoutMs}. */
+export const DEFAULT_BUSY_TIMEOUT_MS = 5000;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Prepared statements for one connection, keyed by SQL text. */
 class StatementCache {
@@ -65,9 +78,11 @@ class Connection {
   readonly reader: SqliteReader;
   constructor(filename: string, synchronous: string, readonly: boolean) {
     this.db = new Database(filename, { fileMustExist: readonly });
-    // busy_timeout first: even switching to WAL needs a lock another process may hold.
-    this.db.pragma("busy_timeout = 5000");
-    this.db.pragma("journal_mode = WAL");
+    // No busy_timeout: SQLite would wait for another process's lock inside a synchronous call,
+    // freezing the event loop. Writers wait asynchronously instead (`acquireWriteLock`); WAL
+    // readers never wait for a writer.
+    this.db.pragma("busy_timeout = 0");
+    if (!readonly) this.db.pragma("journal_mode = WAL");
     this.db.pragma(`synchronous = ${synchronous}`);
     this.db.defaultSafeIntegers(false);
     this.stmts = new StatementCache(this.db);
@@ -170,26 +185,53 @@ export class SqliteEngine implements StorageEngine {
   private pollTimer?: NodeJS.Timeout;
   private lastDataVersion = 0;
   private closed = false;
+  /** A wait for another process's write lock has been logged and has not ended yet. */
+  private waitingLogged = false;
 
+  private readonly busyTimeoutMs: number;
+
+  /** Opens the file; one that cannot be opened throws a {@link DatabaseOpenError} naming the reason. */
   constructor(private readonly options: SqliteOptions) {
-    if (options.filename !== ":memory:") mkdirSync(dirname(options.filename), { recursive: true });
-    this.writer = new Connection(options.filename, options.synchronous ?? "NORMAL", false);
+    this.busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
+    try {
+      if (options.filename !== ":memory:") mkdirSync(dirname(options.filename), { recursive: true });
+      this.writer = new Connection(options.filename, options.synchronous ?? "NORMAL", false);
+    } catch (error) {
+      throw new DatabaseOpenError(options.filename, whyUnopenable(options.filename, error));
+    }
   }
 
+  /**
+   * Reads the recorded layout without any lock and compares; only when it differs takes the write
+   * lock (waiting for another process as long as it takes, and saying which file is locked) and
+   * migrates, re-reading the layout under the lock (another process may have migrated meanwhile).
+   */
   async migrate(layout: StorageLayout, keysOf: KeyFunction): Promise<void> {
     const db = this.writer.db;
-    // IMMEDIATE: take the write lock before reading `_layout`, so a server and a CLI starting at
-    // once queue on busy_timeout instead of failing to upgrade a read lock ("database is locked").
-    db.transaction(() => {
-      const prepared = new Map<string, Stmt>();
-      runSync(migrationProgram(sqliteDialect, layout, keysOf), ({ sql, params = [] }) => {
-        let stmt = prepared.get(sql);
-        if (!stmt) prepared.set(sql, (stmt = db.prepare(sql)));
-        if (stmt.reader) return stmt.all(params) as Rows;
-        stmt.run(params);
-        return [];
-      });
-    }).immediate();
+    const run = (prepared: Map<string, Stmt>) => (request: { sql: string; params?: unknown[] }) => {
+      let stmt = prepared.get(request.sql);
+      if (!stmt) prepared.set(request.sql, (stmt = db.prepare(request.sql)));
+      if (stmt.reader) return stmt.all(request.params ?? []) as Rows;
+      stmt.run(request.params ?? []);
+      return [];
+    };
+    // A deferred read transaction: WAL readers never wait for another process's writer.
+    const steps = db.transaction(() => runSync(pendingMigration(sqliteDialect, layout), run(new Map())))();
+    if (steps === null || steps.length > 0) {
+      const release = await this.writeLock.lock();
+      try {
+        await this.acquireWriteLock(Number.POSITIVE_INFINITY);
+        try {
+          runSync(migrationProgram(sqliteDialect, layout, keysOf), run(new Map()));
+        } catch (error) {
+          db.prepare("ROLLBACK").run();
+          throw error;
+        }
+        db.prepare("COMMIT").run();
+      } finally {
+        release();
+      }
+    }
     this.writer.sql = new SqlStatements(sqliteDialect, layout);
     this.lastDataVersion = this.dataVersion();
     this.startPolling();
@@ -234,11 +276,44 @@ export class SqliteEngine implements StorageEngine {
     }
   }
 
+  /**
+   * `BEGIN IMMEDIATE` on the writer, retried with an asynchronous backoff while another process
+   * holds the write lock; past `deadline` (ms since epoch) the caller gets `503 DATABASE_BUSY`.
+   * The first wait is logged once, naming the file.
+   */
+  private async acquireWriteLock(deadline: number): Promise<void> {
+    const begin = this.writer.stmts.get("BEGIN IMMEDIATE");
+    for (let attempt = 0; ; attempt++) {
+      try {
+        begin.run();
+        if (attempt > 0 && this.waitingLogged) {
+          this.waitingLogged = false;
+          logger.info("database write lock acquired", { file: this.options.filename });
+        }
+        return;
+      } catch (error) {
+        if (!isBusy(error)) throw error;
+      }
+      const left = deadline - Date.now();
+      if (left <= 0) throw databaseBusy();
+      if (!this.waitingLogged) {
+        this.waitingLogged = true;
+        logger.warn("waiting for the database write lock held by another process", {
+          file: this.options.filename,
+        });
+      }
+      // 1, 2, 4 … 50 ms, jittered: short first waits, and polling stays cheap during a long lock.
+      await sleep(Math.min(left, Math.min(50, 2 ** attempt) * (0.5 + Math.random() / 2)));
+    }
+  }
+
   async write<T>(fn: (tx: WriteTransaction) => Promise<T>): Promise<T> {
+    // The deadline counts from the call: mutations queued behind a foreign lock do not each wait anew.
+    const deadline = Date.now() + this.busyTimeoutMs;
     const release = await this.writeLock.lock();
     const conn = this.writer;
     try {
-      conn.stmts.get("BEGIN IMMEDIATE").run();
+      await this.acquireWriteLock(deadline);
       let result: T;
       try {
         result = await fn(new SqliteWriter(conn));
@@ -280,4 +355,28 @@ export class SqliteEngine implements StorageEngine {
     for (const r of this.allReaders) r.db.close();
     this.writer.db.close();
   }
+}
+
+/** The reason, for an operator, why `filename` could not be opened as a database. */
+function whyUnopenable(filename: string, error: unknown): string {
+  const code = (error as { code?: unknown }).code;
+  const message = error instanceof Error ? error.message : String(error);
+  const dir = dirname(filename);
+  try {
+    if (statSync(filename).isDirectory()) return "it is a directory";
+  } catch {
+    // does not exist (yet): the directory must let us create it
+  }
+  if (code === "ENOTDIR" || code === "EEXIST") return `${dir} is not a directory`;
+  try {
+    accessSync(dir, constants.W_OK);
+  } catch {
+    return `the directory ${dir} is not writable (SQLite creates the file and its -wal and -shm files there)`;
+  }
+  try {
+    accessSync(filename, constants.R_OK | constants.W_OK);
+  } catch (e) {
+    if ((e as { code?: unknown }).code === "EACCES") return "no permission to read and write it";
+  }
+  return `${message}${typeof code === "string" ? ` (${code})` : ""}`;
 }

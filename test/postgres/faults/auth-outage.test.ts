@@ -1,0 +1,69 @@
+/**
+ * Auth during a database outage (PostgreSQL frozen with SIGSTOP): the token endpoint, get-session
+ * and sign-in answer a typed 503 and clear no cookie, so a browser stays signed in; after SIGCONT
+ * the same cookies get a token again.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PostgresEngine } from "../../../src/backend/storage/postgres.ts";
+import { fixtureApp } from "../../auth/fixtures/auth-app.ts";
+import { browserAt, type FixtureBrowser, freePort } from "../../helpers/browser.ts";
+import { PASSWORD } from "../../helpers/example-app.ts";
+import { postgresBinDir, usePostgres } from "../../helpers/postgres.ts";
+import { startTestService, type TestService } from "../../helpers/service.ts";
+import { postmasterPid, signalServer, until } from "./pg-processes.ts";
+
+describe.skipIf(!postgresBinDir)("auth while PostgreSQL is unavailable", () => {
+  const pg = usePostgres();
+  let service: TestService;
+  let url: string;
+
+  beforeAll(async () => {
+    const databaseUrl = await pg().createDatabase();
+    const engine = new PostgresEngine({
+      connectionString: databaseUrl,
+      connectTimeoutMs: 1000,
+      statementTimeoutMs: 1000,
+      queryTimeoutMs: 1500,
+    });
+    const port = await freePort();
+    url = `http://127.0.0.1:${port}`;
+    service = await startTestService({ ...fixtureApp(), engine, port, envDefaults: { SITE_URL: url } });
+  });
+  afterAll(async () => {
+    await service?.close();
+  });
+
+  it("answers 503 DATABASE_UNAVAILABLE (no cookie cleared) on token, get-session and sign-in; 200 again after recovery", async () => {
+    const email = "outage@example.com";
+    const browser: FixtureBrowser = browserAt(url);
+    const signUp = await browser.send("POST", "/api/auth/sign-up/email", {
+      email,
+      password: PASSWORD,
+      name: "O",
+    });
+    expect(signUp.status).toBe(200);
+    expect((await browser.send("GET", "/api/auth/backend/token")).status).toBe(200);
+
+    const postmaster = await postmasterPid(pg());
+    signalServer(postmaster, "SIGSTOP");
+    try {
+      for (const [method, path, body] of [
+        ["GET", "/api/auth/backend/token", undefined],
+        ["GET", "/api/auth/get-session", undefined],
+        ["POST", "/api/auth/sign-in/email", { email, password: PASSWORD }],
+      ] as const) {
+        const r = await browserAt(url).send(method, path, body, { cookie: browser.jar.header() });
+        expect(r.status, `${method} ${path}`).toBe(503);
+        expect(r.body, `${method} ${path}`).toMatchObject({ status: "error", code: "DATABASE_UNAVAILABLE" });
+        expect(r.headers.getSetCookie(), `${method} ${path}`).toEqual([]);
+      }
+    } finally {
+      signalServer(postmaster, "SIGCONT");
+    }
+    const token = await until(async () => {
+      const r = await browser.send("GET", "/api/auth/backend/token");
+      return r.status === 200 ? (r.body.token as string) : undefined;
+    }, "a token after recovery");
+    expect(token.split(".")).toHaveLength(3);
+  }, 60_000);
+});
