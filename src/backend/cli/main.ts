@@ -2,6 +2,7 @@
  * `npm run cli -- <command>`:
  *   env list | get NAME | set NAME [VALUE] | remove NAME | sync [FILE] [--auth]
  *   run <module:function> [json-args]
+ *   backup FILE [--force] | restore FILE [--force]   (see backup.ts)
  * Results go to stdout (a string as it is, anything else as JSON); logs and errors to stderr.
  * The app is loaded from $SERVICE_APP (default examples/app/app.ts); storage from $DATABASE_URL.
  */
@@ -13,6 +14,7 @@ import { isServiceError } from "../errors.ts";
 import { Backend } from "../runtime.ts";
 import type { ServiceOptions } from "../service.ts";
 import { openEngine } from "../storage/open.ts";
+import { BACKUP_USAGE, BackupRefused, backupCommand } from "./backup.ts";
 
 const USAGE = `usage:
   cli env list
@@ -20,7 +22,8 @@ const USAGE = `usage:
   cli env set NAME [VALUE]      (reads VALUE from stdin when omitted)
   cli env remove NAME
   cli env sync [FILE] [--auth]  (FILE defaults to .env; --auth generates missing auth secrets)
-  cli run <module:function> [json-args]`;
+  cli run <module:function> [json-args]
+${BACKUP_USAGE}`;
 
 class UsageError extends Error {}
 
@@ -49,6 +52,8 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`${USAGE}\n`);
     return group ? 0 : 2;
   }
+  // Before the backend starts: neither needs the app, and neither may migrate the database.
+  if (group === "backup" || group === "restore") return backupCommand(group, [sub, ...rest].filter(Boolean));
   const app = await loadApp();
   const backend = new Backend({ ...app, engine: openEngine(process.env.DATABASE_URL) });
   await backend.start();
@@ -135,6 +140,7 @@ main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error) => {
     if (error instanceof UsageError) process.stderr.write(`${error.message}\n${USAGE}\n`);
+    else if (error instanceof BackupRefused) process.stderr.write(`refused: ${error.message}\n`);
     else if (isServiceError(error)) process.stderr.write(`error ${error.code}: ${error.message}\n`);
     else process.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}\n`);
     process.exit(error instanceof UsageError ? 2 : 1);
