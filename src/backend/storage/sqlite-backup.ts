@@ -13,7 +13,7 @@
  * here is created with mode 0600.
  */
 import { closeSync, existsSync, fsyncSync, openSync, renameSync, rmSync, statSync } from "node:fs";
-import { dirname } from "node:path";
+import { dirname, resolve } from "node:path";
 import Database from "better-sqlite3";
 
 /** A backup or restore that must not go ahead; the message says why and what to do. */
@@ -43,6 +43,7 @@ function sync(path: string): void {
 export function backupSqlite(file: string, out: string, options: { force?: boolean } = {}): number {
   if (file === ":memory:") throw new BackupRefused("DATABASE_URL is :memory:: there is nothing to back up");
   if (!existsSync(file)) throw new BackupRefused(`no database at ${file}`);
+  if (resolve(out) === resolve(file)) throw new BackupRefused(`${out} is the database itself`);
   if (existsSync(out) && !options.force) throw new BackupRefused(`${out} exists; add --force to replace it`);
   // Written beside the target and renamed at the end: `out` is never a half-written backup.
   const partial = `${out}.partial`;
@@ -110,6 +111,7 @@ function inUse(file: string): boolean {
  */
 export function restoreSqlite(from: string, file: string, options: { force?: boolean } = {}): void {
   if (file === ":memory:") throw new BackupRefused("DATABASE_URL is :memory:: nothing to restore into");
+  if (resolve(from) === resolve(file)) throw new BackupRefused(`${from} is the database itself`);
   checkBackup(from);
   if (existsSync(file)) {
     if (!options.force) throw new BackupRefused(`${file} exists; restoring replaces it: add --force`);
