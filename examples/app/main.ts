@@ -2,9 +2,10 @@
  * `npm start`: serves the example app on embedded SQLite at http://localhost:$PORT.
  * Outside production the first start generates SERVICE_AUTH_SECRET and JWKS and says so; with
  * NODE_ENV=production it refuses to start without them and prints the command that makes them.
+ * SIGTERM / SIGINT stop it gracefully (requests in flight finish, at most SHUTDOWN_TIMEOUT_MS).
  */
 import { AUTH_ENV_COMMAND, ensureAuthEnv, missingAuthEnv } from "service-auth/auth";
-import { DatabaseOpenError, logger, startService } from "service-auth/server";
+import { DatabaseOpenError, exitOnSignals, logger, startService } from "service-auth/server";
 import { app, internal } from "./app.ts";
 
 const port = Number(process.env.PORT ?? 3000);
@@ -12,11 +13,23 @@ const production = process.env.NODE_ENV === "production";
 
 class RefusedToStart extends Error {}
 
+/** A duration in ms from the environment (unset: the platform's default). */
+function durationSetting(name: string): number | undefined {
+  const text = process.env[name];
+  if (text === undefined || text === "") return undefined;
+  const ms = Number(text);
+  if (!Number.isSafeInteger(ms) || ms < 0)
+    throw new RefusedToStart(`${name} must be a number of milliseconds`);
+  return ms;
+}
+
 try {
   const service = await startService({
     ...app,
     port,
     databaseUrl: process.env.DATABASE_URL,
+    shutdownTimeoutMs: durationSetting("SHUTDOWN_TIMEOUT_MS"),
+    keepAliveTimeoutMs: durationSetting("KEEP_ALIVE_TIMEOUT_MS"),
     prepare: async (backend) => {
       const missing = missingAuthEnv(backend.env);
       if (missing.length === 0) return;
@@ -32,11 +45,7 @@ try {
     },
   });
   logger.info(`listening on ${service.url}`);
-  for (const signal of ["SIGINT", "SIGTERM"] as const) {
-    process.once(signal, () => {
-      void service.close().then(() => process.exit(0));
-    });
-  }
+  exitOnSignals(service);
 } catch (error) {
   // Operator errors get one line, not a stack trace.
   if (error instanceof RefusedToStart || error instanceof DatabaseOpenError) {

@@ -10,6 +10,7 @@ export type { IndexRangeBuilder, PaginationOptions, PaginationResult, Query } fr
 export { EnvStore, parseEnvFile } from "./env/store.ts";
 export type { ErrorCode } from "./errors.ts";
 export { AppError, isServiceError, ServiceError, ValidationError } from "./errors.ts";
+export { exitOnSignals } from "./exit-on-signals.ts";
 export type {
   ActionCtx,
   Auth,
@@ -35,7 +36,7 @@ export type { Caller } from "./runtime.ts";
 export { Backend } from "./runtime.ts";
 export type { DataModelOf, DocOf, EdgeDefinition, GenericDataModel, SchemaDefinition } from "./schema.ts";
 export { defineEnt, defineEntSchema, defineSchema, defineTable, TableDefinition } from "./schema.ts";
-export type { RunningService, ServiceOptions } from "./service.ts";
+export type { Attached, RunningService, ServiceOptions } from "./service.ts";
 export { startService } from "./service.ts";
 export { DatabaseOpenError } from "./storage/db-errors.ts";
 export { compareValues } from "./storage/index-key.ts";

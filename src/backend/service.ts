@@ -20,6 +20,13 @@ export interface ServiceOptions extends Omit<BackendOptions, "engine"> {
   port?: number;
   hostname?: string;
   maxBodyBytes?: number;
+  /** Idle keep-alive timeout of HTTP connections (default 65 s, above common proxy timeouts). */
+  keepAliveTimeoutMs?: number;
+  /**
+   * How long `close()` lets requests and WebSocket calls in flight finish before cutting them
+   * (default 10 s).
+   */
+  shutdownTimeoutMs?: number;
   /**
    * `env sync --auth`: generates the variables the auth integration needs when they are absent;
    * returns the names it generated.
@@ -33,12 +40,15 @@ export interface ServiceOptions extends Omit<BackendOptions, "engine"> {
    * Extra setup once the HTTP server listens. Default: the live sync server (`attachSync`) with
    * the `sync` options; pass your own to replace it.
    */
-  attach?: (
-    backend: Backend,
-    http: RunningHttpServer,
-  ) => Promise<{ close(): Promise<void> } | void> | { close(): Promise<void> } | void;
+  attach?: (backend: Backend, http: RunningHttpServer) => Promise<Attached | void> | Attached | void;
   /** Options of the default live sync server at `/api/sync`. */
   sync?: SyncOptions;
+}
+
+/** What `attach` set up; closed before the database. */
+export interface Attached {
+  /** Stops; work in flight may run until `deadline` (epoch ms). */
+  close(deadline?: number): Promise<void>;
 }
 
 export interface RunningService {
@@ -46,8 +56,15 @@ export interface RunningService {
   http: RunningHttpServer;
   url: string;
   port: number;
+  /**
+   * Graceful stop: refuses new connections, lets in-flight HTTP requests and WebSocket calls
+   * finish (at most `shutdownTimeoutMs`), closes idle connections, WebSockets with 1001, then
+   * the database.
+   */
   close(): Promise<void>;
 }
+
+export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
 
 /** Opens storage, migrates the schema and serves HTTP on `port` (0 picks a free port). */
 export async function startService(options: ServiceOptions): Promise<RunningService> {
@@ -56,7 +73,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   for (const [name, value] of Object.entries(options.envDefaults ?? {})) backend.env.setDefault(name, value);
   await backend.start();
   let http: RunningHttpServer | undefined;
-  let attached: { close(): Promise<void> } | void;
+  let attached: Attached | void;
   try {
     await options.prepare?.(backend);
     const routes = typeof options.routes === "function" ? options.routes(backend) : options.routes;
@@ -65,6 +82,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       port: options.port,
       hostname: options.hostname,
       maxBodyBytes: options.maxBodyBytes,
+      keepAliveTimeoutMs: options.keepAliveTimeoutMs,
     });
     const attach = options.attach ?? ((b: Backend, h: RunningHttpServer) => attachSync(b, h, options.sync));
     attached = await attach(backend, http);
@@ -83,8 +101,14 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     port: server.port,
     close: () =>
       (closing ??= (async () => {
-        await attached?.close();
-        await server.close();
+        const timeoutMs = options.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
+        const deadline = Date.now() + timeoutMs;
+        const inFlight = server.inFlight;
+        // Both at once: WebSocket calls finish while HTTP requests do; both stop accepting now.
+        const stopped = Promise.all([attached?.close(deadline), server.close(deadline)]);
+        logger.info("shutting down: new connections refused", { httpRequestsInFlight: inFlight, timeoutMs });
+        const [, cut] = await stopped;
+        if (cut > 0) logger.warn("shutdown timeout passed: HTTP requests cut", { cut });
         await backend.close();
         logger.info("service stopped");
       })()),

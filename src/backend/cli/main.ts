@@ -3,6 +3,7 @@
  *   env list | get NAME | set NAME [VALUE] | remove NAME | sync [FILE] [--auth]
  *   run <module:function> [json-args]
  *   <command> …   (a command the app module exports in `commands`, e.g. `auth generate`)
+ *   backup FILE [--force] | restore FILE [--force]   (see backup.ts)
  * Results go to stdout (a string as it is, anything else as JSON); logs and errors to stderr.
  * The app is loaded from $SERVICE_APP (default examples/app/app.ts); storage from $DATABASE_URL.
  */
@@ -14,6 +15,7 @@ import { isServiceError } from "../errors.ts";
 import { Backend } from "../runtime.ts";
 import type { ServiceOptions } from "../service.ts";
 import { openEngine } from "../storage/open.ts";
+import { BACKUP_USAGE, BackupRefused, backupCommand } from "./backup.ts";
 
 const USAGE = `usage:
   cli env list
@@ -22,7 +24,8 @@ const USAGE = `usage:
   cli env remove NAME
   cli env sync [FILE] [--auth]  (FILE defaults to .env; --auth generates missing auth secrets)
   cli run <module:function> [json-args]
-  cli <command> ...             (commands the app module exports, e.g. auth generate)`;
+  cli <command> ...             (commands the app module exports, e.g. auth generate)
+${BACKUP_USAGE}`;
 
 class UsageError extends Error {}
 
@@ -60,6 +63,8 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`${USAGE}\n`);
     return group ? 0 : 2;
   }
+  // Before the backend starts: neither needs the app, and neither may migrate the database.
+  if (group === "backup" || group === "restore") return backupCommand(group, [sub, ...rest].filter(Boolean));
   const { app, commands } = await loadApp();
   if (group !== "run" && group !== "env" && Object.hasOwn(commands, group)) {
     return commands[group](
@@ -155,6 +160,7 @@ main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error) => {
     if (error instanceof UsageError) process.stderr.write(`${error.message}\n${USAGE}\n`);
+    else if (error instanceof BackupRefused) process.stderr.write(`refused: ${error.message}\n`);
     else if (isServiceError(error)) process.stderr.write(`error ${error.code}: ${error.message}\n`);
     else process.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}\n`);
     process.exit(error instanceof UsageError ? 2 : 1);

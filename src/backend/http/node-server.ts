@@ -9,18 +9,38 @@ import type { Backend } from "../runtime.ts";
 import { createHttpApp, type HttpAppOptions } from "./app.ts";
 import { DEFAULT_MAX_BODY_BYTES } from "./body-limit.ts";
 import { fastApiListener } from "./fast-api.ts";
+import { RequestDrain } from "./request-drain.ts";
 
 export interface RunningHttpServer {
   /** A plain Node HTTP server: attach `upgrade` listeners to it. */
   server: Server;
   port: number;
   url: string;
-  close(): Promise<void>;
+  /** Requests being answered right now. */
+  readonly inFlight: number;
+  /**
+   * Stops accepting, lets in-flight requests finish until `deadline` (epoch ms; default now: cut
+   * them at once) and closes every connection but upgraded ones. Resolves with the number cut.
+   */
+  close(deadline?: number): Promise<number>;
 }
+
+export interface HttpServerOptions {
+  port?: number;
+  hostname?: string;
+  /**
+   * How long an idle keep-alive connection stays open (default 65 s): longer than the idle
+   * timeout of common proxies and load balancers (60 s), so they close first and never send a
+   * request on a socket the server is closing. Headers get one second more.
+   */
+  keepAliveTimeoutMs?: number;
+}
+
+export const DEFAULT_KEEP_ALIVE_TIMEOUT_MS = 65_000;
 
 export async function listenHttp(
   backend: Backend,
-  options: HttpAppOptions & { port?: number; hostname?: string } = {},
+  options: HttpAppOptions & HttpServerOptions = {},
 ): Promise<RunningHttpServer> {
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const app = createHttpApp(backend, {
@@ -31,9 +51,12 @@ export async function listenHttp(
   });
   // The same options @hono/node-server's `serve` passes.
   const honoListener = getRequestListener(app.fetch, { hostname: options.hostname });
+  const drain = new RequestDrain();
   const server = createServer(
-    fastApiListener(backend, { maxBodyBytes, cors: options.routes?.cors }, honoListener),
+    drain.listener(fastApiListener(backend, { maxBodyBytes, cors: options.routes?.cors }, honoListener)),
   );
+  server.keepAliveTimeout = options.keepAliveTimeoutMs ?? DEFAULT_KEEP_ALIVE_TIMEOUT_MS;
+  server.headersTimeout = server.keepAliveTimeout + 1000;
   return new Promise((resolveServer, reject) => {
     server.once("error", reject);
     server.listen(options.port ?? 3000, options.hostname, () => {
@@ -44,11 +67,10 @@ export async function listenHttp(
         server,
         port: info.port,
         url: `http://${host}:${info.port}`,
-        close: () =>
-          new Promise<void>((done) => {
-            server.closeAllConnections?.();
-            server.close(() => done());
-          }),
+        get inFlight() {
+          return drain.inFlight;
+        },
+        close: (deadline = Date.now()) => drain.close(server, deadline),
       });
     });
   });

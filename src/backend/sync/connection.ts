@@ -57,6 +57,8 @@ export class Connection implements Subscriber {
   private held: Map<Subscription, string> | null = null;
   private readonly subs = new Map<RequestId, Subscription>();
   private inFlight = 0;
+  /** Set at shutdown: the connection closes with 1001 once its calls in flight have answered. */
+  private goingAway: string | null = null;
   private protocolErrors = 0;
   private readonly openedAt = Date.now();
   private lastSeen = this.openedAt;
@@ -123,6 +125,15 @@ export class Connection implements Subscriber {
     if (this.state === "closed") return;
     this.ws.close(code, reason);
     this.dispose();
+  }
+
+  /**
+   * Shutdown: closes with 1001 (`reason`) as soon as no call is in flight, so every call the
+   * server accepted gets its result first. Calls arriving meanwhile still run.
+   */
+  closeWhenIdle(reason: string): void {
+    this.goingAway = reason;
+    if (this.inFlight === 0) this.close(CloseCode.GOING_AWAY, reason);
   }
 
   // ------------------------------------------------------------------------------ identity
@@ -411,7 +422,7 @@ export class Connection implements Subscriber {
     } catch (e) {
       this.sendResult(id, { error: wireError(e) });
     } finally {
-      this.inFlight--;
+      if (--this.inFlight === 0 && this.goingAway !== null) this.close(CloseCode.GOING_AWAY, this.goingAway);
     }
   }
 

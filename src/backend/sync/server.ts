@@ -29,9 +29,15 @@ export interface SyncServer {
   readonly connections: ReadonlySet<Connection>;
   readonly reactor: Reactor;
   readonly groups: QueryGroups;
-  /** Closes every connection with 1001 and detaches from the HTTP server. */
-  close(): Promise<void>;
+  /**
+   * Refuses new connections, closes each connection with 1001 once its calls in flight have
+   * answered (cut at `deadline`, epoch ms; default now) and detaches from the HTTP server.
+   */
+  close(deadline?: number): Promise<void>;
 }
+
+/** How long a client gets to answer our close frame before its socket is cut. */
+const CLOSE_HANDSHAKE_MS = 1000;
 
 /**
  * Attaches the sync endpoint to a running HTTP server; usable as `startService({ attach })`.
@@ -48,7 +54,17 @@ export function attachSync(backend: Backend, http: RunningHttpServer, options: S
   });
   const groups = new QueryGroups(backend, reactor);
   const connections = new Set<Connection>();
-  const host: ConnectionHost = { backend, reactor, groups, limits, closed: (c) => connections.delete(c) };
+  let allClosed: (() => void) | undefined;
+  const host: ConnectionHost = {
+    backend,
+    reactor,
+    groups,
+    limits,
+    closed: (c) => {
+      connections.delete(c);
+      if (connections.size === 0) allClosed?.();
+    },
+  };
   const unsubscribe = backend.onCommit((commit) => reactor.onCommit(commit));
   // The verifier follows the env store (e.g. a new `JWKS` after key rotation), but no identity's
   // read set covers it: re-check every live identity so tokens of retired keys end at once.
@@ -78,6 +94,7 @@ export function attachSync(backend: Backend, http: RunningHttpServer, options: S
       return;
     }
     wss.handleUpgrade(req, socket, head, (ws) => {
+      if (closing) return ws.close(CloseCode.GOING_AWAY, "server shutting down");
       const meta = { clientIp: req.socket.remoteAddress, userAgent: req.headers["user-agent"] };
       connections.add(new Connection(host, ws, meta));
     });
@@ -95,25 +112,37 @@ export function attachSync(backend: Backend, http: RunningHttpServer, options: S
     connections,
     reactor,
     groups,
-    close: () =>
+    close: (deadline = Date.now()) =>
       (closing ??= (async () => {
-        clearInterval(sweep);
         http.server.off("upgrade", onUpgrade);
+        const sockets = [...connections].map((c) => c.socket);
+        // A connection leaves the set when it sends its 1001, after its last result.
+        const answered = new Promise<void>((done) => (allClosed = done));
+        for (const c of [...connections]) c.closeWhenIdle("server shutting down");
+        if (connections.size === 0) allClosed?.();
+        await untilOrAt(answered, deadline);
+        for (const c of [...connections]) c.close(CloseCode.GOING_AWAY, "server shutting down");
+        // Give clients a moment to answer the close frame, then cut the rest.
+        const gone = sockets.map((ws) =>
+          ws.readyState === 3 ? null : new Promise<void>((done) => ws.once("close", () => done())),
+        );
+        await untilOrAt(Promise.all(gone), Date.now() + CLOSE_HANDSHAKE_MS);
+        for (const ws of sockets) if (ws.readyState !== 3) ws.terminate();
+        clearInterval(sweep);
         unsubscribe();
         unwatchEnv();
-        const sockets = [...connections].map((c) => c.socket);
-        for (const c of [...connections]) c.close(CloseCode.GOING_AWAY, "server shutting down");
-        // Give clients a moment to answer the close frame, then cut the rest: the HTTP server's
-        // close waits for every socket, upgraded ones included.
-        await Promise.race([
-          Promise.all(
-            sockets.map((ws) => (ws.readyState === 3 ? null : new Promise((done) => ws.once("close", done)))),
-          ),
-          new Promise((done) => setTimeout(done, 1000).unref()),
-        ]);
-        for (const ws of sockets) if (ws.readyState !== 3) ws.terminate();
         await new Promise<void>((done) => wss.close(() => done()));
         logger.info("sync server stopped");
       })()),
   };
+}
+
+/** Resolves when `promise` settles or at `deadline` (epoch ms), whichever comes first. */
+async function untilOrAt(promise: Promise<unknown>, deadline: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    promise,
+    new Promise((done) => (timer = setTimeout(done, Math.max(0, deadline - Date.now())))),
+  ]);
+  clearTimeout(timer);
 }

@@ -1,0 +1,30 @@
+/** Process signals for a running service (`npm start` and apps built like it). */
+import { logger } from "./logger.ts";
+import type { RunningService } from "./service.ts";
+
+/**
+ * The first SIGTERM or SIGINT stops `service` gracefully (`RunningService.close`: in-flight
+ * requests and calls finish) and exits 0; a second one exits at once with code 1.
+ */
+export function exitOnSignals(
+  service: Pick<RunningService, "close">,
+  signals: readonly NodeJS.Signals[] = ["SIGTERM", "SIGINT"],
+): void {
+  let stopping = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      logger.warn(`${signal} again: exiting without waiting for requests in flight`);
+      process.exit(1);
+    }
+    stopping = true;
+    logger.info(`${signal}: stopping`);
+    service.close().then(
+      () => process.exit(0),
+      (error) => {
+        logger.error("shutdown failed", { error: String(error) });
+        process.exit(1);
+      },
+    );
+  };
+  for (const signal of signals) process.on(signal, onSignal);
+}
