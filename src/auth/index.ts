@@ -3,6 +3,15 @@
  */
 
 export { adapter, httpAdapter } from "./adapter.ts";
+export type {
+  AdminFunctionsOptions,
+  AdminKeyRow,
+  AdminSessionRow,
+  AdminUserRow,
+  AdminViewer,
+} from "./admin/functions.ts";
+export { createAdminFunctions, hasRole, requireAdmin } from "./admin/functions.ts";
+
 export type { BetterAuthLogger } from "./better-auth-logger.ts";
 export { betterAuthLogger } from "./better-auth-logger.ts";
 export type { ClientOptions } from "./client.ts";
