@@ -11,7 +11,8 @@ const STYLE = `
   header { display: flex; flex-wrap: wrap; gap: .5rem 1rem; align-items: center; justify-content: space-between;
     padding: .6rem 1rem; background: var(--accent); color: #fff; }
   header h1 { font-size: 1.15rem; margin: 0; }
-  header a, header button { color: #fff; }
+  header a { color: #fff; }
+  header button { color: #fff; background: transparent; border-color: #fff; }
   main { padding: 1rem; max-width: 72rem; margin: 0 auto; display: grid; gap: 1rem; }
   @media (min-width: 900px) { main.console { grid-template-columns: minmax(0, 3fr) minmax(0, 2fr); }
     #keys-panel, #env-panel { grid-column: span 1; } }
@@ -31,8 +32,9 @@ const STYLE = `
   ul.list { list-style: none; padding: 0; margin: 0; }
   ul.list > li { border-bottom: 1px solid var(--line); }
   ul.list > li:last-child { border-bottom: 0; }
-  .user-row { display: grid; grid-template-columns: minmax(0, 1fr) auto; gap: .1rem .6rem; width: 100%;
+  .user-row { display: grid; grid-template-columns: minmax(0, 1fr); gap: .1rem .6rem; width: 100%;
     text-align: left; border: 0; border-radius: 0; background: none; color: inherit; padding: .5rem .3rem; }
+  @media (min-width: 600px) { .user-row { grid-template-columns: minmax(0, 1fr) auto; } }
   .user-row[aria-current=true] { background: #eef3fb; }
   .user-row .email, .meta { color: var(--muted); font-size: .88rem; overflow-wrap: anywhere; }
   .badge { display: inline-block; font-size: .75rem; padding: 0 .4rem; border-radius: 999px; border: 1px solid; }
