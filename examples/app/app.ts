@@ -1,5 +1,5 @@
 /** The example application as the server and the CLI load it: schema, modules, auth, HTTP routes. */
-import { authConfig, ensureAuthEnv } from "service-auth/auth";
+import { authConfig, ensureAuthEnv, runAsUser } from "service-auth/auth";
 import { type ApiOf, anyApi, type InternalApiOf, type ServiceOptions } from "service-auth/server";
 import * as admin from "./admin.ts";
 import * as auth from "./auth.ts";
@@ -21,5 +21,6 @@ export const app: ServiceOptions = {
   modules,
   auth: (env) => authConfig(env),
   routes: http,
+  runAs: runAsUser(auth.createAuth),
   onAuthSync: (backend) => ensureAuthEnv(backend, internal.auth.getLatestJwks),
 };

@@ -36,4 +36,6 @@ export type { DefinePayload, PayloadInput } from "./plugin/claims.ts";
 export { defaultPayload, payloadWithRequiredClaims } from "./plugin/claims.ts";
 export type { BackendPluginOptions } from "./plugin/index.ts";
 export { BANNED_MESSAGE, backend, isBanned } from "./plugin/index.ts";
+export type { RunAsSession, SessionMintingAuth } from "./run-as.ts";
+export { runAsUser } from "./run-as.ts";
 export * from "./schema.ts";

@@ -1,7 +1,7 @@
 /**
  * `npm run cli -- <command>`:
  *   env list | get NAME | set NAME [VALUE] | remove NAME | sync [FILE] [--auth]
- *   run <module:function> [json-args]
+ *   run [--as <email|userId>] <module:function> [json-args]
  * Results go to stdout (a string as it is, anything else as JSON); logs and errors to stderr.
  * The app is loaded from $SERVICE_APP (default examples/app/app.ts); storage from $DATABASE_URL.
  */
@@ -13,6 +13,7 @@ import { isServiceError } from "../errors.ts";
 import { Backend } from "../runtime.ts";
 import type { ServiceOptions } from "../service.ts";
 import { openEngine } from "../storage/open.ts";
+import { runCommand, UsageError } from "./run-command.ts";
 
 const USAGE = `usage:
   cli env list
@@ -20,9 +21,9 @@ const USAGE = `usage:
   cli env set NAME [VALUE]      (reads VALUE from stdin when omitted)
   cli env remove NAME
   cli env sync [FILE] [--auth]  (FILE defaults to .env; --auth generates missing auth secrets)
-  cli run <module:function> [json-args]`;
-
-class UsageError extends Error {}
+  cli run [--as <email|userId>] <module:function> [json-args]
+                                (--as: as that user, through a real session and token)
+  cli --help                    (this list)`;
 
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
@@ -45,8 +46,8 @@ async function loadApp(): Promise<ServiceOptions> {
 
 export async function main(argv: string[]): Promise<number> {
   const [group, sub, ...rest] = argv;
-  if (!group || group === "help" || group === "--help") {
-    process.stderr.write(`${USAGE}\n`);
+  if (!group || group === "help" || group === "--help" || group === "-h") {
+    (group ? process.stdout : process.stderr).write(`${USAGE}\n`);
     return group ? 0 : 2;
   }
   const app = await loadApp();
@@ -54,24 +55,13 @@ export async function main(argv: string[]): Promise<number> {
   await backend.start();
   try {
     if (group === "run") {
-      if (!sub) throw new UsageError("run needs a function path");
-      let args: unknown = {};
-      if (rest[0] !== undefined) {
-        try {
-          args = JSON.parse(rest[0]);
-        } catch {
-          throw new UsageError('args must be JSON, e.g. \'{"email":"a@b.c"}\'');
-        }
-      }
-      const fn = backend.lookup(sub, undefined, true);
-      const caller = { allowInternal: true };
-      const value =
-        fn.kind === "query"
-          ? (await backend.runQuery(sub, args, caller)).value
-          : fn.kind === "mutation"
-            ? (await backend.runMutation(sub, args, caller)).value
-            : await backend.runAction(sub, args, caller);
-      print(value);
+      print(
+        await runCommand(
+          backend,
+          app,
+          [sub, ...rest].filter((a) => a !== undefined),
+        ),
+      );
       return 0;
     }
     if (group === "env") {
