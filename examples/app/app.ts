@@ -1,6 +1,7 @@
 /** The example application as the server and the CLI load it: schema, modules, auth, HTTP routes. */
-import { authCommand, authConfig, ensureAuthEnv } from "service-auth/auth";
+import { authCommand, authConfig, ensureAuthEnv, runAsUser } from "service-auth/auth";
 import { type ApiOf, anyApi, type InternalApiOf, type ServiceOptions } from "service-auth/server";
+import * as admin from "./admin.ts";
 import * as auth from "./auth.ts";
 import http from "./http.ts";
 import * as messages from "./messages.ts";
@@ -8,7 +9,7 @@ import * as profiles from "./profiles.ts";
 import schema from "./schema.ts";
 import * as users from "./users.ts";
 
-export const modules = { auth, messages, profiles, users };
+export const modules = { admin, auth, messages, profiles, users };
 
 /** Typed references to the public functions, e.g. `api.messages.send`. */
 export const api: ApiOf<typeof modules> = anyApi;
@@ -20,6 +21,7 @@ export const app: ServiceOptions = {
   modules,
   auth: (env) => authConfig(env),
   routes: http,
+  runAs: runAsUser(auth.createAuth),
   onAuthSync: (backend) => ensureAuthEnv(backend, internal.auth.getLatestJwks),
 };
 

@@ -2,11 +2,18 @@
 import "service-auth/auth/polyfill";
 import { Hono } from "hono";
 import { authHttpRouter, type HttpEnv } from "service-auth/auth";
+import type { Backend, HttpRoutes } from "service-auth/server";
+import { adminConsoleRoutes } from "./admin/routes.ts";
 import { createAuth } from "./auth.ts";
 import { webRoutes } from "./web/routes.ts";
 
-const app = new Hono<HttpEnv>();
-app.route("/", webRoutes);
-
-/** The HTTP routes: cross-origin rule on /api/*, Better Auth under /api/auth/*, then the web UI. */
-export default authHttpRouter({ createAuth, app });
+/**
+ * The HTTP routes: cross-origin rule on /api/*, Better Auth under /api/auth/*, the admin console
+ * at /admin (it needs the started backend), then the web UI.
+ */
+export default function routes(backend: Backend): HttpRoutes {
+  const app = new Hono<HttpEnv>();
+  app.route("/", adminConsoleRoutes({ backend, createAuth }));
+  app.route("/", webRoutes);
+  return authHttpRouter({ createAuth, app });
+}

@@ -3,6 +3,15 @@
  */
 
 export { adapter, httpAdapter } from "./adapter.ts";
+export type {
+  AdminFunctionsOptions,
+  AdminKeyRow,
+  AdminSessionRow,
+  AdminUserRow,
+  AdminViewer,
+} from "./admin/functions.ts";
+export { createAdminFunctions, hasRole, requireAdmin } from "./admin/functions.ts";
+
 export type { BetterAuthLogger } from "./better-auth-logger.ts";
 export { betterAuthLogger } from "./better-auth-logger.ts";
 export type { AppCommand, CommandIo } from "./cli.ts";
@@ -29,5 +38,7 @@ export type { DefinePayload, PayloadInput } from "./plugin/claims.ts";
 export { defaultPayload, payloadWithRequiredClaims } from "./plugin/claims.ts";
 export type { BackendPluginOptions } from "./plugin/index.ts";
 export { BANNED_MESSAGE, backend, isBanned } from "./plugin/index.ts";
+export type { RunAsSession, SessionMintingAuth } from "./run-as.ts";
+export { runAsUser } from "./run-as.ts";
 export * from "./schema.ts";
 export { authTablesSource, validatorSource } from "./schema-source.ts";

@@ -32,6 +32,11 @@ export interface ServiceOptions extends Omit<BackendOptions, "engine"> {
    * returns the names it generated.
    */
   onAuthSync?: (backend: Backend) => Promise<string[]>;
+  /**
+   * CLI `run --as <email|userId>`: a real session and JWT for that user (the auth integration's
+   * `runAsUser`); `end()` deletes the session after the call.
+   */
+  runAs?: (backend: Backend, user: string) => Promise<{ token: string; end(): Promise<void> }>;
   /** Env values used when neither the process env nor the store has one. */
   envDefaults?: Record<string, string>;
   /** Runs after storage is ready and before the server listens; throw to refuse to start. */

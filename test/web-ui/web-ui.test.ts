@@ -174,6 +174,10 @@ describe.skipIf(!chromiumPath)("example web UI in Chromium", { timeout: 45_000 }
 
     await carol.page.locator("#sign-out").click();
     await expectSignedOut(carol.page);
+    // Her own sign-out: no "you were signed out" notice, and nothing she typed stays in the forms.
+    expect(await carol.page.locator("#notice").textContent()).toBe("");
+    for (const input of await carol.page.locator("#signed-out input").all())
+      expect(await input.inputValue()).toBe("");
 
     await send(dave.page, "After Carol left");
     await waitForMessage(dave.page, "dave", "After Carol left");
@@ -219,8 +223,10 @@ describe.skipIf(!chromiumPath)("example web UI in Chromium", { timeout: 45_000 }
 
     // The server pushes an auth error; the forced token refresh gets 401: signed out.
     await expectSignedOut(grace.page);
-    // The page says why (the server's reason, e.g. "Session not found").
-    expect(await grace.page.locator("#error").textContent()).not.toBe("");
+    // The page says why, in words for a person (not the raw "Session not found").
+    expect(await grace.page.locator("#notice").textContent()).toBe(
+      "You were signed out. Your session was ended (signed out elsewhere or by an administrator).",
+    );
     expect(await wasReloaded(grace.page)).toBe(false);
 
     // Frank is unaffected and stays live; Grace's page no longer follows the messages.
@@ -234,5 +240,31 @@ describe.skipIf(!chromiumPath)("example web UI in Chromium", { timeout: 45_000 }
     // Her password still works: signing in again starts a new session.
     await signIn(grace.page, "grace@example.com");
     await waitForMessage(grace.page, "frank", "Grace was signed out");
+  });
+
+  it("disables a form's button while its request is pending: a double-click signs up once, without an error", async () => {
+    const ivan = await openPage();
+    const form = ivan.page.locator("#sign-up");
+    await form.locator("input[name=name]").fill("Ivan");
+    await form.locator("input[name=email]").fill("ivan@example.com");
+    await form.locator("input[name=password]").fill(PASSWORD);
+    await form.locator("button").dblclick();
+    await expectSignedIn(ivan.page);
+    expect(await ivan.page.locator("#sign-up-error").textContent()).toBe("");
+    // A failed sign-in shows its error beside its own form only.
+    await ivan.page.locator("#sign-out").click();
+    await expectSignedOut(ivan.page);
+    await ivan.page.locator("#sign-in input[name=email]").fill("ivan@example.com");
+    await ivan.page.locator("#sign-in input[name=password]").fill("wrong password");
+    await ivan.page.locator("#sign-in button").click();
+    await ivan.page.waitForFunction(() => document.querySelector("#sign-in-error")?.textContent !== "");
+    expect(await ivan.page.locator("#sign-up-error").textContent()).toBe("");
+  });
+
+  it("serves a favicon", async () => {
+    const res = await fetch(`${app.url}/favicon.ico`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("image/svg+xml");
+    expect(await res.text()).toContain("<svg");
   });
 });

@@ -1,7 +1,7 @@
 /**
  * `npm run cli -- <command>`:
  *   env list | get NAME | set NAME [VALUE] | remove NAME | sync [FILE] [--auth]
- *   run <module:function> [json-args]
+ *   run [--as <email|userId>] <module:function> [json-args]
  *   <command> …   (a command the app module exports in `commands`, e.g. `auth generate`)
  *   backup FILE [--force] | restore FILE [--force]   (see backup.ts)
  * Results go to stdout (a string as it is, anything else as JSON); logs and errors to stderr.
@@ -16,6 +16,7 @@ import { Backend } from "../runtime.ts";
 import type { ServiceOptions } from "../service.ts";
 import { openEngine } from "../storage/open.ts";
 import { BACKUP_USAGE, BackupRefused, backupCommand } from "./backup.ts";
+import { runCommand, UsageError } from "./run-command.ts";
 
 const USAGE = `usage:
   cli env list
@@ -23,11 +24,11 @@ const USAGE = `usage:
   cli env set NAME [VALUE]      (reads VALUE from stdin when omitted)
   cli env remove NAME
   cli env sync [FILE] [--auth]  (FILE defaults to .env; --auth generates missing auth secrets)
-  cli run <module:function> [json-args]
+  cli run [--as <email|userId>] <module:function> [json-args]
+                                (--as: as that user, through a real session and token)
   cli <command> ...             (commands the app module exports, e.g. auth generate)
-${BACKUP_USAGE}`;
-
-class UsageError extends Error {}
+${BACKUP_USAGE}
+  cli --help                    (this list)`;
 
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
@@ -59,8 +60,8 @@ async function loadApp(): Promise<{ app: ServiceOptions; commands: Record<string
 
 export async function main(argv: string[]): Promise<number> {
   const [group, sub, ...rest] = argv;
-  if (!group || group === "help" || group === "--help") {
-    process.stderr.write(`${USAGE}\n`);
+  if (!group || group === "help" || group === "--help" || group === "-h") {
+    (group ? process.stdout : process.stderr).write(`${USAGE}\n`);
     return group ? 0 : 2;
   }
   // Before the backend starts: neither needs the app, and neither may migrate the database.
@@ -79,24 +80,13 @@ export async function main(argv: string[]): Promise<number> {
   await backend.start();
   try {
     if (group === "run") {
-      if (!sub) throw new UsageError("run needs a function path");
-      let args: unknown = {};
-      if (rest[0] !== undefined) {
-        try {
-          args = JSON.parse(rest[0]);
-        } catch {
-          throw new UsageError('args must be JSON, e.g. \'{"email":"a@b.c"}\'');
-        }
-      }
-      const fn = backend.lookup(sub, undefined, true);
-      const caller = { allowInternal: true };
-      const value =
-        fn.kind === "query"
-          ? (await backend.runQuery(sub, args, caller)).value
-          : fn.kind === "mutation"
-            ? (await backend.runMutation(sub, args, caller)).value
-            : await backend.runAction(sub, args, caller);
-      print(value);
+      print(
+        await runCommand(
+          backend,
+          app,
+          [sub, ...rest].filter((a) => a !== undefined),
+        ),
+      );
       return 0;
     }
     if (group === "env") {

@@ -1,0 +1,349 @@
+/**
+ * The console view: the live users list (search, paging), the selected user's panel (role, ban,
+ * impersonation, removal, live sessions with revoke), the live signing keys and the env names.
+ * Lists come from the platform's live queries (`admin:*`); changes go to Better Auth's admin
+ * endpoints, and the lists update themselves from the resulting commits.
+ */
+import type { AdminKeyRow, AdminSessionRow, AdminUserRow } from "service-auth/auth";
+import { api, authClient, backend, consoleApi } from "./clients.ts";
+import { $, el, pending, status, when } from "./ui.ts";
+
+const PAGE_SIZE = 20;
+
+interface UsersPage {
+  page: AdminUserRow[];
+  isDone: boolean;
+  continueCursor: string;
+}
+
+/** Paging state: the cursor of each page visited so far (page 1 starts at null). */
+let search = "";
+let cursors: (string | null)[] = [null];
+let lastPage: UsersPage | undefined;
+let stopUsers: (() => void) | undefined;
+
+let selected: AdminUserRow | undefined;
+let stopSessions: (() => void) | undefined;
+
+/** Signed out, banned or demoted while the console is open: say so and stop showing data. */
+function lostAccess(message: string): void {
+  const banner = $("banner");
+  banner.textContent = message;
+  banner.hidden = false;
+  stopUsers?.();
+  stopSessions?.();
+  $("users").replaceChildren();
+  $("sessions").replaceChildren();
+  $("user-panel").hidden = true;
+  for (const button of document.querySelectorAll<HTMLButtonElement>("main button")) button.disabled = true;
+}
+
+function onQueryError(error: { code?: string; message: string }): void {
+  if (error.code === "FORBIDDEN")
+    lostAccess("Your account is no longer an administrator's. Reload to continue.");
+  else if (error.code === "UNAUTHORIZED" || error.code === "ACCOUNT_BANNED")
+    lostAccess("You were signed out. Reload the page to sign in again.");
+  else status("users-status", error.message, "error");
+}
+
+function watchUsers(): void {
+  stopUsers?.();
+  status("users-status", "Loading…");
+  const cursor = cursors[cursors.length - 1];
+  stopUsers = backend.subscribe(
+    api.admin.users,
+    { search, cursor, numItems: PAGE_SIZE },
+    (page: UsersPage) => renderUsers(page),
+    onQueryError,
+  );
+}
+
+function badge(text: string, kind: string): HTMLElement {
+  return el("span", text, { class: `badge ${kind}` });
+}
+
+function renderUsers(page: UsersPage): void {
+  lastPage = page;
+  const items = page.page.map((user) => {
+    const button = el("button", "", {
+      type: "button",
+      class: "user-row",
+      "data-user-id": user._id,
+      "aria-current": String(user._id === selected?._id),
+    }) as HTMLButtonElement;
+    const name = el("b", user.name);
+    const badges = el("span");
+    if (user.role?.split(",").includes("admin")) badges.append(badge("admin", "admin"));
+    if (user.banned) badges.append(" ", badge("banned", "banned"));
+    button.append(
+      name,
+      badges,
+      el("span", user.email, { class: "email" }),
+      el("span", `created ${when(user.createdAt)}`, { class: "email" }),
+    );
+    button.addEventListener("click", () => select(user));
+    const li = el("li");
+    li.append(button);
+    return li;
+  });
+  $("users").replaceChildren(...items);
+  status("users-status", page.page.length ? "" : search ? "No user matches." : "No users yet.");
+  $<HTMLButtonElement>("prev-page").disabled = cursors.length === 1;
+  $<HTMLButtonElement>("next-page").disabled = page.isDone;
+  $("page-label").textContent = `Page ${cursors.length}`;
+  // The open user's facts follow the live list (role, ban) while they are on this page.
+  const fresh = selected && page.page.find((u) => u._id === selected?._id);
+  if (fresh) renderUser(fresh);
+}
+
+function select(user: AdminUserRow): void {
+  const changed = user._id !== selected?._id;
+  renderUser(user);
+  if (changed) {
+    status("user-status", "");
+    $("remove-confirm").hidden = true;
+    stopSessions?.();
+    stopSessions = backend.subscribe(
+      api.admin.sessions,
+      { userId: user._id },
+      (sessions: AdminSessionRow[]) => renderSessions(sessions),
+      onQueryError,
+    );
+  }
+  if (lastPage) renderUsers(lastPage);
+  $("user-title").focus();
+}
+
+function renderUser(user: AdminUserRow): void {
+  selected = user;
+  $("user-panel").hidden = false;
+  $("user-title").textContent = user.name;
+  $("user-facts").textContent =
+    `${user.email} · role ${user.role ?? "user"} · created ${when(user.createdAt)}`;
+  const role = $<HTMLSelectElement>("role-select");
+  const roleValue = user.role ?? "user";
+  if (![...role.options].some((o) => o.value === roleValue)) role.append(new Option(roleValue, roleValue));
+  if (document.activeElement !== role) role.value = roleValue;
+  $("ban-form").hidden = user.banned;
+  $("banned-row").hidden = !user.banned;
+  $("ban-facts").textContent = user.banned
+    ? `Banned: ${user.banReason ?? "no reason"}${user.banExpires ? `, until ${when(user.banExpires)}` : ""}`
+    : "";
+}
+
+function renderSessions(sessions: AdminSessionRow[]): void {
+  const items = sessions.map((s) => {
+    const li = el("li", "", { class: "session", "data-session-id": s._id });
+    const meta = el("span", "", { class: "meta" });
+    meta.append(
+      el("span", `${s.ipAddress ?? "unknown IP"} · ${s.userAgent ?? "unknown browser"}`),
+      el("br"),
+      el("span", `created ${when(s.createdAt)} · expires ${when(s.expiresAt)}`),
+    );
+    if (s.impersonatedBy) meta.append(" ", badge("impersonation", "imp"));
+    const revoke = el("button", "Revoke", { type: "button", class: "danger" }) as HTMLButtonElement;
+    revoke.addEventListener("click", () => revokeSession(revoke, s._id));
+    li.append(meta, revoke);
+    return li;
+  });
+  $("sessions").replaceChildren(...(items.length ? items : [el("li", "No sessions.", { class: "meta" })]));
+  $<HTMLButtonElement>("revoke-all").disabled = sessions.length === 0;
+}
+
+/** Better Auth revokes by session token, which the live list never carries: look it up when asked. */
+async function revokeSession(button: HTMLButtonElement, sessionId: string): Promise<void> {
+  const userId = selected?._id as string;
+  await pending(
+    button,
+    "user-status",
+    async () => {
+      const listed = await authClient.admin.listUserSessions({ userId });
+      if (listed.error) return listed;
+      const session = listed.data?.sessions.find((s) => s.id === sessionId);
+      if (!session) throw new Error("That session has already ended.");
+      return authClient.admin.revokeUserSession({ sessionToken: session.token });
+    },
+    "Session revoked.",
+  );
+}
+
+function wireUserPanel(): void {
+  const userId = () => selected?._id as string;
+  $("role-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const button = (event.target as HTMLFormElement).querySelector("button") as HTMLButtonElement;
+    const role = $<HTMLSelectElement>("role-select").value as "user" | "admin";
+    void pending(
+      button,
+      "user-status",
+      () => authClient.admin.setRole({ userId: userId(), role }),
+      "Role set.",
+    );
+  });
+  $("ban-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const form = event.target as HTMLFormElement;
+    const data = new FormData(form);
+    const button = form.querySelector("button") as HTMLButtonElement;
+    const expires = Number(data.get("expires")) || undefined;
+    const banReason = String(data.get("reason") ?? "").trim() || undefined;
+    void pending(
+      button,
+      "user-status",
+      async () => {
+        const res = await authClient.admin.banUser({ userId: userId(), banReason, banExpiresIn: expires });
+        if (!res.error) form.reset();
+        return res;
+      },
+      "User banned; their sessions ended.",
+    );
+  });
+  const unban = $<HTMLButtonElement>("unban");
+  unban.addEventListener("click", () =>
+    pending(unban, "user-status", () => authClient.admin.unbanUser({ userId: userId() }), "User unbanned."),
+  );
+  const impersonate = $<HTMLButtonElement>("impersonate");
+  impersonate.addEventListener("click", async () => {
+    const res = await pending(impersonate, "user-status", () =>
+      authClient.admin.impersonateUser({ userId: userId() }),
+    );
+    // The browser's session is now the user's: show the app as they see it.
+    if (res) location.assign("/");
+  });
+  const remove = $<HTMLButtonElement>("remove");
+  const confirm = $<HTMLButtonElement>("remove-confirm");
+  remove.addEventListener("click", () => {
+    confirm.hidden = false;
+    confirm.focus();
+  });
+  confirm.addEventListener("click", async () => {
+    const res = await pending(confirm, "user-status", () =>
+      authClient.admin.removeUser({ userId: userId() }),
+    );
+    if (!res) return;
+    confirm.hidden = true;
+    stopSessions?.();
+    selected = undefined;
+    $("user-panel").hidden = true;
+    status("users-status", "User removed.", "ok");
+    $("search-input").focus();
+  });
+  const revokeAll = $<HTMLButtonElement>("revoke-all");
+  revokeAll.addEventListener("click", () =>
+    pending(
+      revokeAll,
+      "user-status",
+      () => authClient.admin.revokeUserSessions({ userId: userId() }),
+      "All sessions revoked.",
+    ),
+  );
+  document.addEventListener("keydown", (event) => {
+    if (event.key !== "Escape" || $("user-panel").hidden) return;
+    const back = document.querySelector<HTMLElement>(`[data-user-id="${selected?._id}"]`);
+    stopSessions?.();
+    selected = undefined;
+    $("user-panel").hidden = true;
+    back?.focus();
+  });
+}
+
+function wireUsersList(): void {
+  let debounce: ReturnType<typeof setTimeout> | undefined;
+  const input = $<HTMLInputElement>("search-input");
+  const apply = () => {
+    if (input.value.trim() === search) return;
+    search = input.value.trim();
+    cursors = [null];
+    watchUsers();
+  };
+  input.addEventListener("input", () => {
+    clearTimeout(debounce);
+    debounce = setTimeout(apply, 250);
+  });
+  $("search").addEventListener("submit", (event) => {
+    event.preventDefault();
+    clearTimeout(debounce);
+    apply();
+  });
+  $("next-page").addEventListener("click", () => {
+    if (!lastPage || lastPage.isDone) return;
+    cursors.push(lastPage.continueCursor);
+    watchUsers();
+  });
+  $("prev-page").addEventListener("click", () => {
+    if (cursors.length === 1) return;
+    cursors.pop();
+    watchUsers();
+  });
+}
+
+function renderKeys(keys: AdminKeyRow[]): void {
+  $("keys").replaceChildren(
+    ...keys.map((k) => {
+      const li = el("li", "", { class: "session" });
+      li.append(el("code", k.kid), el("span", `created ${when(k.createdAt)}`, { class: "meta" }));
+      return li;
+    }),
+  );
+}
+
+function wireKeys(): void {
+  backend.subscribe(api.admin.keys, {}, renderKeys, onQueryError);
+  const rotate = $<HTMLButtonElement>("rotate");
+  const confirm = $<HTMLButtonElement>("rotate-confirm");
+  rotate.addEventListener("click", () => {
+    confirm.hidden = false;
+    confirm.focus();
+  });
+  confirm.addEventListener("click", async () => {
+    await pending(
+      confirm,
+      "keys-status",
+      () => consoleApi("rotate-keys", "POST"),
+      "Keys rotated; clients refresh their tokens.",
+    );
+    confirm.hidden = true;
+  });
+}
+
+async function loadEnv(button: HTMLButtonElement): Promise<void> {
+  const value = await pending(button, "env-status", () => consoleApi<{ names: string[] }>("env"));
+  if (!value) return;
+  const items = value.names.map((name) => {
+    const li = el("li");
+    li.append(el("code", name));
+    return li;
+  });
+  $("env").replaceChildren(...(items.length ? items : [el("li", "No stored variables.", { class: "meta" })]));
+}
+
+/** Starts the console view: identity, live lists and every control. */
+export function startConsole(): void {
+  backend.setAuth(
+    () => authClient.backend.getToken(),
+    (authenticated) => {
+      if (!authenticated) lostAccess("You were signed out. Reload the page to sign in again.");
+    },
+  );
+  backend.subscribe(
+    api.admin.viewer,
+    {},
+    (viewer: { email: string }) => {
+      $("viewer").textContent = viewer.email;
+    },
+    onQueryError,
+  );
+  wireUsersList();
+  wireUserPanel();
+  wireKeys();
+  const refresh = $<HTMLButtonElement>("env-refresh");
+  refresh.addEventListener("click", () => loadEnv(refresh));
+  void loadEnv(refresh);
+  watchUsers();
+  const signOut = $<HTMLButtonElement>("sign-out");
+  signOut.addEventListener("click", async () => {
+    await pending(signOut, "users-status", () => authClient.signOut());
+    backend.clearAuth();
+    location.assign("/");
+  });
+}

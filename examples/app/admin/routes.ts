@@ -1,0 +1,116 @@
+/**
+ * The admin console at `/admin`, served by the app's own HTTP routes.
+ *
+ * Who sees what is decided by the `admin:viewer` query, run with a token minted from the request's
+ * session cookie (steps 1+2 of every request, then the role check): administrators get the
+ * console, signed-out visitors the sign-in page (401), everyone else 403. The console's two
+ * server-side operations that no function can do — the names of the stored env variables and
+ * storing a rotated key set in `JWKS` — run only after the same query accepted the caller's bearer
+ * token. Every other change goes through Better Auth's admin endpoints from the browser.
+ */
+import { fileURLToPath } from "node:url";
+import { type Context, Hono } from "hono";
+import { type CreateAuth, type HttpEnv, JWKS_VAR, siteUrlOf } from "service-auth/auth";
+import { getRequestToken } from "service-auth/client";
+import {
+  anyApi,
+  type Backend,
+  bearerToken,
+  type FunctionReference,
+  isServiceError,
+  logger,
+} from "service-auth/server";
+import { bundled } from "../web/bundle.ts";
+import { pageSecurityHeaders, sendScript } from "../web/routes.ts";
+import { type ConsoleView, consolePage } from "./page.ts";
+
+const consoleScript = bundled(fileURLToPath(new URL("./console/main.ts", import.meta.url)));
+
+export interface AdminConsoleOptions {
+  backend: Backend;
+  createAuth: CreateAuth;
+  /** The access check (default `admin:viewer`, from `createAdminFunctions`). */
+  viewer?: FunctionReference<"query"> | string;
+  /** The internal action that makes new signing keys and returns the `JWKS` value (default `auth:rotateKeys`). */
+  rotateKeys?: FunctionReference<"action"> | string;
+}
+
+const STATUS: Record<ConsoleView, 200 | 401 | 403> = { console: 200, "sign-in": 401, forbidden: 403 };
+
+/** Routes `/admin`, `/admin/console.js` and `/admin/api/*`. */
+export function adminConsoleRoutes(options: AdminConsoleOptions): Hono<HttpEnv> {
+  const { backend, createAuth } = options;
+  const viewerRef = options.viewer ?? (anyApi.admin.viewer as FunctionReference<"query">);
+  const rotateRef = options.rotateKeys ?? (anyApi.auth.rotateKeys as FunctionReference<"action">);
+
+  /** The console view for `token`: what `admin:viewer` says about its holder. */
+  async function viewFor(token: string | null): Promise<ConsoleView> {
+    if (!token) return "sign-in";
+    try {
+      await backend.runQuery(viewerRef, {}, { token });
+      return "console";
+    } catch (error) {
+      if (isServiceError(error) && error.code === "UNAUTHORIZED") return "sign-in";
+      if (isServiceError(error) && (error.code === "FORBIDDEN" || error.code === "ACCOUNT_BANNED"))
+        return "forbidden";
+      throw error;
+    }
+  }
+
+  /** Runs `handler` for an administrator's bearer token; anyone else gets the check's typed error. */
+  async function asAdmin(c: Context<HttpEnv>, handler: () => Promise<unknown>): Promise<Response> {
+    try {
+      const token = bearerToken(c.req.header("authorization"));
+      if (!token) return c.json({ status: "error", code: "UNAUTHORIZED", message: "Sign in first" }, 401);
+      await backend.runQuery(viewerRef, {}, { token });
+      return c.json({ status: "success", value: await handler() });
+    } catch (error) {
+      if (isServiceError(error)) {
+        return c.json({ status: "error", code: error.code, message: error.message }, error.status as 400);
+      }
+      logger.error("admin console request failed", { error: String(error) });
+      return c.json({ status: "error", code: "INTERNAL", message: "Internal error" }, 500);
+    }
+  }
+
+  const routes = new Hono<HttpEnv>();
+  routes.use("/admin", pageSecurityHeaders);
+  routes.use("/admin/*", pageSecurityHeaders);
+
+  routes.get("/admin", async (c) => {
+    // Always a fresh token from the session cookie: a cached JWT cookie may belong to a session
+    // that impersonation or sign-out has since replaced.
+    const { token, setCookies } = await getRequestToken(c.req.raw.headers, {
+      url: siteUrlOf(c.env.env),
+      cache: false,
+      fetch: async (input, init) => createAuth(c.env).handler(new Request(input, init)),
+    });
+    for (const cookie of setCookies) c.header("set-cookie", cookie, { append: true });
+    c.header("cache-control", "no-store");
+    const view = await viewFor(token);
+    return c.html(consolePage(view), STATUS[view]);
+  });
+
+  routes.get("/admin/console.js", (c) => sendScript(c, consoleScript));
+
+  /** Names of the stored env variables; the values never leave the server. */
+  routes.get("/admin/api/env", (c) =>
+    asAdmin(c, async () => ({ names: backend.env.stored().map(([name]) => name) })),
+  );
+
+  /**
+   * New signing keys. With a stored `JWKS` (static keys) the new set is stored there too, as
+   * `auth:rotateKeys | env set JWKS` does; every running instance picks it up.
+   */
+  routes.post("/admin/api/rotate-keys", (c) =>
+    asAdmin(c, async () => {
+      const jwks = await backend.runAction(rotateRef, {}, { allowInternal: true });
+      const stored = backend.env.stored().some(([name]) => name === JWKS_VAR);
+      if (stored && typeof jwks === "string") await backend.env.set(JWKS_VAR, jwks);
+      logger.info("signing keys rotated from the admin console");
+      return { storedJwksUpdated: stored };
+    }),
+  );
+
+  return routes;
+}

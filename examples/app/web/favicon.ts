@@ -1,0 +1,2 @@
+/** The example's favicon: a small SVG (a key on a rounded square), served as `/favicon.ico`. */
+export const FAVICON_SVG = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="7" fill="#2b4c7e"/><circle cx="12" cy="16" r="5.5" fill="none" stroke="#fff" stroke-width="3"/><path d="M17 16h10M23 16v4M26 16v3" stroke="#fff" stroke-width="3" stroke-linecap="round"/></svg>`;

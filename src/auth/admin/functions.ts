@@ -1,0 +1,166 @@
+/**
+ * `createAdminFunctions`: the admin console's live queries, checked through the normal identity
+ * path (step 1 + step 2, then the caller's `role` read from the `user` table). Export them from an
+ * app module (e.g. `admin.ts`), so they run as `admin:users`, `admin:sessions`, … over HTTP and
+ * the WebSocket like any other query. Mutations are not here: the console calls Better Auth's
+ * admin endpoints (`/api/auth/admin/*`), which apply the same role rule.
+ */
+import { functionsFor, type QueryCtx, ServiceError } from "service-auth/server";
+import { type Id, v } from "service-auth/values";
+import { getAuthUserId } from "../helpers.ts";
+
+/** Longest search text the users list accepts. */
+export const MAX_SEARCH_LENGTH = 200;
+/** Largest page the users list returns. */
+export const MAX_PAGE_SIZE = 100;
+const DEFAULT_PAGE_SIZE = 20;
+
+export interface AdminFunctionsOptions {
+  /** Roles that may administer (Better Auth's admin plugin `adminRoles`; default `["admin"]`). */
+  adminRoles?: readonly string[];
+}
+
+/** The signed-in administrator, as `viewer` returns them. */
+export interface AdminViewer {
+  _id: Id<"user">;
+  name: string;
+  email: string;
+  role: string;
+}
+
+/** One row of the users list. */
+export interface AdminUserRow {
+  _id: Id<"user">;
+  name: string;
+  email: string;
+  role: string | null;
+  banned: boolean;
+  banReason: string | null;
+  banExpires: number | null;
+  createdAt: number;
+}
+
+/** One session of a user (the token stays on the server). */
+export interface AdminSessionRow {
+  _id: Id<"session">;
+  ipAddress: string | null;
+  userAgent: string | null;
+  createdAt: number;
+  expiresAt: number;
+  impersonatedBy: string | null;
+}
+
+/** One signing key: its `kid` (the row id) and creation time; key material stays on the server. */
+export interface AdminKeyRow {
+  kid: string;
+  createdAt: number;
+}
+
+/** Better Auth stores several roles comma-separated ("user,admin"). */
+export function hasRole(role: unknown, roles: readonly string[]): boolean {
+  if (typeof role !== "string") return false;
+  return role.split(",").some((r) => roles.includes(r.trim()));
+}
+
+/**
+ * The calling user when they hold an admin role: `UNAUTHORIZED` without a valid session,
+ * `FORBIDDEN` for anyone else.
+ */
+export async function requireAdmin(
+  ctx: QueryCtx<any>,
+  adminRoles: readonly string[] = ["admin"],
+): Promise<AdminViewer> {
+  const userId = await getAuthUserId(ctx);
+  if (!userId) throw new ServiceError("UNAUTHORIZED", "Sign in first");
+  const user = await ctx.db.get("user", userId);
+  if (!user) throw new ServiceError("UNAUTHORIZED", "Sign in first");
+  if (!hasRole(user.role, adminRoles)) throw new ServiceError("FORBIDDEN", "Administrators only");
+  return { _id: user._id, name: String(user.name), email: String(user.email), role: String(user.role) };
+}
+
+const orNull = <T>(value: T | undefined): T | null => (value === undefined ? null : value);
+
+function userRow(user: Record<string, any>): AdminUserRow {
+  return {
+    _id: user._id,
+    name: user.name,
+    email: user.email,
+    role: orNull(user.role),
+    banned: user.banned === true,
+    banReason: orNull(user.banReason),
+    banExpires: orNull(user.banExpires),
+    createdAt: user.createdAt,
+  };
+}
+
+/** The admin console's queries: `viewer`, `users`, `sessions`, `keys`. */
+export function createAdminFunctions(options: AdminFunctionsOptions = {}) {
+  const adminRoles = options.adminRoles ?? ["admin"];
+  const { query } = functionsFor();
+  return {
+    /** The calling administrator (or `UNAUTHORIZED` / `FORBIDDEN`): the console's access check. */
+    viewer: query({ args: {}, handler: (ctx): Promise<AdminViewer> => requireAdmin(ctx, adminRoles) }),
+
+    /** Users, newest first, a page at a time; `search` matches name or email (case-insensitive). */
+    users: query({
+      args: {
+        search: v.optional(v.string()),
+        cursor: v.optional(v.union(v.string(), v.null())),
+        numItems: v.optional(v.number()),
+      },
+      handler: async (ctx, args) => {
+        await requireAdmin(ctx, adminRoles);
+        const search = (args.search ?? "").trim().toLowerCase();
+        if (search.length > MAX_SEARCH_LENGTH) {
+          throw new ServiceError("BAD_REQUEST", `Search text has at most ${MAX_SEARCH_LENGTH} characters`);
+        }
+        const numItems = Math.min(MAX_PAGE_SIZE, Math.max(1, Math.floor(args.numItems ?? DEFAULT_PAGE_SIZE)));
+        let q = ctx.db.query("user").order("desc");
+        if (search) {
+          q = q.filter(
+            (u: any) =>
+              String(u.name).toLowerCase().includes(search) || String(u.email).toLowerCase().includes(search),
+          );
+        }
+        const result = await q.paginate({ cursor: args.cursor ?? null, numItems });
+        return {
+          page: result.page.map(userRow),
+          isDone: result.isDone,
+          continueCursor: result.continueCursor,
+        };
+      },
+    }),
+
+    /** A user's sessions, newest first, without their tokens. */
+    sessions: query({
+      args: { userId: v.id("user") },
+      handler: async (ctx, { userId }): Promise<AdminSessionRow[]> => {
+        await requireAdmin(ctx, adminRoles);
+        const sessions = await ctx.db
+          .query("session")
+          .withIndex("userId", (q: any) => q.eq("userId", userId as Id<"user">))
+          .collect();
+        return sessions
+          .map((s: any) => ({
+            _id: s._id,
+            ipAddress: orNull(s.ipAddress),
+            userAgent: orNull(s.userAgent),
+            createdAt: s.createdAt,
+            expiresAt: s.expiresAt,
+            impersonatedBy: orNull(s.impersonatedBy),
+          }))
+          .sort((a, b) => b.createdAt - a.createdAt);
+      },
+    }),
+
+    /** The signing keys in the `jwks` table, newest first. */
+    keys: query({
+      args: {},
+      handler: async (ctx): Promise<AdminKeyRow[]> => {
+        await requireAdmin(ctx, adminRoles);
+        const rows = await ctx.db.query("jwks").order("desc").collect();
+        return rows.map((r: any) => ({ kid: r._id, createdAt: r.createdAt }));
+      },
+    }),
+  };
+}
