@@ -54,15 +54,18 @@ export function authRouteHandlers(options: NextjsAuthOptions): AuthRouteHandlers
     const hasBody = request.method !== "GET" && request.method !== "HEAD" && request.body !== null;
     let answer: Response;
     try {
-      answer = await (options.fetch ?? fetch)(`${backendUrl(options)}${incoming.pathname}${incoming.search}`, {
-        method: request.method,
-        headers,
-        // Streamed through: the backend applies its own body limits.
-        body: hasBody ? request.body : undefined,
-        redirect: "manual",
-        signal: request.signal,
-        ...(hasBody ? { duplex: "half" } : {}),
-      } as RequestInit);
+      answer = await (options.fetch ?? fetch)(
+        `${backendUrl(options)}${incoming.pathname}${incoming.search}`,
+        {
+          method: request.method,
+          headers,
+          // Streamed through: the backend applies its own body limits.
+          body: hasBody ? request.body : undefined,
+          redirect: "manual",
+          signal: request.signal,
+          ...(hasBody ? { duplex: "half" } : {}),
+        } as RequestInit,
+      );
     } catch {
       return Response.json(
         { status: "error", code: "BACKEND_UNREACHABLE", message: "The auth server cannot be reached" },
