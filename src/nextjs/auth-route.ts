@@ -27,11 +27,19 @@ const RESPONSE_HEADERS_NOT_FORWARDED = new Set([
   "set-cookie", // appended one by one below: a joined header would merge cookies
 ]);
 
-/** The answer when the backend cannot be reached: the gateway's failure, not the backend's. */
-const BAD_GATEWAY = 502;
+/**
+ * The proxy's own answers, before the backend is asked: the statuses are this gateway's (the
+ * platform's error registry is backend code, which the Next app does not load).
+ */
+const HTTP_NOT_FOUND = 404;
+/** The backend cannot be reached: the gateway's failure, not the backend's. */
+const HTTP_BAD_GATEWAY = 502;
 
 const notFound = () =>
-  Response.json({ status: "error", code: "NOT_FOUND", message: "Not an auth route" }, { status: 404 });
+  Response.json(
+    { status: "error", code: "NOT_FOUND", message: "Not an auth route" },
+    { status: HTTP_NOT_FOUND },
+  );
 
 export type AuthRouteHandler = (request: Request) => Promise<Response>;
 
@@ -69,7 +77,7 @@ export function authRouteHandlers(options: NextjsAuthOptions): AuthRouteHandlers
     } catch {
       return Response.json(
         { status: "error", code: "BACKEND_UNREACHABLE", message: "The auth server cannot be reached" },
-        { status: BAD_GATEWAY },
+        { status: HTTP_BAD_GATEWAY },
       );
     }
     const out = new Headers();
