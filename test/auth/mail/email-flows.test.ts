@@ -5,6 +5,7 @@
  * connections answering 503 `MAIL_UNAVAILABLE`.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loggableLink } from "../../../src/auth/mail/index.ts";
 import { freePort } from "../../helpers/browser.ts";
 import { type Browser, type ExampleApp, PASSWORD, startExampleApp } from "../../helpers/example-app.ts";
 import { type ReceivedMail, startSmtpServer, type TestSmtpServer } from "../../helpers/smtp.ts";
@@ -58,6 +59,15 @@ describe("mail over SMTP", () => {
     expect(link.pathname).toBe("/api/auth/verify-email");
     const res = await follow(browser, link);
     expect(res.status).toBe(302);
+    expect((await browser.get("/api/auth/get-session")).body.user.emailVerified).toBe(true);
+  });
+
+  it("the development outbox's logged form of the verification link verifies too", async () => {
+    const email = newEmail("logged");
+    const { browser } = await app.signUp(email);
+    const logged = new URL(loggableLink(linkIn(await smtp.next(email)).href));
+    expect(logged.href).not.toMatch(/eyJ[\w-]*\.[\w-]*\./);
+    expect((await follow(browser, logged)).status).toBe(302);
     expect((await browser.get("/api/auth/get-session")).body.user.emailVerified).toBe(true);
   });
 
