@@ -31,7 +31,7 @@ afterAll(async () => {
 function linkIn(mail: ReceivedMail): URL {
   const links = mail.text.match(/https?:\/\/\S+/g) ?? [];
   expect(links).toHaveLength(1);
-  const url = new URL(links[0]);
+  const url = new URL(links[0]!);
   expect(url.origin).toBe(app.url);
   return url;
 }
