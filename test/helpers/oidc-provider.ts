@@ -61,7 +61,6 @@ export async function startOidcProvider(options: {
     ttl: { Interaction: 600, Session: 3600, Grant: 3600, AccessToken: 600, IdToken: 600 },
     features: { devInteractions: { enabled: true } },
   });
-  // The development interactions announce themselves on every start; the tests know.
   provider.on("server_error", (_ctx, error) => console.error("oidc-provider:", error));
   handle = provider.callback();
   return {
