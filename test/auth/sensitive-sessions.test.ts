@@ -62,11 +62,14 @@ describe("sensitive operations need a fresh session", () => {
     const email = newEmail("unchanged");
     const { browser } = await app.signUp(email);
     await makeStale(browser);
-    await browser.post("/api/auth/change-password", { currentPassword: PASSWORD, newPassword: "not taken at all" });
+    await browser.post("/api/auth/change-password", {
+      currentPassword: PASSWORD,
+      newPassword: "not taken at all",
+    });
     await signIn(email, PASSWORD);
-    expect((await app.browser().post("/api/auth/sign-in/email", { email, password: "not taken at all" })).status).toBe(
-      401,
-    );
+    expect(
+      (await app.browser().post("/api/auth/sign-in/email", { email, password: "not taken at all" })).status,
+    ).toBe(401);
   });
 
   it("delete account: refused on a stale session (the user stays), accepted on a fresh one", async () => {
@@ -81,7 +84,9 @@ describe("sensitive operations need a fresh session", () => {
     const fresh = await signIn(email);
     const deleted = await fresh.post("/api/auth/delete-user", { password: PASSWORD });
     expect(deleted.status, deleted.text).toBe(200);
-    expect((await app.browser().post("/api/auth/sign-in/email", { email, password: PASSWORD })).status).toBe(401);
+    expect((await app.browser().post("/api/auth/sign-in/email", { email, password: PASSWORD })).status).toBe(
+      401,
+    );
   });
 
   it("set role: an administrator's stale session is refused (the role stays), a fresh one sets it", async () => {

@@ -9,9 +9,9 @@ import { app } from "../../examples/app/app.ts";
 import { freePort, PASSWORD } from "../helpers/example-app.ts";
 import { EXAMPLE_MAIN, spawnExampleServer } from "../helpers/example-server.ts";
 import { getJson, postJson } from "../helpers/http.ts";
-import { startSmtpServer } from "../helpers/smtp.ts";
 import { PROCESS_TEST_TIMEOUT, runCli, runTsx } from "../helpers/process.ts";
 import { startTestBackend } from "../helpers/service.ts";
+import { startSmtpServer } from "../helpers/smtp.ts";
 import { tempDatabaseFile, tempDir } from "../helpers/temp.ts";
 
 const COMMAND = "npm run cli -- env sync --auth";
@@ -86,7 +86,12 @@ describe("startup", { timeout: PROCESS_TEST_TIMEOUT }, () => {
     expect(await stored(databaseUrl, "JWKS")).toBe(jwks);
 
     const withoutMail = await runTsx(EXAMPLE_MAIN, [], {
-      env: { NODE_ENV: "production", DATABASE_URL: databaseUrl, PORT: String(await freePort()), LOG_LEVEL: "info" },
+      env: {
+        NODE_ENV: "production",
+        DATABASE_URL: databaseUrl,
+        PORT: String(await freePort()),
+        LOG_LEVEL: "info",
+      },
     });
     expect(withoutMail.code).toBe(1);
     expect(withoutMail.stderr).toMatch(/refusing to start: SMTP_URL is not set/);

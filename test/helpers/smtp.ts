@@ -73,7 +73,8 @@ export async function startSmtpServer(
     logger: false,
     size: 1024 * 1024,
     onAuth(auth, _session, callback) {
-      if (auth.username === options.user && auth.password === options.pass) callback(null, { user: auth.username });
+      if (auth.username === options.user && auth.password === options.pass)
+        callback(null, { user: auth.username });
       else callback(new Error("Invalid username or password"));
     },
     onData(stream, session, callback) {
@@ -100,7 +101,9 @@ export async function startSmtpServer(
   });
   const port = (server.server.address() as { port: number }).port;
   const credentials =
-    options.user === undefined ? "" : `${encodeURIComponent(options.user)}:${encodeURIComponent(options.pass ?? "")}@`;
+    options.user === undefined
+      ? ""
+      : `${encodeURIComponent(options.user)}:${encodeURIComponent(options.pass ?? "")}@`;
   const to = (address: string) => messages.filter((m) => m.to.includes(address));
   return {
     port,

@@ -101,13 +101,15 @@ describe("mail over SMTP", () => {
     const newPassword = "a brand new passphrase";
     const reset = await browser.post("/api/auth/reset-password", { newPassword, token });
     expect(reset.status, reset.text).toBe(200);
-    expect((await app.browser().post("/api/auth/sign-in/email", { email, password: PASSWORD })).status).toBe(401);
+    expect((await app.browser().post("/api/auth/sign-in/email", { email, password: PASSWORD })).status).toBe(
+      401,
+    );
     const signIn = await app.browser().post("/api/auth/sign-in/email", { email, password: newPassword });
     expect(signIn.status).toBe(200);
     // The token is single-use.
-    expect((await browser.post("/api/auth/reset-password", { newPassword: "yet another one", token })).status).toBe(
-      400,
-    );
+    expect(
+      (await browser.post("/api/auth/reset-password", { newPassword: "yet another one", token })).status,
+    ).toBe(400);
   });
 
   it("magic link: following the emailed link signs in, sets the JWT cookie and a protected query answers", async () => {

@@ -48,7 +48,11 @@ describe("mailSenderOf", () => {
       expect(mailSenderOf(env, { production: true })).toBe(sender);
       await sender.send({ to: "someone@example.com", subject: "Hello", text: "A body\n" });
       const mail = await smtp.next("someone@example.com");
-      expect(mail).toMatchObject({ subject: "Hello", headerFrom: "Sender <from@example.com>", text: "A body\n" });
+      expect(mail).toMatchObject({
+        subject: "Hello",
+        headerFrom: "Sender <from@example.com>",
+        text: "A body\n",
+      });
     } finally {
       await smtp.close();
     }

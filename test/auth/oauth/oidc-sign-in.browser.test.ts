@@ -139,7 +139,9 @@ describe.skipIf(!chromiumPath)("OpenID Connect sign-in in Chromium", { timeout: 
 
   it("a callback with a state the app never issued asks to restart, not a 500", async () => {
     const page = await newPage();
-    const response = await page.goto(`${app.url}/api/auth/oauth2/callback/oidc?code=forged&state=forged-state`);
+    const response = await page.goto(
+      `${app.url}/api/auth/oauth2/callback/oidc?code=forged&state=forged-state`,
+    );
     expect(response!.status()).toBe(200);
     expect(new URL(page.url()).searchParams.get("error")).toBe("please_restart_the_process");
     expect(await jwtCookie(page)).toBeUndefined();
