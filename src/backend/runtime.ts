@@ -71,7 +71,7 @@ export class Backend {
       env: this.env,
       lastSequence: () => this.commits.lastSequence,
     });
-    this.commits = new CommitBus(this.engine, [
+    this.commits = new CommitBus([
       // Before anyone hears of the commit: a revoked session or banned user must not hit the cache.
       (commit) => this.authenticator.heard(commit),
       (commit) => {
@@ -216,8 +216,8 @@ export class Backend {
         env: this.env,
       };
       return fn.handler(ctx, parsed);
-    });
-    if (writes.length) this.commits.committed(writes);
+    }, () => writes);
+    if (writes.length) this.commits.publish(writes);
     return { value: value === undefined ? null : value, sequence: this.commits.lastSequence };
   }
 
@@ -272,8 +272,8 @@ export class Backend {
     const value = await this.engine.write(async (tx) => {
       writes = [];
       return fn(new DatabaseWriterImpl(this.catalog, tx, emptyReadSet(), writes, true));
-    });
-    if (writes.length) this.commits.committed(writes);
+    }, () => writes);
+    if (writes.length) this.commits.publish(writes);
     return value;
   }
 

@@ -2,7 +2,10 @@
  * Authentication of a bearer token, in one place for every transport (HTTP calls, the WebSocket,
  * actions): step 1 verifies the JWT (signature, expiry, issuer, audience), step 2 runs the
  * installed identity resolver, which confirms the caller against the database (session and user
- * rows); the per-token identity cache (identity-cache.ts) remembers the result.
+ * rows); the per-token identity cache (identity-cache.ts) remembers the result. Where other
+ * instances share the database, a cached result is trusted only after the engine confirmed that
+ * every commit made before the request has been heard here (`syncExternalCommits`): a session
+ * revoked on another instance is refused on the very next request.
  */
 import type { Catalog } from "../db/catalog.ts";
 import { DatabaseReaderImpl } from "../db/database.ts";
@@ -91,6 +94,7 @@ export class Authenticator {
    * call's own snapshot; pass it before the transaction's first read), else in a snapshot of its own.
    */
   async authenticate(token: string, meta: RequestMeta = {}, tx?: ReadTransaction): Promise<Authenticated> {
+    if (this.cache.get(token)) await this.deps.engine.syncExternalCommits?.();
     const cached = this.cache.get(token);
     if (cached) return { identity: cached.identity, readSet: cached.readSet, expiresAt: cached.exp };
     return this.verifyAndResolve(token, meta, tx);
@@ -106,8 +110,13 @@ export class Authenticator {
     tx?: ReadTransaction,
   ): UserIdentity | Promise<UserIdentity> {
     const cached = this.cache.get(token);
-    if (cached) return cached.identity;
-    return this.verifyAndResolve(token, meta, tx).then((a) => a.identity);
+    if (!cached) return this.verifyAndResolve(token, meta, tx).then((a) => a.identity);
+    const syncing = this.deps.engine.syncExternalCommits?.();
+    if (!syncing) return cached.identity;
+    // Caught up: the commits that arrived may have dropped the entry (a revocation elsewhere).
+    return syncing.then(
+      () => this.cache.get(token)?.identity ?? this.verifyAndResolve(token, meta, tx).then((a) => a.identity),
+    );
   }
 
   /** Steps 1 and 2, uncached; stores the result unless something it depends on changed meanwhile. */

@@ -3,6 +3,7 @@
  * engine-independent. An engine stores documents per table as JSON plus one binary key column
  * per index (see `index-key.ts`), so range scans are plain byte-range scans on every engine.
  */
+import type { DocumentWrite } from "../db/read-write-sets.ts";
 import type { KeyRange } from "./index-key.ts";
 
 /** A stored document: user fields plus `_id` and `_creationTime`. */
@@ -66,17 +67,23 @@ export interface StorageEngine {
   /**
    * Runs `fn` in a serializable write transaction; commits if it resolves, rolls back if it
    * throws. Engines may run `fn` again after a serialization conflict, so it must not have
-   * effects outside the transaction.
+   * effects outside the transaction. `writes` gives the write set `fn` made, asked for after `fn`
+   * and before the commit: an engine shared by several instances records it in the same
+   * transaction, so the others learn of the commit even if a notification is lost.
    */
-  write<T>(fn: (tx: WriteTransaction) => Promise<T>): Promise<T>;
+  write<T>(fn: (tx: WriteTransaction) => Promise<T>, writes?: () => readonly DocumentWrite[]): Promise<T>;
   /**
    * Calls `listener` when another process or instance committed (the CLI, a second server).
    * `payload` is that commit's serialized write set when the engine can carry it, else undefined
    * (then every subscription must be re-checked).
    */
   onExternalCommit(listener: (payload?: string) => void): () => void;
-  /** Publishes a commit's write set to other instances (no-op where there are none). */
-  publishCommit(payload: string): Promise<void>;
+  /**
+   * Where other instances commit to the same database (PostgreSQL): resolves once every commit
+   * made anywhere before the call has been delivered to the `onExternalCommit` listeners, so a
+   * cached identity may be trusted. Absent where commits of others are only polled for.
+   */
+  syncExternalCommits?(): Promise<void>;
   /** Cheap liveness check for /healthz. */
   ping(): Promise<void>;
   /** Query plan of a scan, for tests proving index use. */

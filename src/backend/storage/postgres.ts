@@ -6,7 +6,9 @@
  *
  * Reads run in one REPEATABLE READ READ ONLY transaction (a consistent snapshot); writes run in
  * SERIALIZABLE transactions, retried on serialization failures and deadlocks. Several server
- * instances may share one database: commits are announced with NOTIFY (see postgres-notify.ts).
+ * instances may share one database: every write transaction appends its write set to the commit
+ * log (commit-log.ts) before it commits, other instances follow the log (commit-follower.ts), and
+ * NOTIFY wakes them up sooner (postgres-notify.ts).
  *
  * Documents are stored as TEXT rather than JSONB: JSONB rejects the NUL character in strings and
  * reorders object keys, while documents must round-trip exactly as on SQLite; nothing queries
@@ -17,7 +19,7 @@
  * transactions.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
-import { createHash } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import pg from "pg";
 import { ServiceError } from "../errors.ts";
 import { logger } from "../logger.ts";
@@ -31,8 +33,20 @@ import type {
   StoredDocument,
   WriteTransaction,
 } from "./engine.ts";
+import type { DocumentWrite } from "../db/read-write-sets.ts";
+import { encodeWrites } from "./commit-payload.ts";
+import { CommitFollower } from "./commit-follower.ts";
+import {
+  APPEND_SQL,
+  ENGINE_WRITE_BEGIN,
+  logSchemaSql,
+  MAX_LOGGED_BYTES,
+  triggerSql,
+  UNTRIGGERED_SQL,
+} from "./commit-log.ts";
 import type { KeyRange } from "./index-key.ts";
-import { CommitChannel } from "./postgres-notify.ts";
+import { type ChannelState, CommitChannel, UNCARRIED } from "./postgres-notify.ts";
+import { type PoolerMode, UnnamedStatementClient } from "./postgres-pooler.ts";
 import { postgresDialect } from "./sql-dialect.ts";
 import { migrationProgram, runAsync } from "./sql-migration.ts";
 import { decodeDocument, SqlStatements } from "./sql-statements.ts";
@@ -46,7 +60,25 @@ export interface PostgresOptions {
   maxWriteAttempts?: number;
   /** NOTIFY channel shared by the instances of one deployment (default `service_auth_commits`). */
   channel?: string;
+  /**
+   * Whether instances wake each other with LISTEN/NOTIFY (default true). Off, they find each
+   * other's commits only by polling the commit log (`DATABASE_NOTIFY=off`).
+   */
+  notify?: boolean;
+  /** The LISTEN connection's URL when `connectionString` goes through a pooler (`DATABASE_LISTEN_URL`). */
+  listenConnectionString?: string;
+  /** `transaction`: a transaction-mode pooler sits in between; no named prepared statements (`DATABASE_POOLER`). */
+  pooler?: PoolerMode;
+  /** Period of the commit log poll, ms (default 500 with notifications, 100 without; `DATABASE_POLL_MS`). */
+  pollIntervalMs?: number;
+  /** Commit log rows kept when pruning (default 10,000). */
+  commitLogKeep?: number;
+  /** Heartbeat period of the LISTEN connection, ms (default 500); unanswered for twice that, it is replaced. */
+  heartbeatMs?: number;
 }
+
+/** How other instances' commits reach this one, as `/healthz` reports it. */
+export type CommitChannelHealth = ChannelState | "polling";
 
 /** SQLSTATEs after which the whole transaction may simply run again. */
 const RETRYABLE = new Set(["40001", "40P01"]);
@@ -125,6 +157,12 @@ class PgWriter extends PgReader implements WriteTransaction {
   async delete(table: string, id: string): Promise<void> {
     await this.run(this.sql.table(table).delete, [id]);
   }
+
+  /** Appends the commit log row of this transaction (see commit-log.ts); returns its number. */
+  async appendLog(origin: string, writes: string | null): Promise<number> {
+    const { rows } = await this.run<{ seq: string }>(APPEND_SQL, [origin, writes]);
+    return Number(rows[0].seq);
+  }
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -139,7 +177,12 @@ export class PostgresEngine implements StorageEngine {
    */
   private readonly nestedPool: pg.Pool;
   private readonly inTransaction = new AsyncLocalStorage<true>();
-  private readonly commits: CommitChannel;
+  /** NOTIFY wake-ups; absent in polling mode. */
+  private readonly channel?: CommitChannel;
+  private readonly follower: CommitFollower;
+  private readonly channelName: string;
+  /** Distinguishes this instance's commit log rows and notifications from other instances'. */
+  readonly instanceId: string;
   /** Statement texts of the migrated layout. */
   private sql = new SqlStatements(postgresDialect, { tables: {} });
   private readonly maxWriteAttempts: number;
@@ -149,6 +192,7 @@ export class PostgresEngine implements StorageEngine {
       connectionString: options.connectionString,
       max: options.maxConnections ?? 10,
       application_name: "service-auth",
+      ...(options.pooler === "transaction" ? { Client: UnnamedStatementClient } : {}),
     };
     this.pool = new pg.Pool(poolConfig);
     this.nestedPool = new pg.Pool(poolConfig);
@@ -159,21 +203,36 @@ export class PostgresEngine implements StorageEngine {
       );
     }
     this.maxWriteAttempts = options.maxWriteAttempts ?? 30;
-    this.commits = new CommitChannel({
-      connection: { connectionString: options.connectionString },
-      pool: this.pool,
-      channel: options.channel ?? "service_auth_commits",
+    this.channelName = options.channel ?? "service_auth_commits";
+    const notify = options.notify ?? true;
+    this.follower = new CommitFollower({
+      query: async (sql, params) => (await this.pool.query(sql, params)).rows,
+      pollIntervalMs: options.pollIntervalMs ?? (notify ? 500 : 100),
+      keep: options.commitLogKeep,
     });
-  }
-
-  /** Distinguishes this instance's commit notifications from other instances'. */
-  get instanceId(): string {
-    return this.commits.instanceId;
+    if (notify) {
+      const heartbeatMs = options.heartbeatMs ?? 500;
+      this.channel = new CommitChannel({
+        connection: { connectionString: options.listenConnectionString ?? options.connectionString },
+        pool: this.pool,
+        channel: this.channelName,
+        heartbeatMs,
+        heartbeatTimeoutMs: 2 * heartbeatMs,
+        onHint: (seq, payload) => this.follower.hint(seq, payload),
+        onListening: () => void this.follower.sync(),
+      });
+    }
+    this.instanceId = this.channel?.instanceId ?? randomUUID();
   }
 
   /** Backend pid of the LISTEN connection (tests terminate it to prove reconnection). */
-  listenerPid(): Promise<number | undefined> {
-    return this.commits.listenerPid();
+  async listenerPid(): Promise<number | undefined> {
+    return this.channel?.listenerPid();
+  }
+
+  /** How other instances' commits reach this one: over a live LISTEN connection, or by polling only. */
+  commitChannel(): CommitChannelHealth {
+    return this.channel?.state ?? "polling";
   }
 
   async migrate(layout: StorageLayout, keysOf: KeyFunction): Promise<void> {
@@ -195,7 +254,32 @@ export class PostgresEngine implements StorageEngine {
       client.release(broken);
     }
     this.sql = new SqlStatements(postgresDialect, layout);
-    await this.commits.start();
+    await this.installCommitLog(layout);
+    await this.follower.start();
+    await this.channel?.start();
+  }
+
+  /**
+   * The commit log and its external-change triggers: DDL in a transaction of its own, never mixed
+   * with data writes, serialized with other starting instances by the migration lock.
+   */
+  private async installCommitLog(layout: StorageLayout): Promise<void> {
+    const client = await this.pool.connect();
+    let broken: Error | undefined;
+    try {
+      await client.query("BEGIN");
+      await client.query(MIGRATION_LOCK_SQL);
+      for (const sql of logSchemaSql()) await client.query(sql);
+      const tables = Object.keys(layout.tables).map((t) => postgresDialect.names.table(t));
+      const { rows } = await client.query<{ name: string }>(UNTRIGGERED_SQL, [tables]);
+      for (const { name } of rows) for (const sql of triggerSql(name, this.channelName)) await client.query(sql);
+      await client.query("COMMIT");
+    } catch (error) {
+      await client.query("ROLLBACK").catch((e) => (broken = e));
+      throw error;
+    } finally {
+      client.release(broken);
+    }
   }
 
   /** A connection for a transaction (see {@link nestedPool}). */
@@ -228,14 +312,46 @@ export class PostgresEngine implements StorageEngine {
     }
   }
 
-  async write<T>(fn: (tx: WriteTransaction) => Promise<T>): Promise<T> {
+  /**
+   * Runs `fn` in a write transaction that also appends `writes()` to the commit log before it
+   * commits, then tells other instances (NOTIFY, best effort). The number drawn is this
+   * instance's own, so the follower never delivers it back here.
+   */
+  async write<T>(fn: (tx: WriteTransaction) => Promise<T>, writes?: () => readonly DocumentWrite[]): Promise<T> {
+    const drawn: number[] = [];
+    let payload = "";
+    let result: T;
+    try {
+      result = await this.writeTransaction(async (tx) => {
+        const value = await fn(tx);
+        const set = writes?.();
+        if (set?.length) {
+          payload = encodeWrites(set as DocumentWrite[]);
+          const logged = Buffer.byteLength(payload) > MAX_LOGGED_BYTES ? null : payload;
+          const seq = await tx.appendLog(this.instanceId, logged);
+          drawn.push(seq);
+          this.follower.drew(seq);
+          if (logged === null) payload = "";
+        }
+        return value;
+      });
+    } catch (error) {
+      this.follower.abandoned(drawn);
+      throw error;
+    }
+    const seq = drawn.at(-1);
+    if (seq !== undefined) this.channel?.publish(seq, payload || UNCARRIED);
+    return result;
+  }
+
+  private async writeTransaction<T>(fn: (tx: PgWriter) => Promise<T>): Promise<T> {
     const client = await this.connect();
     let broken: Error | undefined;
     try {
       for (let attempt = 1; ; attempt++) {
         const tx = new PgWriter(client, this.sql);
         try {
-          await client.query("BEGIN ISOLATION LEVEL SERIALIZABLE");
+          await client.query(ENGINE_WRITE_BEGIN);
           const result = await this.inTransaction.run(true, () => fn(tx));
           await client.query("COMMIT");
           return result;
@@ -260,11 +376,11 @@ export class PostgresEngine implements StorageEngine {
   }
 
   onExternalCommit(listener: (payload?: string) => void): () => void {
-    return this.commits.onCommit(listener);
+    return this.follower.onCommit(listener);
   }
 
-  publishCommit(payload: string): Promise<void> {
-    return this.commits.publish(payload);
+  syncExternalCommits(): Promise<void> {
+    return this.follower.sync();
   }
 
   async ping(): Promise<void> {
@@ -292,7 +408,8 @@ export class PostgresEngine implements StorageEngine {
   }
 
   async close(): Promise<void> {
-    await this.commits.close();
+    await this.channel?.close();
+    this.follower.close();
     await Promise.all([this.pool.end(), this.nestedPool.end()]);
   }
 }
