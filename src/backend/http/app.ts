@@ -112,7 +112,9 @@ export function createHttpApp(backend: Backend, options: HttpAppOptions = {}): H
   app.get("/healthz", async (c) => {
     try {
       await backend.engine.ping();
-      return c.json({ status: "ok" });
+      // PostgreSQL: how other instances' commits reach this one ("listening", "reconnecting", "polling").
+      const commits = backend.engine.commitChannel?.();
+      return c.json(commits ? { status: "ok", commits } : { status: "ok" });
     } catch {
       return c.json({ status: "error", code: "DATABASE_UNREACHABLE" }, 503);
     }

@@ -84,6 +84,12 @@ export interface StorageEngine {
    * cached identity may be trusted. Absent where commits of others are only polled for.
    */
   syncExternalCommits?(): Promise<void>;
+  /**
+   * How commits of other instances reach this one, for /healthz: `listening` (a live LISTEN
+   * connection), `reconnecting` (it failed its heartbeat; the commit log is polled meanwhile),
+   * `polling` (notifications off). Absent where there are no other instances.
+   */
+  commitChannel?(): "listening" | "reconnecting" | "polling";
   /** Cheap liveness check for /healthz. */
   ping(): Promise<void>;
   /** Query plan of a scan, for tests proving index use. */

@@ -1,7 +1,8 @@
 /** Chooses the storage engine from `DATABASE_URL`. */
 import { resolve } from "node:path";
 import type { StorageEngine } from "./engine.ts";
-import { PostgresEngine } from "./postgres.ts";
+import { PostgresEngine, type PostgresOptions } from "./postgres.ts";
+import { poolerMode } from "./postgres-pooler.ts";
 import { SqliteEngine } from "./sqlite.ts";
 
 /** Default embedded database file, relative to the working directory. */
@@ -13,11 +14,32 @@ export const DEFAULT_DATABASE_FILE = "./.data/service.sqlite";
  */
 export function openEngine(databaseUrl: string | undefined): StorageEngine {
   const url = databaseUrl?.trim() || DEFAULT_DATABASE_FILE;
-  if (/^postgres(ql)?:\/\//i.test(url)) {
-    return new PostgresEngine({ connectionString: url });
-  }
+  if (/^postgres(ql)?:\/\//i.test(url)) return new PostgresEngine(postgresSettings(url, process.env));
   const file = url.replace(/^(sqlite|file):(\/\/)?/i, "");
   // FULL also survives power loss, at the price of an fsync per commit (docs/decisions.md).
   const synchronous = process.env.SQLITE_SYNCHRONOUS?.toUpperCase() === "FULL" ? "FULL" : "NORMAL";
   return new SqliteEngine({ filename: file === ":memory:" ? file : resolve(file), synchronous });
+}
+
+/**
+ * Cross-instance settings of the PostgreSQL engine from the environment: `DATABASE_NOTIFY=off`
+ * (poll the commit log instead of LISTEN/NOTIFY), `DATABASE_POOLER=transaction` (no named
+ * prepared statements), `DATABASE_LISTEN_URL` (a direct connection for LISTEN when
+ * `DATABASE_URL` goes through a pooler) and `DATABASE_POLL_MS` (the commit log poll period).
+ */
+export function postgresSettings(url: string, env: Record<string, string | undefined>): PostgresOptions {
+  const pooler = poolerMode(env.DATABASE_POOLER);
+  const listenUrl = env.DATABASE_LISTEN_URL?.trim() || undefined;
+  const notifySetting = env.DATABASE_NOTIFY?.trim().toLowerCase();
+  if (notifySetting && !["on", "off", "true", "false", "1", "0"].includes(notifySetting)) {
+    throw new Error(`DATABASE_NOTIFY must be "on" or "off", not "${env.DATABASE_NOTIFY}"`);
+  }
+  // LISTEN needs a session of its own: through a transaction pooler only with a direct URL.
+  const notify = !["off", "false", "0"].includes(notifySetting ?? "") && (pooler === "none" || !!listenUrl);
+  const pollMs = env.DATABASE_POLL_MS?.trim();
+  const pollIntervalMs = pollMs ? Number(pollMs) : undefined;
+  if (pollIntervalMs !== undefined && !(Number.isInteger(pollIntervalMs) && pollIntervalMs >= 10)) {
+    throw new Error(`DATABASE_POLL_MS must be a whole number of milliseconds ≥ 10, not "${pollMs}"`);
+  }
+  return { connectionString: url, pooler, notify, listenConnectionString: listenUrl, pollIntervalMs };
 }
