@@ -20,9 +20,15 @@ export const COMMIT_LOG_TABLE = "_commit_log";
 export const EXTERNAL_ORIGIN = "sql";
 /** Write sets larger than this are logged as unknown: every instance reads every log row. */
 export const MAX_LOGGED_BYTES = 256 * 1024;
-/** Opening statement of the engine's write transactions: the trigger skips what they write. */
-export const ENGINE_WRITE_BEGIN =
-  "BEGIN ISOLATION LEVEL SERIALIZABLE; SET LOCAL service_auth.engine = '1'";
+/** Marks a transaction as the engine's: the trigger skips what it writes. */
+const ENGINE_TRANSACTION = "SET LOCAL service_auth.engine = '1'";
+/** Opening statements (one round trip) of the engine's write transactions. */
+export const ENGINE_WRITE_BEGIN = `BEGIN ISOLATION LEVEL SERIALIZABLE; ${ENGINE_TRANSACTION}`;
+/**
+ * Opening statements of a layout migration: its backfill must not leave trigger events pending
+ * (PostgreSQL then refuses the CREATE INDEX that follows), and changes no document anyway.
+ */
+export const MIGRATION_BEGIN = `BEGIN; ${ENGINE_TRANSACTION}`;
 
 const LOG = quote(COMMIT_LOG_TABLE);
 const LOCK = "pg_advisory_xact_lock(hashtext('service-auth:commit-log'))";

@@ -41,6 +41,7 @@ import {
   ENGINE_WRITE_BEGIN,
   logSchemaSql,
   MAX_LOGGED_BYTES,
+  MIGRATION_BEGIN,
   triggerSql,
   UNTRIGGERED_SQL,
 } from "./commit-log.ts";
@@ -240,7 +241,7 @@ export class PostgresEngine implements StorageEngine {
     let broken: Error | undefined;
     try {
       // READ COMMITTED: once the lock is ours, each statement sees what an earlier migrator committed.
-      await client.query("BEGIN");
+      await client.query(MIGRATION_BEGIN);
       await client.query(MIGRATION_LOCK_SQL);
       await runAsync(
         migrationProgram(postgresDialect, layout, keysOf),
