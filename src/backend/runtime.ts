@@ -24,7 +24,7 @@ import { FunctionRegistry, parseArgs } from "./functions/registry.ts";
 import { staticAuth } from "./functions/static-auth.ts";
 import { logger } from "./logger.ts";
 import type { SchemaDefinition } from "./schema.ts";
-import { decodeWrites } from "./storage/commit-payload.ts";
+import { decodeWrites, encodeWrites } from "./storage/commit-payload.ts";
 import type { ReadTransaction, StorageEngine } from "./storage/engine.ts";
 
 // Backend's API speaks these (options, `authenticate`); transports import them from here.
@@ -216,9 +216,17 @@ export class Backend {
         env: this.env,
       };
       return fn.handler(ctx, parsed);
-    }, () => writes);
+    }, this.writeSetOf(() => writes));
     if (writes.length) this.commits.publish(writes);
     return { value: value === undefined ? null : value, sequence: this.commits.lastSequence };
+  }
+
+  /** The engine's `writeSet` callback: the encoded writes, computed only if the engine asks. */
+  private writeSetOf(writes: () => DocumentWrite[]): () => string | undefined {
+    return () => {
+      const w = writes();
+      return w.length ? encodeWrites(w) : undefined;
+    };
   }
 
   /** Runs an action: no database, but it can call queries, mutations and other actions. */
@@ -272,7 +280,7 @@ export class Backend {
     const value = await this.engine.write(async (tx) => {
       writes = [];
       return fn(new DatabaseWriterImpl(this.catalog, tx, emptyReadSet(), writes, true));
-    }, () => writes);
+    }, this.writeSetOf(() => writes));
     if (writes.length) this.commits.publish(writes);
     return value;
   }

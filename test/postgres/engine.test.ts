@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { Catalog } from "../../src/backend/db/catalog.ts";
 import { compileRange } from "../../src/backend/db/query.ts";
 import { defineSchema, defineTable } from "../../src/backend/schema.ts";
-import { decodeWrites } from "../../src/backend/storage/commit-payload.ts";
+import { decodeWrites, encodeWrites } from "../../src/backend/storage/commit-payload.ts";
 import { openEngine } from "../../src/backend/storage/open.ts";
 import { PostgresEngine } from "../../src/backend/storage/postgres.ts";
 import { v } from "../../src/backend/values/index.ts";
@@ -184,7 +184,7 @@ describe.skipIf(!postgresBinDir)("PostgreSQL engine", () => {
     const stored = { _creationTime: 1, city: "c", ...doc };
     return engine.write(
       (tx) => tx.insert("people", stored, catalog.keysOf("people", stored)),
-      () => [{ table: "people", id: stored._id, before: null, after: stored }],
+      () => encodeWrites([{ table: "people", id: stored._id, before: null, after: stored }]),
     );
   }
   const idsOf = (payload: string | undefined) => decodeWrites(payload)?.map((w) => w.id);

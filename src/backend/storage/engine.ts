@@ -3,7 +3,6 @@
  * engine-independent. An engine stores documents per table as JSON plus one binary key column
  * per index (see `index-key.ts`), so range scans are plain byte-range scans on every engine.
  */
-import type { DocumentWrite } from "../db/read-write-sets.ts";
 import type { KeyRange } from "./index-key.ts";
 
 /** A stored document: user fields plus `_id` and `_creationTime`. */
@@ -67,11 +66,12 @@ export interface StorageEngine {
   /**
    * Runs `fn` in a serializable write transaction; commits if it resolves, rolls back if it
    * throws. Engines may run `fn` again after a serialization conflict, so it must not have
-   * effects outside the transaction. `writes` gives the write set `fn` made, asked for after `fn`
-   * and before the commit: an engine shared by several instances records it in the same
-   * transaction, so the others learn of the commit even if a notification is lost.
+   * effects outside the transaction. `writeSet` gives the write set `fn` made (encoded by
+   * `commit-payload.ts`; undefined when it wrote nothing), asked for after `fn` and before the
+   * commit: an engine shared by several instances records it in the same transaction, so the
+   * others learn of the commit even if a notification is lost.
    */
-  write<T>(fn: (tx: WriteTransaction) => Promise<T>, writes?: () => readonly DocumentWrite[]): Promise<T>;
+  write<T>(fn: (tx: WriteTransaction) => Promise<T>, writeSet?: () => string | undefined): Promise<T>;
   /**
    * Calls `listener` when another process or instance committed (the CLI, a second server).
    * `payload` is that commit's serialized write set when the engine can carry it, else undefined

@@ -33,8 +33,6 @@ import type {
   StoredDocument,
   WriteTransaction,
 } from "./engine.ts";
-import type { DocumentWrite } from "../db/read-write-sets.ts";
-import { encodeWrites } from "./commit-payload.ts";
 import { CommitFollower } from "./commit-follower.ts";
 import {
   APPEND_SQL,
@@ -314,25 +312,26 @@ export class PostgresEngine implements StorageEngine {
   }
 
   /**
-   * Runs `fn` in a write transaction that also appends `writes()` to the commit log before it
+   * Runs `fn` in a write transaction that also appends `writeSet()` to the commit log before it
    * commits, then tells other instances (NOTIFY, best effort). The number drawn is this
    * instance's own, so the follower never delivers it back here.
    */
-  async write<T>(fn: (tx: WriteTransaction) => Promise<T>, writes?: () => readonly DocumentWrite[]): Promise<T> {
+  async write<T>(fn: (tx: WriteTransaction) => Promise<T>, writeSet?: () => string | undefined): Promise<T> {
+    // Numbers drawn by every attempt; the last attempt's number and payload are the commit's.
     const drawn: number[] = [];
-    let payload = "";
+    let seq: number | undefined;
+    let payload: string | undefined;
     let result: T;
     try {
       result = await this.writeTransaction(async (tx) => {
+        seq = undefined;
         const value = await fn(tx);
-        const set = writes?.();
-        if (set?.length) {
-          payload = encodeWrites(set as DocumentWrite[]);
-          const logged = Buffer.byteLength(payload) > MAX_LOGGED_BYTES ? null : payload;
-          const seq = await tx.appendLog(this.instanceId, logged);
+        payload = writeSet?.();
+        if (payload) {
+          if (Buffer.byteLength(payload) > MAX_LOGGED_BYTES) payload = undefined;
+          seq = await tx.appendLog(this.instanceId, payload ?? null);
           drawn.push(seq);
           this.follower.drew(seq);
-          if (logged === null) payload = "";
         }
         return value;
       });
@@ -340,8 +339,7 @@ export class PostgresEngine implements StorageEngine {
       this.follower.abandoned(drawn);
       throw error;
     }
-    const seq = drawn.at(-1);
-    if (seq !== undefined) this.channel?.publish(seq, payload || UNCARRIED);
+    if (seq !== undefined) this.channel?.publish(seq, payload ?? UNCARRIED);
     return result;
   }
 
