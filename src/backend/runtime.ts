@@ -204,19 +204,22 @@ export class Backend {
     const fn = this.lookup(functionPath(ref), "mutation", caller.allowInternal);
     const parsed = parseArgs(fn, args);
     let writes: DocumentWrite[] = [];
-    const value = await this.engine.write(async (tx) => {
-      writes = [];
-      const readSet = emptyReadSet();
-      const identity = await this.identityFor(caller, tx);
-      const db = new DatabaseWriterImpl(this.catalog, tx, readSet, writes);
-      const ctx: MutationCtx = {
-        db,
-        auth: staticAuth(identity, caller.token ?? null),
-        meta: caller.meta ?? {},
-        env: this.env,
-      };
-      return fn.handler(ctx, parsed);
-    }, this.writeSetOf(() => writes));
+    const value = await this.engine.write(
+      async (tx) => {
+        writes = [];
+        const readSet = emptyReadSet();
+        const identity = await this.identityFor(caller, tx);
+        const db = new DatabaseWriterImpl(this.catalog, tx, readSet, writes);
+        const ctx: MutationCtx = {
+          db,
+          auth: staticAuth(identity, caller.token ?? null),
+          meta: caller.meta ?? {},
+          env: this.env,
+        };
+        return fn.handler(ctx, parsed);
+      },
+      this.writeSetOf(() => writes),
+    );
     if (writes.length) this.commits.publish(writes);
     return { value: value === undefined ? null : value, sequence: this.commits.lastSequence };
   }
@@ -277,10 +280,13 @@ export class Backend {
   /** Internal writes outside any registered function; published like a mutation's. */
   async write<T>(fn: (db: DatabaseWriterImpl) => Promise<T>): Promise<T> {
     let writes: DocumentWrite[] = [];
-    const value = await this.engine.write(async (tx) => {
-      writes = [];
-      return fn(new DatabaseWriterImpl(this.catalog, tx, emptyReadSet(), writes, true));
-    }, this.writeSetOf(() => writes));
+    const value = await this.engine.write(
+      async (tx) => {
+        writes = [];
+        return fn(new DatabaseWriterImpl(this.catalog, tx, emptyReadSet(), writes, true));
+      },
+      this.writeSetOf(() => writes),
+    );
     if (writes.length) this.commits.publish(writes);
     return value;
   }

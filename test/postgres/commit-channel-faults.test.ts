@@ -10,7 +10,14 @@ import { PRUNE_SQL } from "../../src/backend/storage/commit-log.ts";
 import type { BackendClient } from "../../src/client/index.ts";
 import { postgresBinDir, usePostgres } from "../helpers/postgres.ts";
 import { startTcpProxy, type TcpProxy } from "../helpers/tcp-proxy.ts";
-import { commitChannel, type Instances, liveChannel, post, startInstances, until } from "./fixtures/instances.ts";
+import {
+  commitChannel,
+  type Instances,
+  liveChannel,
+  post,
+  startInstances,
+  until,
+} from "./fixtures/instances.ts";
 
 describe.skipIf(!postgresBinDir)("cross-instance delivery without working notifications", () => {
   const server = usePostgres();
@@ -104,9 +111,9 @@ describe.skipIf(!postgresBinDir)("cross-instance delivery without working notifi
     for (const i of [0, 1]) {
       for (let call = 0; call < 2; call++) expect((await instances.whoami(i, token)).status).toBe(200);
     }
-    expect(await server().sql(`SELECT count(*)::int AS n FROM _commit_log WHERE origin = 'sql'`, [], url)).toEqual([
-      { n: 0 },
-    ]);
+    expect(
+      await server().sql(`SELECT count(*)::int AS n FROM _commit_log WHERE origin = 'sql'`, [], url),
+    ).toEqual([{ n: 0 }]);
 
     await server().sql("DELETE FROM t_sessions WHERE id = $1", [sessionId], url);
     for (const i of [0, 1]) expect((await instances.whoami(i, token)).status).toBe(401);

@@ -172,7 +172,11 @@ export class CommitFollower {
   private async catchUp(): Promise<void> {
     for (;;) {
       const rows = (await this.options.query(READ_AFTER_SQL, [this.applied, BATCH])).map(
-        (r): LoggedCommit => ({ seq: Number(r.seq), origin: String(r.origin), writes: r.writes as string | null }),
+        (r): LoggedCommit => ({
+          seq: Number(r.seq),
+          origin: String(r.origin),
+          writes: r.writes as string | null,
+        }),
       );
       if (this.closed) return;
       const fresh = rows.filter((r) => r.seq > this.applied);

@@ -111,7 +111,10 @@ export class CommitChannel {
     if (!client || this.beating || this.closed) return;
     this.beating = true;
     const timeoutMs = this.options.heartbeatTimeoutMs ?? 1000;
-    const timer = setTimeout(() => this.lost(client, new Error(`heartbeat unanswered for ${timeoutMs} ms`)), timeoutMs);
+    const timer = setTimeout(
+      () => this.lost(client, new Error(`heartbeat unanswered for ${timeoutMs} ms`)),
+      timeoutMs,
+    );
     client.query("SELECT 1").then(
       () => {
         clearTimeout(timer);

@@ -14,7 +14,7 @@ export type PoolerMode = "none" | "transaction";
 
 /** A `pg.Client` that drops statement names (see the module comment). */
 export class UnnamedStatementClient extends pg.Client {
-  // biome-ignore lint/suspicious/noExplicitAny: pg's query() has a dozen overloads; this only forwards them.
+  // pg's query() has a dozen overloads; this only forwards them.
   override query(config: any, ...rest: any[]): any {
     if (config && typeof config === "object" && typeof config.name === "string") {
       const { name: _name, ...unnamed } = config;

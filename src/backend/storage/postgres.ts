@@ -23,16 +23,6 @@ import { createHash, randomUUID } from "node:crypto";
 import pg from "pg";
 import { ServiceError } from "../errors.ts";
 import { logger } from "../logger.ts";
-import type {
-  KeyFunction,
-  ReadTransaction,
-  ScannedRow,
-  ScanRequest,
-  StorageEngine,
-  StorageLayout,
-  StoredDocument,
-  WriteTransaction,
-} from "./engine.ts";
 import { CommitFollower } from "./commit-follower.ts";
 import {
   APPEND_SQL,
@@ -43,6 +33,16 @@ import {
   triggerSql,
   UNTRIGGERED_SQL,
 } from "./commit-log.ts";
+import type {
+  KeyFunction,
+  ReadTransaction,
+  ScannedRow,
+  ScanRequest,
+  StorageEngine,
+  StorageLayout,
+  StoredDocument,
+  WriteTransaction,
+} from "./engine.ts";
 import type { KeyRange } from "./index-key.ts";
 import { type ChannelState, CommitChannel, UNCARRIED } from "./postgres-notify.ts";
 import { type PoolerMode, UnnamedStatementClient } from "./postgres-pooler.ts";
@@ -271,7 +271,8 @@ export class PostgresEngine implements StorageEngine {
       for (const sql of logSchemaSql()) await client.query(sql);
       const tables = Object.keys(layout.tables).map((t) => postgresDialect.names.table(t));
       const { rows } = await client.query<{ name: string }>(UNTRIGGERED_SQL, [tables]);
-      for (const { name } of rows) for (const sql of triggerSql(name, this.channelName)) await client.query(sql);
+      for (const { name } of rows)
+        for (const sql of triggerSql(name, this.channelName)) await client.query(sql);
       await client.query("COMMIT");
     } catch (error) {
       await client.query("ROLLBACK").catch((e) => (broken = e));
