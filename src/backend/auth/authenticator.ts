@@ -94,7 +94,7 @@ export class Authenticator {
    * call's own snapshot; pass it before the transaction's first read), else in a snapshot of its own.
    */
   async authenticate(token: string, meta: RequestMeta = {}, tx?: ReadTransaction): Promise<Authenticated> {
-    if (this.cache.get(token)) await this.deps.engine.syncExternalCommits?.();
+    if (this.cache.get(token)) await this.deps.engine.syncExternalCommits?.(tx);
     const cached = this.cache.get(token);
     if (cached) return { identity: cached.identity, readSet: cached.readSet, expiresAt: cached.exp };
     return this.verifyAndResolve(token, meta, tx);
@@ -111,7 +111,7 @@ export class Authenticator {
   ): UserIdentity | Promise<UserIdentity> {
     const cached = this.cache.get(token);
     if (!cached) return this.verifyAndResolve(token, meta, tx).then((a) => a.identity);
-    const syncing = this.deps.engine.syncExternalCommits?.();
+    const syncing = this.deps.engine.syncExternalCommits?.(tx);
     if (!syncing) return cached.identity;
     // Caught up: the commits that arrived may have dropped the entry (a revocation elsewhere).
     return syncing.then(

@@ -25,6 +25,21 @@ const ENGINE_TRANSACTION = "SET LOCAL service_auth.engine = '1'";
 /** Opening statements (one round trip) of the engine's write transactions. */
 export const ENGINE_WRITE_BEGIN = `BEGIN ISOLATION LEVEL SERIALIZABLE; ${ENGINE_TRANSACTION}`;
 /**
+ * Opening statements (one round trip) of a read snapshot, with the newest commit number the
+ * snapshot sees: an instance that has delivered up to it may trust its cached identities for a
+ * request answered from this snapshot, without a round trip of its own. (Read-only REPEATABLE
+ * READ: no predicate locks, so this read never makes writers conflict.)
+ */
+export const READ_BEGIN = `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SELECT coalesce(max(seq), 0) AS seq FROM ${quote("_commit_log")}`;
+
+/** The commit number `READ_BEGIN` answered (its results, one per statement). */
+export function snapshotHead(results: unknown): number | undefined {
+  const last = Array.isArray(results) ? results[results.length - 1] : undefined;
+  const seq = (last as { rows?: { seq?: unknown }[] } | undefined)?.rows?.[0]?.seq;
+  return seq === undefined ? undefined : Number(seq);
+}
+
+/**
  * Opening statements of a layout migration: its backfill must not leave trigger events pending
  * (PostgreSQL then refuses the CREATE INDEX that follows), and changes no document anyway.
  */

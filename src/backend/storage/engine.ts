@@ -81,9 +81,11 @@ export interface StorageEngine {
   /**
    * Where other instances commit to the same database (PostgreSQL): resolves once every commit
    * made anywhere before the call has been delivered to the `onExternalCommit` listeners, so a
-   * cached identity may be trusted. Absent where commits of others are only polled for.
+   * cached identity may be trusted; undefined when that is already so — e.g. `snapshot`, a read
+   * begun after the request arrived, sees no commit this instance has not heard of. Absent where
+   * commits of others are only polled for (SQLite).
    */
-  syncExternalCommits?(): Promise<void>;
+  syncExternalCommits?(snapshot?: ReadTransaction): Promise<void> | undefined;
   /**
    * How commits of other instances reach this one, for /healthz: `listening` (a live LISTEN
    * connection), `reconnecting` (it failed its heartbeat; the commit log is polled meanwhile),

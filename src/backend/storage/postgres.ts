@@ -30,6 +30,8 @@ import {
   logSchemaSql,
   MAX_LOGGED_BYTES,
   MIGRATION_BEGIN,
+  READ_BEGIN,
+  snapshotHead,
   triggerSql,
   UNTRIGGERED_SQL,
 } from "./commit-log.ts";
@@ -74,6 +76,12 @@ export interface PostgresOptions {
   commitLogKeep?: number;
   /** Heartbeat period of the LISTEN connection, ms (default 500); unanswered for twice that, it is replaced. */
   heartbeatMs?: number;
+  /**
+   * Default true. False trusts cached identities without confirming that this instance heard every
+   * commit made before the request: a session revoked on another instance stays usable here until
+   * the notification arrives. Only for measuring what the check costs (`npm run bench -- postgres`).
+   */
+  crossInstanceCheck?: boolean;
 }
 
 /** How other instances' commits reach this one, as `/healthz` reports it. */
@@ -81,6 +89,8 @@ export type CommitChannelHealth = ChannelState | "polling";
 
 /** SQLSTATEs after which the whole transaction may simply run again. */
 const RETRYABLE = new Set(["40001", "40P01"]);
+/** A read snapshot before the commit log exists. */
+const PLAIN_READ_BEGIN = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
 /** Serializes concurrent migrations of several instances starting at once. */
 const MIGRATION_LOCK_SQL = "SELECT pg_advisory_xact_lock(hashtext('service-auth:migrate'))";
 
@@ -103,6 +113,8 @@ function prepared(text: string, values: unknown[]): pg.QueryConfig {
 class PgReader implements ReadTransaction {
   /** Set when a statement hit a serialization failure: the transaction is doomed and retryable. */
   conflicted = false;
+  /** The newest commit log number this snapshot sees (read snapshots only). */
+  logHead?: number;
 
   constructor(
     protected readonly client: pg.PoolClient,
@@ -176,10 +188,18 @@ export class PostgresEngine implements StorageEngine {
    */
   private readonly nestedPool: pg.Pool;
   private readonly inTransaction = new AsyncLocalStorage<true>();
+  /**
+   * The commit log follower's own connections. Requests wait for it while holding a transaction's
+   * connection, so sharing the main pool would deadlock a busy server (every connection held by
+   * a request waiting for the follower, which waits for a connection).
+   */
+  private readonly followerPool: pg.Pool;
   /** NOTIFY wake-ups; absent in polling mode. */
   private readonly channel?: CommitChannel;
   private readonly follower: CommitFollower;
   private readonly channelName: string;
+  private logInstalled = false;
+  private readonly crossInstanceCheck: boolean;
   /** Distinguishes this instance's commit log rows and notifications from other instances'. */
   readonly instanceId: string;
   /** Statement texts of the migrated layout. */
@@ -195,7 +215,8 @@ export class PostgresEngine implements StorageEngine {
     };
     this.pool = new pg.Pool(poolConfig);
     this.nestedPool = new pg.Pool(poolConfig);
-    for (const pool of [this.pool, this.nestedPool]) {
+    this.followerPool = new pg.Pool({ ...poolConfig, max: 2, application_name: "service-auth-follower" });
+    for (const pool of [this.pool, this.nestedPool, this.followerPool]) {
       // An idle pooled connection that dies (server restart) is dropped; the next checkout reconnects.
       pool.on("error", (error) =>
         logger.warn("PostgreSQL pooled connection failed", { error: String(error) }),
@@ -203,9 +224,10 @@ export class PostgresEngine implements StorageEngine {
     }
     this.maxWriteAttempts = options.maxWriteAttempts ?? 30;
     this.channelName = options.channel ?? "service_auth_commits";
+    this.crossInstanceCheck = options.crossInstanceCheck ?? true;
     const notify = options.notify ?? true;
     this.follower = new CommitFollower({
-      query: async (sql, params) => (await this.pool.query(sql, params)).rows,
+      query: async (sql, params) => (await this.followerPool.query(sql, params)).rows,
       pollIntervalMs: options.pollIntervalMs ?? (notify ? 500 : 100),
       keep: options.commitLogKeep,
     });
@@ -254,6 +276,7 @@ export class PostgresEngine implements StorageEngine {
     }
     this.sql = new SqlStatements(postgresDialect, layout);
     await this.installCommitLog(layout);
+    this.logInstalled = true;
     await this.follower.start();
     await this.channel?.start();
   }
@@ -297,10 +320,12 @@ export class PostgresEngine implements StorageEngine {
         throw error;
       });
     try {
-      await control("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+      const reader = new PgReader(client, this.sql);
+      const withHead = this.logInstalled && this.crossInstanceCheck;
+      reader.logHead = snapshotHead(await control(withHead ? READ_BEGIN : PLAIN_READ_BEGIN));
       let result: T;
       try {
-        result = await this.inTransaction.run(true, () => fn(new PgReader(client, this.sql)));
+        result = await this.inTransaction.run(true, () => fn(reader));
       } catch (error) {
         await control("ROLLBACK").catch(() => {});
         throw error;
@@ -379,7 +404,15 @@ export class PostgresEngine implements StorageEngine {
     return this.follower.onCommit(listener);
   }
 
-  syncExternalCommits(): Promise<void> {
+  /**
+   * Nothing to wait for when `snapshot` is a read whose newest commit this instance has already
+   * delivered (the common case, free: `READ_BEGIN` fetched the number with BEGIN); otherwise one
+   * catch-up round shared with every caller that arrived meanwhile.
+   */
+  syncExternalCommits(snapshot?: ReadTransaction): Promise<void> | undefined {
+    if (!this.crossInstanceCheck) return undefined;
+    const head = snapshot instanceof PgReader ? snapshot.logHead : undefined;
+    if (head !== undefined && head <= this.follower.position) return undefined;
     return this.follower.sync();
   }
 
@@ -410,6 +443,6 @@ export class PostgresEngine implements StorageEngine {
   async close(): Promise<void> {
     await this.channel?.close();
     this.follower.close();
-    await Promise.all([this.pool.end(), this.nestedPool.end()]);
+    await Promise.all([this.pool.end(), this.nestedPool.end(), this.followerPool.end()]);
   }
 }
