@@ -151,16 +151,18 @@ export class Backend {
 
   /**
    * Identity for one call: given by the caller, else steps 1+2 for its token in `tx` (the call's
-   * snapshot). Not async: a cached identity is returned as is, without a promise per call.
+   * snapshot; `since` is the commit sequence taken before it began). Not async: a cached identity
+   * is returned as is, without a promise per call.
    */
   private identityFor(
     caller: Caller,
     tx: ReadTransaction,
+    since: number,
   ): UserIdentity | null | Promise<UserIdentity | null> {
     if (caller.identity !== undefined) return caller.identity;
     if (caller.lazyIdentity) return caller.lazyIdentity();
     if (!caller.token) return null;
-    return this.authenticator.identity(caller.token, caller.meta, tx);
+    return this.authenticator.identity(caller.token, caller.meta, tx, since);
   }
 
   // ------------------------------------------------------------------------------ execution
@@ -175,12 +177,13 @@ export class Backend {
   ): Promise<{ value: unknown; readSet: ReadSet }> {
     const fn = this.lookup(functionPath(ref), "query", caller.allowInternal);
     const parsed = parseArgs(fn, args);
+    const since = this.commits.lastSequence;
     return this.engine.read(async (tx) => {
       // Identity reads are not part of the query's read set: the connection watches them itself.
       // An anonymous caller skips the call (and its await): nothing to resolve.
       const identity =
         caller.token || caller.identity !== undefined || caller.lazyIdentity
-          ? await this.identityFor(caller, tx)
+          ? await this.identityFor(caller, tx, since)
           : null;
       const readSet = into ?? emptyReadSet();
       const db = new DatabaseReaderImpl(this.catalog, tx, readSet);
@@ -204,11 +207,12 @@ export class Backend {
     const fn = this.lookup(functionPath(ref), "mutation", caller.allowInternal);
     const parsed = parseArgs(fn, args);
     let writes: DocumentWrite[] = [];
+    const since = this.commits.lastSequence;
     const value = await this.engine.write(
       async (tx) => {
         writes = [];
         const readSet = emptyReadSet();
-        const identity = await this.identityFor(caller, tx);
+        const identity = await this.identityFor(caller, tx, since);
         const db = new DatabaseWriterImpl(this.catalog, tx, readSet, writes);
         const ctx: MutationCtx = {
           db,
