@@ -10,17 +10,30 @@
  *    stale 200s are counted (goal 0).
  * 3. The cross-instance check per authenticated request: autocannon against B (a cached token,
  *    `bench:me`) and against a fourth instance started with `BENCH_CROSS_CHECK=off`; rounds
- *    interleaved, ratio of medians.
+ *    interleaved, median of the per-round ratios. And, less exposed to a busy machine's noise,
+ *    in-process (after the servers stopped): `runQuery("bench:me", {}, {token})` one call at a
+ *    time on two backends in this process, with and without the check, interleaved rounds, medians.
  */
 import { fileURLToPath } from "node:url";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import WebSocket from "ws";
 import { anyApi } from "../src/backend/functions/references.ts";
+import { Backend } from "../src/backend/runtime.ts";
+import { PostgresEngine } from "../src/backend/storage/postgres.ts";
 import { BackendClient } from "../src/client/index.ts";
 import { startPostgres } from "../test/helpers/postgres.ts";
+import { authConfig, modules, schema } from "./fixtures/postgres-app.ts";
 import { LOAD_DEFAULTS, type LoadResult, runLoad } from "./lib/load.ts";
 import { type SpawnedServer, spawnServer } from "./lib/spawn.ts";
-import { formatCount, formatNs, formatRatio, interleave, median, summarize } from "./lib/timing.ts";
+import {
+  formatCount,
+  formatNs,
+  formatRatio,
+  interleave,
+  median,
+  sampleAsync,
+  summarize,
+} from "./lib/timing.ts";
 import type { BenchContext, BenchGroup, BenchRow } from "./lib/types.ts";
 
 const ISSUER = "https://bench.postgres.test";
@@ -30,6 +43,8 @@ const LIVE_SAMPLES = 300;
 const REVOCATIONS = 100;
 const ROUNDS = 3;
 const WARMUP_SEC = 1;
+const IN_PROCESS_ROUNDS = 5;
+const IN_PROCESS_CALLS = 2_000;
 
 async function call(url: string, kind: string, path: string, args: unknown, token?: string) {
   const response = await fetch(`${url}/api/${kind}`, {
@@ -136,6 +151,34 @@ export const postgres: BenchGroup = {
     const uncheckedRps = median(rounds.unchecked.map((r) => r.requestsPerSec));
     const ratio = median(rounds.checked.map((r, i) => r.requestsPerSec / rounds.unchecked[i].requestsPerSec));
 
+    for (const server of servers) await server.stop();
+
+    // 3b. In-process: the same call on two backends, with and without the check.
+    ctx.log(`in-process: ${IN_PROCESS_ROUNDS} interleaved rounds of ${IN_PROCESS_CALLS} calls`);
+    const backends: Record<string, Backend> = {};
+    for (const [name, crossInstanceCheck] of [
+      ["checked", true],
+      ["unchecked", false],
+    ] as const) {
+      const backend = new Backend({
+        schema,
+        modules,
+        engine: new PostgresEngine({ connectionString: databaseUrl, crossInstanceCheck }),
+        auth: authConfig(jwk, ISSUER, AUDIENCE),
+      });
+      await backend.start();
+      ctx.defer(() => backend.close());
+      backends[name] = backend;
+    }
+    const me = (backend: Backend) => () => backend.runQuery("bench:me", {}, { token });
+    for (const backend of Object.values(backends)) await sampleAsync(500, me(backend));
+    const inProcess = await interleave<number[]>(IN_PROCESS_ROUNDS, {
+      checked: () => sampleAsync(IN_PROCESS_CALLS, me(backends.checked)),
+      unchecked: () => sampleAsync(IN_PROCESS_CALLS, me(backends.unchecked)),
+    });
+    const checkedCall = summarize(inProcess.checked.flat());
+    const uncheckedCall = summarize(inProcess.unchecked.flat());
+
     const liveSummary = summarize(live);
     const refusedSummary = summarize(refused);
     const ms = (r: LoadResult[]) => `${median(r.map((x) => x.latencyP50Ms))} ms`;
@@ -180,6 +223,25 @@ export const postgres: BenchGroup = {
         result: formatRatio(ratio),
         goal: "≥ 90%",
         ok: ratio >= 0.9,
+        note: "median of the per-round ratios",
+      },
+      {
+        benchmark: "in-process `runQuery` bench:me (cached token), with check",
+        result: `${formatNs(checkedCall.p50)} median`,
+        p50: formatNs(checkedCall.p50),
+        p99: formatNs(checkedCall.p99),
+      },
+      {
+        benchmark: "in-process, check off",
+        result: `${formatNs(uncheckedCall.p50)} median`,
+        p50: formatNs(uncheckedCall.p50),
+        p99: formatNs(uncheckedCall.p99),
+      },
+      {
+        benchmark: "in-process calls/s with check ÷ without (1 / median)",
+        result: formatRatio(uncheckedCall.p50 / checkedCall.p50),
+        goal: "≥ 90%",
+        ok: uncheckedCall.p50 / checkedCall.p50 >= 0.9,
       },
     ];
   },
