@@ -12,6 +12,11 @@ import { tempDir } from "./temp.ts";
 
 export const PGBOUNCER = "/usr/sbin/pgbouncer";
 export const pgbouncerInstalled = existsSync(PGBOUNCER);
+if (!pgbouncerInstalled) {
+  const message = `PgBouncer is not installed (${PGBOUNCER}; apt-get install -y pgbouncer): the pooler tests cannot run`;
+  if (process.env.CI === "true") throw new Error(`${message} (CI=true: failing instead of skipping)`);
+  console.warn(`\n!! SKIPPING: ${message}\n`);
+}
 
 export interface TestPgBouncer {
   port: number;
@@ -63,7 +68,7 @@ export async function startPgBouncer(postgresPort: number): Promise<TestPgBounce
       "pool_mode = transaction",
       "default_pool_size = 4",
       "max_client_conn = 200",
-      // node-postgres sends no other startup parameters than these.
+      // Startup parameters node-postgres may send (when configured) that PgBouncer does not track.
       "ignore_startup_parameters = extra_float_digits,statement_timeout,idle_in_transaction_session_timeout",
       `logfile = ${join(dir, "pgbouncer.log")}`,
       "",
