@@ -24,7 +24,7 @@ import { FunctionRegistry, parseArgs } from "./functions/registry.ts";
 import { staticAuth } from "./functions/static-auth.ts";
 import { logger } from "./logger.ts";
 import type { SchemaDefinition } from "./schema.ts";
-import { decodeWrites } from "./storage/commit-payload.ts";
+import { decodeWrites, encodeWrites } from "./storage/commit-payload.ts";
 import type { ReadTransaction, StorageEngine } from "./storage/engine.ts";
 
 // Backend's API speaks these (options, `authenticate`); transports import them from here.
@@ -71,7 +71,7 @@ export class Backend {
       env: this.env,
       lastSequence: () => this.commits.lastSequence,
     });
-    this.commits = new CommitBus(this.engine, [
+    this.commits = new CommitBus([
       // Before anyone hears of the commit: a revoked session or banned user must not hit the cache.
       (commit) => this.authenticator.heard(commit),
       (commit) => {
@@ -151,16 +151,18 @@ export class Backend {
 
   /**
    * Identity for one call: given by the caller, else steps 1+2 for its token in `tx` (the call's
-   * snapshot). Not async: a cached identity is returned as is, without a promise per call.
+   * snapshot; `since` is the commit sequence taken before it began). Not async: a cached identity
+   * is returned as is, without a promise per call.
    */
   private identityFor(
     caller: Caller,
     tx: ReadTransaction,
+    since: number,
   ): UserIdentity | null | Promise<UserIdentity | null> {
     if (caller.identity !== undefined) return caller.identity;
     if (caller.lazyIdentity) return caller.lazyIdentity();
     if (!caller.token) return null;
-    return this.authenticator.identity(caller.token, caller.meta, tx);
+    return this.authenticator.identity(caller.token, caller.meta, tx, since);
   }
 
   // ------------------------------------------------------------------------------ execution
@@ -175,12 +177,13 @@ export class Backend {
   ): Promise<{ value: unknown; readSet: ReadSet }> {
     const fn = this.lookup(functionPath(ref), "query", caller.allowInternal);
     const parsed = parseArgs(fn, args);
+    const since = this.commits.lastSequence;
     return this.engine.read(async (tx) => {
       // Identity reads are not part of the query's read set: the connection watches them itself.
       // An anonymous caller skips the call (and its await): nothing to resolve.
       const identity =
         caller.token || caller.identity !== undefined || caller.lazyIdentity
-          ? await this.identityFor(caller, tx)
+          ? await this.identityFor(caller, tx, since)
           : null;
       const readSet = into ?? emptyReadSet();
       const db = new DatabaseReaderImpl(this.catalog, tx, readSet);
@@ -204,21 +207,33 @@ export class Backend {
     const fn = this.lookup(functionPath(ref), "mutation", caller.allowInternal);
     const parsed = parseArgs(fn, args);
     let writes: DocumentWrite[] = [];
-    const value = await this.engine.write(async (tx) => {
-      writes = [];
-      const readSet = emptyReadSet();
-      const identity = await this.identityFor(caller, tx);
-      const db = new DatabaseWriterImpl(this.catalog, tx, readSet, writes);
-      const ctx: MutationCtx = {
-        db,
-        auth: staticAuth(identity, caller.token ?? null),
-        meta: caller.meta ?? {},
-        env: this.env,
-      };
-      return fn.handler(ctx, parsed);
-    });
-    if (writes.length) this.commits.committed(writes);
+    const since = this.commits.lastSequence;
+    const value = await this.engine.write(
+      async (tx) => {
+        writes = [];
+        const readSet = emptyReadSet();
+        const identity = await this.identityFor(caller, tx, since);
+        const db = new DatabaseWriterImpl(this.catalog, tx, readSet, writes);
+        const ctx: MutationCtx = {
+          db,
+          auth: staticAuth(identity, caller.token ?? null),
+          meta: caller.meta ?? {},
+          env: this.env,
+        };
+        return fn.handler(ctx, parsed);
+      },
+      this.writeSetOf(() => writes),
+    );
+    if (writes.length) this.commits.publish(writes);
     return { value: value === undefined ? null : value, sequence: this.commits.lastSequence };
+  }
+
+  /** The engine's `writeSet` callback: the encoded writes, computed only if the engine asks. */
+  private writeSetOf(writes: () => DocumentWrite[]): () => string | undefined {
+    return () => {
+      const w = writes();
+      return w.length ? encodeWrites(w) : undefined;
+    };
   }
 
   /** Runs an action: no database, but it can call queries, mutations and other actions. */
@@ -269,11 +284,14 @@ export class Backend {
   /** Internal writes outside any registered function; published like a mutation's. */
   async write<T>(fn: (db: DatabaseWriterImpl) => Promise<T>): Promise<T> {
     let writes: DocumentWrite[] = [];
-    const value = await this.engine.write(async (tx) => {
-      writes = [];
-      return fn(new DatabaseWriterImpl(this.catalog, tx, emptyReadSet(), writes, true));
-    });
-    if (writes.length) this.commits.committed(writes);
+    const value = await this.engine.write(
+      async (tx) => {
+        writes = [];
+        return fn(new DatabaseWriterImpl(this.catalog, tx, emptyReadSet(), writes, true));
+      },
+      this.writeSetOf(() => writes),
+    );
+    if (writes.length) this.commits.publish(writes);
     return value;
   }
 

@@ -52,7 +52,9 @@ export function createHttpApp(backend: Backend, options: HttpAppOptions = {}): H
   app.get("/healthz", async (c) => {
     try {
       await backend.engine.ping();
-      return c.json({ status: "ok" });
+      // PostgreSQL: how other instances' commits reach this one ("listening", "reconnecting", "polling").
+      const commits = backend.engine.commitChannel?.();
+      return c.json(commits ? { status: "ok", commits } : { status: "ok" });
     } catch {
       const code = "DATABASE_UNREACHABLE";
       return send(c, jsonResponse(httpStatusOf(code), { status: "error", code }));
