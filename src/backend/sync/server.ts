@@ -10,12 +10,15 @@ import { CloseCode } from "../../protocol/close-codes.ts";
 import type { RunningHttpServer } from "../http/node-server.ts";
 import { logger } from "../logger.ts";
 import type { Backend } from "../runtime.ts";
+import { SyncBudget } from "./budget.ts";
 import { Connection, type ConnectionHost } from "./connection.ts";
-import { DEFAULT_LIMITS, type SyncLimits } from "./limits.ts";
+import { resolveLimits, type SyncLimitOptions, type SyncLimits } from "./limits.ts";
 import { QueryGroups } from "./query-group.ts";
 import { Reactor } from "./reactor.ts";
 
-export interface SyncOptions extends Partial<SyncLimits> {
+export type { SyncLimitOptions, SyncLimits };
+
+export interface SyncOptions extends SyncLimitOptions {
   /** URL path of the endpoint (default `/api/sync`). */
   path?: string;
   /** How often timeouts and expiries are checked (default 1000 ms). */
@@ -39,16 +42,24 @@ export interface SyncServer {
  */
 export function attachSync(backend: Backend, http: RunningHttpServer, options: SyncOptions = {}): SyncServer {
   const path = options.path ?? "/api/sync";
-  const limits: SyncLimits = { ...DEFAULT_LIMITS };
-  for (const k of Object.keys(DEFAULT_LIMITS) as (keyof SyncLimits)[]) {
-    if (typeof options[k] === "number") limits[k] = options[k];
-  }
+  const limits = resolveLimits(options);
+  const budget = new SyncBudget(limits);
   const reactor = new Reactor(backend.catalog, () => backend.lastSequence, {
     concurrency: options.concurrency,
   });
   const groups = new QueryGroups(backend, reactor);
   const connections = new Set<Connection>();
-  const host: ConnectionHost = { backend, reactor, groups, limits, closed: (c) => connections.delete(c) };
+  const host: ConnectionHost = {
+    backend,
+    reactor,
+    groups,
+    limits,
+    budget,
+    closed: (c) => {
+      connections.delete(c);
+      budget.leave(c.address);
+    },
+  };
   const unsubscribe = backend.onCommit((commit) => reactor.onCommit(commit));
   // The verifier follows the env store (e.g. a new `JWKS` after key rotation), but no identity's
   // read set covers it: re-check every live identity so tokens of retired keys end at once.
@@ -79,14 +90,26 @@ export function attachSync(backend: Backend, http: RunningHttpServer, options: S
     }
     wss.handleUpgrade(req, socket, head, (ws) => {
       const meta = { clientIp: req.socket.remoteAddress, userAgent: req.headers["user-agent"] };
-      connections.add(new Connection(host, ws, meta));
+      const address = meta.clientIp ?? "";
+      if (!budget.admit(address)) {
+        // Accepted, then closed with a reason the client can read (an HTTP refusal shows as 1006).
+        ws.on("error", () => {});
+        ws.close(CloseCode.TOO_MANY_CONNECTIONS, "too many connections from this address");
+        return;
+      }
+      connections.add(new Connection(host, ws, meta, address));
     });
   };
   http.server.on("upgrade", onUpgrade);
 
   const sweep = setInterval(() => {
     const now = Date.now();
-    for (const c of connections) c.sweep(now);
+    let queued = 0;
+    for (const c of connections) {
+      c.sweep(now);
+      queued += c.socket.bufferedAmount;
+    }
+    if (queued > limits.maxTotalBufferedBytes) closeLargestQueues(connections, queued - limits.maxTotalBufferedBytes);
   }, options.sweepIntervalMs ?? 1000);
   sweep.unref();
 
@@ -116,4 +139,18 @@ export function attachSync(backend: Backend, http: RunningHttpServer, options: S
         logger.info("sync server stopped");
       })()),
   };
+}
+
+/**
+ * The output queued for all clients exceeds the server-wide budget by `excess` bytes: closes the
+ * connections with the most unread output until that much is freed.
+ */
+function closeLargestQueues(connections: ReadonlySet<Connection>, excess: number): void {
+  const byQueue = [...connections].sort((a, b) => b.socket.bufferedAmount - a.socket.bufferedAmount);
+  let freed = 0;
+  for (const c of byQueue) {
+    if (freed >= excess) break;
+    freed += c.socket.bufferedAmount;
+    c.close(CloseCode.SLOW_CONSUMER, "server output budget exceeded; client is not reading");
+  }
 }
