@@ -336,7 +336,7 @@ export class Connection implements Subscriber {
       }
     }
     const size = data.length;
-    this.dispatch(message, size)
+    this.dispatch(message, size, pending)
       .catch((e) => {
         // Every message gets an answer: an unexpected failure as INTERNAL (logged by wireError).
         if (this.state !== "closed") this.sendError("id" in message ? message.id : undefined, wireError(e));
@@ -382,8 +382,11 @@ export class Connection implements Subscriber {
     this.release();
   }
 
-  /** Handles one parsed message; `size` is its length in bytes as received. */
-  private async dispatch(message: ClientMessage, size: number): Promise<void> {
+  /**
+   * Handles one parsed message; `size` is its length in bytes as received, `pending` the bytes it
+   * holds until answered.
+   */
+  private async dispatch(message: ClientMessage, size: number, pending?: Reservation): Promise<void> {
     switch (message.type) {
       case "connect":
         this.sendError(undefined, { code: "PROTOCOL_ERROR", message: "Already connected" });
@@ -424,6 +427,8 @@ export class Connection implements Subscriber {
         } catch (e) {
           return this.sendMessage({ type: "update", id: message.id, error: wireError(e) });
         }
+        // The message's bytes move from pending to the subscription: not counted twice.
+        pending?.release();
         const held = this.reserve(size, this.subscriptionPool);
         if (!held) {
           return this.sendError(message.id, {
