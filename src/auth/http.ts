@@ -4,11 +4,17 @@
  *
  * Clients that cannot use cookies (another site, native apps) send them in `Service-Auth-Cookie`
  * and receive them in `Set-Service-Auth-Cookie`; the middleware bridges both ways.
+ *
+ * Better Auth learns the client's address from a private header the middleware sets from the
+ * platform's (`ctx.meta.clientIp`: the socket's peer, or per `TRUSTED_PROXIES` the forwarded
+ * client); a copy sent by the client is dropped. Its rate limiter's 429 gets `Retry-After` and the
+ * code `TOO_MANY_REQUESTS`.
  */
 import { Hono, type MiddlewareHandler } from "hono";
 import type { ActionCtx, EnvReader, HttpRoutes } from "service-auth/server";
 import { siteOriginOf } from "./config.ts";
 import { DEFAULT_BASE_PATH } from "./plugin/options.ts";
+import { CLIENT_IP_HEADER } from "./rate-limit.ts";
 
 /** What `authMiddleware` needs from an auth instance. */
 export interface AuthHandler {
@@ -22,15 +28,39 @@ export type HttpEnv = { Bindings: ActionCtx };
 const COOKIE_HEADER = "service-auth-cookie";
 const SET_COOKIE_HEADER = "set-service-auth-cookie";
 
-/** Copies `Service-Auth-Cookie` into `Cookie` so Better Auth sees cookies sent by header. */
-function withHeaderCookies(request: Request): Request {
+/**
+ * The request as Better Auth gets it: `Service-Auth-Cookie` copied into `Cookie` (so it sees
+ * cookies sent by header) and the client address in {@link CLIENT_IP_HEADER}, never the client's.
+ */
+function authRequest(request: Request, clientIp: string | undefined): Request {
   const extra = request.headers.get(COOKIE_HEADER);
-  if (!extra) return request;
+  if (!extra && !clientIp && !request.headers.has(CLIENT_IP_HEADER)) return request;
   const headers = new Headers(request.headers);
-  const existing = headers.get("cookie");
-  headers.set("cookie", existing ? `${existing}; ${extra}` : extra);
-  headers.delete(COOKIE_HEADER);
+  if (extra) {
+    const existing = headers.get("cookie");
+    headers.set("cookie", existing ? `${existing}; ${extra}` : extra);
+    headers.delete(COOKIE_HEADER);
+  }
+  headers.delete(CLIENT_IP_HEADER);
+  if (clientIp) headers.set(CLIENT_IP_HEADER, clientIp);
   return new Request(request, { headers });
+}
+
+/**
+ * Better Auth's rate-limit answer (`{message}`, `X-Retry-After`) as the platform's: code
+ * `TOO_MANY_REQUESTS` and the standard `Retry-After` header (seconds).
+ */
+function typedTooManyRequests(response: Response): Response {
+  if (response.status !== 429) return response;
+  const retryAfter = response.headers.get("x-retry-after") ?? "60";
+  const headers = new Headers(response.headers);
+  headers.set("content-type", "application/json");
+  headers.set("retry-after", retryAfter);
+  const body = {
+    code: "TOO_MANY_REQUESTS",
+    message: `Too many requests; try again in ${retryAfter} seconds`,
+  };
+  return new Response(JSON.stringify(body), { status: 429, statusText: "Too Many Requests", headers });
 }
 
 /** Mirrors `Set-Cookie` into `Set-Service-Auth-Cookie` (readable by cross-origin scripts). */
@@ -52,7 +82,8 @@ export function authMiddleware(
     const path = c.req.path;
     if (path !== basePath && !path.startsWith(`${basePath}/`)) return next();
     const auth = createAuth(c.env);
-    return withExposedCookies(await auth.handler(withHeaderCookies(c.req.raw)));
+    const response = await auth.handler(authRequest(c.req.raw, c.env.meta?.clientIp));
+    return withExposedCookies(typedTooManyRequests(response));
   };
 }
 

@@ -30,6 +30,7 @@ export type { Change, Trigger } from "./functions/triggers.ts";
 export { Triggers } from "./functions/triggers.ts";
 export type { HttpRoutes } from "./http/app.ts";
 export { bearerToken } from "./http/bearer-token.ts";
+export { rateLimitKey, TRUSTED_PROXIES_VAR } from "./http/client-address.ts";
 export { logger } from "./logger.ts";
 export type { Caller } from "./runtime.ts";
 export { Backend } from "./runtime.ts";

@@ -8,6 +8,7 @@ import { getRequestListener } from "@hono/node-server";
 import type { Backend } from "../runtime.ts";
 import { createHttpApp, type HttpAppOptions } from "./app.ts";
 import { DEFAULT_MAX_BODY_BYTES } from "./body-limit.ts";
+import { requestClientAddress } from "./client-address.ts";
 import { fastApiListener } from "./fast-api.ts";
 
 export interface RunningHttpServer {
@@ -26,8 +27,12 @@ export async function listenHttp(
   const app = createHttpApp(backend, {
     ...options,
     maxBodyBytes,
-    clientIp: (_req, env) =>
-      (env as { incoming?: { socket?: { remoteAddress?: string } } })?.incoming?.socket?.remoteAddress,
+    clientIp: (req, env) =>
+      requestClientAddress(
+        backend.env,
+        (env as { incoming?: { socket?: { remoteAddress?: string } } })?.incoming?.socket?.remoteAddress,
+        req.headers.get("x-forwarded-for"),
+      ),
   });
   // The same options @hono/node-server's `serve` passes.
   const honoListener = getRequestListener(app.fetch, { hostname: options.hostname });

@@ -7,6 +7,7 @@ import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocketServer } from "ws";
 import { CloseCode } from "../../protocol/close-codes.ts";
+import { requestClientAddress } from "../http/client-address.ts";
 import type { RunningHttpServer } from "../http/node-server.ts";
 import { logger } from "../logger.ts";
 import type { Backend } from "../runtime.ts";
@@ -89,7 +90,15 @@ export function attachSync(backend: Backend, http: RunningHttpServer, options: S
       return;
     }
     wss.handleUpgrade(req, socket, head, (ws) => {
-      const meta = { clientIp: req.socket.remoteAddress, userAgent: req.headers["user-agent"] };
+      const forwarded = req.headers["x-forwarded-for"];
+      const meta = {
+        clientIp: requestClientAddress(
+          backend.env,
+          req.socket.remoteAddress,
+          Array.isArray(forwarded) ? forwarded.join(", ") : forwarded,
+        ),
+        userAgent: req.headers["user-agent"],
+      };
       const address = meta.clientIp ?? "";
       if (!budget.admit(address)) {
         // Accepted, then closed with a reason the client can read (an HTTP refusal shows as 1006).
