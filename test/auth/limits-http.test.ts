@@ -91,7 +91,9 @@ describe("sign-in brute force", () => {
     expect(statuses).toEqual(Array(SIGN_IN_MAX).fill(401));
     await expectTooManyRequests(await signIn(email, "x", { "x-forwarded-for": "203.0.113.5" }));
     // A hop the client forged left of it does not make another client; trusted hops are skipped.
-    await expectTooManyRequests(await signIn(email, "x", { "x-forwarded-for": "192.0.2.1, 203.0.113.5, 10.1.2.3" }));
+    await expectTooManyRequests(
+      await signIn(email, "x", { "x-forwarded-for": "192.0.2.1, 203.0.113.5, 10.1.2.3" }),
+    );
     // Another client behind the proxy has its own count, and signs in.
     expect((await signIn(email, PASSWORD, { "x-forwarded-for": "203.0.113.6" })).status).toBe(200);
   });
@@ -153,7 +155,10 @@ describe("bodies", () => {
     const cases = [
       { field: "name", body: { email: "long-name@example.com", name: "n".repeat(257) } },
       { field: "email", body: { email: `${"e".repeat(250)}@example.com`, name: "E" } },
-      { field: "image", body: { email: "long-image@example.com", name: "I", image: `https://x.test/${"i".repeat(2100)}` } },
+      {
+        field: "image",
+        body: { email: "long-image@example.com", name: "I", image: `https://x.test/${"i".repeat(2100)}` },
+      },
     ];
     for (const { field, body } of cases) {
       const res = await post("/api/auth/sign-up/email", { password: PASSWORD, ...body });
@@ -214,12 +219,18 @@ describe("headers", () => {
     const { browser, token } = await app.signUp("headers@example.com");
     expectNoStore(await browser.get("/api/auth/get-session"), "get-session");
     expectNoStore(await browser.token(), "backend/token");
-    expectNoStore(await browser.post("/api/auth/sign-in/email", { email: "headers@example.com", password: PASSWORD }), "sign-in");
+    expectNoStore(
+      await browser.post("/api/auth/sign-in/email", { email: "headers@example.com", password: PASSWORD }),
+      "sign-in",
+    );
     for (const kind of ["query", "mutation", "action"] as const) {
       expectNoStore(await app.call(kind, "users:me", {}, token), `/api/${kind}`);
     }
     // Errors and refusals too.
     expectNoStore(await app.call("query", "nope:nothing", {}), "404");
-    expectNoStore(await fetch(`${app.url}/api/query`, { method: "POST", body: "x".repeat(2 * 1024 * 1024) }), "413");
+    expectNoStore(
+      await fetch(`${app.url}/api/query`, { method: "POST", body: "x".repeat(2 * 1024 * 1024) }),
+      "413",
+    );
   });
 });

@@ -4,8 +4,8 @@
  * address; refused subscriptions are not kept; deep arguments and oversize frames.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Backend } from "../../src/backend/runtime.ts";
 import type { RunningHttpServer } from "../../src/backend/http/node-server.ts";
+import type { Backend } from "../../src/backend/runtime.ts";
 import { attachSync, type SyncOptions, type SyncServer } from "../../src/backend/sync/server.ts";
 import { startTestService, type TestService } from "../helpers/service.ts";
 import { eventually } from "../helpers/wait.ts";
@@ -127,7 +127,12 @@ describe("refused subscriptions", () => {
   });
 
   it("closes with 1009 (not 1006) when a frame exceeds the size limit, every time", async () => {
-    const big = JSON.stringify({ type: "query", id: 1, path: "messages:whoami", args: { x: "y".repeat(8 << 20) } });
+    const big = JSON.stringify({
+      type: "query",
+      id: 1,
+      path: "messages:whoami",
+      args: { x: "y".repeat(8 << 20) },
+    });
     for (let i = 0; i < 3; i++) {
       const s = await RawSocket.connect(app.wsUrl);
       s.ws.send(big);
@@ -168,7 +173,10 @@ describe("byte budgets", () => {
       await anon.next((m) => m.id === id);
     }
     anon.send(subscribe(3, "t3"));
-    expect(await anon.next((m) => m.id === 3)).toMatchObject({ type: "error", code: "TOO_MANY_SUBSCRIPTIONS" });
+    expect(await anon.next((m) => m.id === 3)).toMatchObject({
+      type: "error",
+      code: "TOO_MANY_SUBSCRIPTIONS",
+    });
     // Authenticating lifts the connection to the general limits.
     anon.send({ type: "authenticate", token: await app.token() });
     await anon.next((m) => m.type === "authenticated");

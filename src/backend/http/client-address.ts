@@ -35,7 +35,10 @@ export function parseTrustedProxies(value: string | undefined): TrustedProxies {
     const family = isIPv4(address) ? "ipv4" : isIPv6(address) ? "ipv6" : undefined;
     const prefix = slash < 0 ? undefined : Number(entry.slice(slash + 1));
     const maxPrefix = family === "ipv4" ? 32 : 128;
-    if (!family || (prefix !== undefined && !(Number.isInteger(prefix) && prefix >= 0 && prefix <= maxPrefix))) {
+    if (
+      !family ||
+      (prefix !== undefined && !(Number.isInteger(prefix) && prefix >= 0 && prefix <= maxPrefix))
+    ) {
       throw new Error(`${TRUSTED_PROXIES_VAR}: "${entry}" is not an IP address or CIDR`);
     }
     if (prefix === undefined) list.addAddress(address, family);
@@ -132,6 +135,7 @@ function ipv6Groups(address: string): string[] {
   const part = (s: string | undefined) => (s ? s.split(":") : []);
   const left = part(head);
   const right = part(tail);
-  const groups = tail === undefined ? left : [...left, ...Array(8 - left.length - right.length).fill("0"), ...right];
+  const groups =
+    tail === undefined ? left : [...left, ...Array(8 - left.length - right.length).fill("0"), ...right];
   return groups.map((g) => Number.parseInt(g, 16).toString(16));
 }

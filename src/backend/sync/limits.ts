@@ -83,7 +83,8 @@ export function resolveLimits(options: SyncLimitOptions): SyncLimits {
   const limits: SyncLimits = { ...DEFAULT_LIMITS, anonymous: { ...DEFAULT_LIMITS.anonymous } };
   for (const k of Object.keys(DEFAULT_LIMITS) as (keyof SyncLimits)[]) {
     const value = options[k as keyof SyncLimitOptions];
-    if (k !== "anonymous" && typeof value === "number") (limits as unknown as Record<string, number>)[k] = value;
+    if (k !== "anonymous" && typeof value === "number")
+      (limits as unknown as Record<string, number>)[k] = value;
   }
   for (const k of TIER_KEYS) {
     const value = options.anonymous?.[k];

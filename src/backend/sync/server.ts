@@ -118,7 +118,8 @@ export function attachSync(backend: Backend, http: RunningHttpServer, options: S
       c.sweep(now);
       queued += c.socket.bufferedAmount;
     }
-    if (queued > limits.maxTotalBufferedBytes) closeLargestQueues(connections, queued - limits.maxTotalBufferedBytes);
+    if (queued > limits.maxTotalBufferedBytes)
+      closeLargestQueues(connections, queued - limits.maxTotalBufferedBytes);
   }, options.sweepIntervalMs ?? 1000);
   sweep.unref();
 
