@@ -103,16 +103,23 @@ export function rateLimitStore(): NonNullable<NonNullable<BetterAuthOptions["rat
   };
 }
 
+/**
+ * The process setting that turns the limiter off (`AUTH_RATE_LIMIT=off`): for load tests and
+ * benchmarks, whose whole load comes from one address.
+ */
+export const RATE_LIMIT_SWITCH_VAR = "AUTH_RATE_LIMIT";
+
 /** This process's store: auth instances are made per request, the counts must outlive them. */
 const processStore = rateLimitStore();
 
 /**
- * The rate-limit options: on, the rules above, the bounded store; an app's own `rateLimit`
- * fields win, and its `customRules` are added to (and override) the platform's.
+ * The rate-limit options: on (unless `AUTH_RATE_LIMIT=off`), the rules above, the bounded store;
+ * an app's own `rateLimit` fields win, and its `customRules` are added to (and override) the
+ * platform's.
  */
 export function rateLimitOptions(own: BetterAuthOptions["rateLimit"]): BetterAuthOptions["rateLimit"] {
   return {
-    enabled: true,
+    enabled: process.env[RATE_LIMIT_SWITCH_VAR] !== "off",
     customStorage: own?.storage ? undefined : processStore,
     ...own,
     customRules: { ...AUTH_RATE_LIMITS, ...own?.customRules },
