@@ -60,7 +60,11 @@ function typedTooManyRequests(response: Response): Response {
     code: "TOO_MANY_REQUESTS",
     message: `Too many requests; try again in ${retryAfter} seconds`,
   };
-  return new Response(JSON.stringify(body), { status: 429, statusText: "Too Many Requests", headers });
+  return new Response(JSON.stringify(body), {
+    status: response.status,
+    statusText: response.statusText,
+    headers,
+  });
 }
 
 /** Mirrors `Set-Cookie` into `Set-Service-Auth-Cookie` (readable by cross-origin scripts). */

@@ -5,6 +5,7 @@
 
 export type { AuthConfig, Authenticated, IdentityResolver } from "./auth/authenticator.ts";
 export type { JwtProviderConfig } from "./auth/jwt-verifier.ts";
+export { rateLimitKey, TRUSTED_PROXIES_VAR } from "./client-address.ts";
 export type { DatabaseReader, DatabaseWriter } from "./db/database.ts";
 export type { IndexRangeBuilder, PaginationOptions, PaginationResult, Query } from "./db/query.ts";
 export { EnvStore, parseEnvFile } from "./env/store.ts";
@@ -30,7 +31,6 @@ export type { Change, Trigger } from "./functions/triggers.ts";
 export { Triggers } from "./functions/triggers.ts";
 export type { HttpRoutes } from "./http/app.ts";
 export { bearerToken } from "./http/bearer-token.ts";
-export { rateLimitKey, TRUSTED_PROXIES_VAR } from "./http/client-address.ts";
 export { logger } from "./logger.ts";
 export type { Caller } from "./runtime.ts";
 export { Backend } from "./runtime.ts";

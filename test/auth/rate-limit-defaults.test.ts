@@ -4,8 +4,11 @@
  */
 import type { BetterAuthOptions } from "better-auth";
 import { afterEach, describe, expect, it } from "vitest";
-import { withAuthDefaults } from "../../src/auth/defaults.ts";
+import { withAuthDefaults as withDefaults } from "../../src/auth/defaults.ts";
 import { AUTH_RATE_LIMITS, CLIENT_IP_HEADER, rateLimitStore } from "../../src/auth/rate-limit.ts";
+
+/** The defaults as Better Auth sees them (the wrapper keeps the app's own option type). */
+const withAuthDefaults = (options: BetterAuthOptions): BetterAuthOptions => withDefaults(options);
 
 afterEach(() => {
   delete process.env.AUTH_RATE_LIMIT;
@@ -13,7 +16,7 @@ afterEach(() => {
 
 describe("withAuthDefaults", () => {
   it("turns the limiter on with the platform's rules and the client address header", () => {
-    const options = withAuthDefaults({} satisfies BetterAuthOptions);
+    const options = withAuthDefaults({});
     expect(options.rateLimit).toMatchObject({ enabled: true, customRules: AUTH_RATE_LIMITS });
     expect(options.rateLimit?.customStorage).toBeDefined();
     expect(options.advanced?.ipAddress).toEqual({ ipAddressHeaders: [CLIENT_IP_HEADER] });
@@ -23,7 +26,7 @@ describe("withAuthDefaults", () => {
     const options = withAuthDefaults({
       rateLimit: { storage: "database", customRules: { "/sign-in/*": { window: 10, max: 2 } } },
       advanced: { ipAddress: { ipAddressHeaders: ["cf-connecting-ip"] }, cookiePrefix: "x" },
-    } satisfies BetterAuthOptions);
+    });
     expect(options.rateLimit?.storage).toBe("database");
     // Better Auth prefers a custom store over `storage`: none is set then.
     expect(options.rateLimit?.customStorage).toBeUndefined();
@@ -53,7 +56,7 @@ describe("withAuthDefaults", () => {
           },
         },
       },
-    } satisfies BetterAuthOptions);
+    });
     const hooks = options.databaseHooks?.user;
     const user = {
       id: "1",

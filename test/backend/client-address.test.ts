@@ -5,7 +5,7 @@ import {
   normalizeAddress,
   parseTrustedProxies,
   rateLimitKey,
-} from "../../src/backend/http/client-address.ts";
+} from "../../src/backend/client-address.ts";
 
 describe("clientAddress", () => {
   const proxies = parseTrustedProxies("10.0.0.0/8, 127.0.0.1, fd00::/8");

@@ -7,10 +7,10 @@
  * so do function calls whose Host the adapter would refuse or lacks, or whose CORS rule throws.
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
+import { requestClientAddress } from "../client-address.ts";
 import type { EnvReader } from "../functions/define.ts";
 import type { Backend } from "../runtime.ts";
 import { BodyCollector, declaresTooLarge } from "./body-limit.ts";
-import { requestClientAddress } from "./client-address.ts";
 import { type CorsPolicy, corsHeaders, type HeaderEntry } from "./cors-policy.ts";
 import { type FunctionEndpointKind, handleFunctionCall, payloadTooLarge } from "./function-call.ts";
 import { hostChecker } from "./host-check.ts";

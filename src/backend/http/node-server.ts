@@ -5,10 +5,10 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { getRequestListener } from "@hono/node-server";
+import { requestClientAddress } from "../client-address.ts";
 import type { Backend } from "../runtime.ts";
 import { createHttpApp, type HttpAppOptions } from "./app.ts";
 import { DEFAULT_MAX_BODY_BYTES } from "./body-limit.ts";
-import { requestClientAddress } from "./client-address.ts";
 import { fastApiListener } from "./fast-api.ts";
 
 export interface RunningHttpServer {

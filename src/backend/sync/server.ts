@@ -7,7 +7,7 @@ import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocketServer } from "ws";
 import { CloseCode } from "../../protocol/close-codes.ts";
-import { requestClientAddress } from "../http/client-address.ts";
+import { requestClientAddress } from "../client-address.ts";
 import type { RunningHttpServer } from "../http/node-server.ts";
 import { logger } from "../logger.ts";
 import type { Backend } from "../runtime.ts";

@@ -6,8 +6,8 @@
  * never believed, so a forged header cannot choose the address.
  */
 import { BlockList, isIP, isIPv4, isIPv6 } from "node:net";
-import type { EnvReader } from "../functions/define.ts";
-import { logger } from "../logger.ts";
+import type { EnvReader } from "./functions/define.ts";
+import { logger } from "./logger.ts";
 
 /** The setting naming the proxies whose `X-Forwarded-For` is believed. */
 export const TRUSTED_PROXIES_VAR = "TRUSTED_PROXIES";
