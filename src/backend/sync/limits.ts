@@ -34,7 +34,7 @@ export interface SyncLimits extends TierLimits {
   maxAnonymousTotalBytes: number;
   /** Server-wide: unread output queued for all clients; past it the largest queues are closed. */
   maxTotalBufferedBytes: number;
-  /** Open connections from one client address; more are closed with 4029. */
+  /** Open connections from one client address (IPv6: one /64); more are closed with 4029. */
   maxConnectionsPerAddress: number;
   /** Close a connection that sent nothing (not even a ping) for this long. */
   idleTimeoutMs: number;

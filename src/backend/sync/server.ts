@@ -7,7 +7,7 @@ import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocketServer } from "ws";
 import { CloseCode } from "../../protocol/close-codes.ts";
-import { requestClientAddress } from "../client-address.ts";
+import { rateLimitKey, requestClientAddress } from "../client-address.ts";
 import type { RunningHttpServer } from "../http/node-server.ts";
 import { logger } from "../logger.ts";
 import type { Backend } from "../runtime.ts";
@@ -99,7 +99,8 @@ export function attachSync(backend: Backend, http: RunningHttpServer, options: S
         ),
         userAgent: req.headers["user-agent"],
       };
-      const address = meta.clientIp ?? "";
+      // Counted like rate limits: an IPv6 client holds a whole /64.
+      const address = rateLimitKey(meta.clientIp ?? "");
       if (!budget.admit(address)) {
         // Accepted, then closed with a reason the client can read (an HTTP refusal shows as 1006).
         ws.on("error", () => {});
