@@ -3,8 +3,8 @@
  * client address (which the platform hands over in a private header, see `http.ts`), IPv6 clients
  * by their /64, with limits on the endpoints that guess or spend secrets.
  *
- * Storage: a bounded in-memory store of this process (`storage: "database"`, shared by instances,
- * needs Better Auth's `rateLimit` table in the app schema; see README "Limits").
+ * Storage: a bounded in-memory store of this process. Shared counts (`storage: "database"`) need
+ * Better Auth's `rateLimit` table in the app schema, which is not wired yet (README "Limits").
  */
 import type { BetterAuthOptions } from "better-auth";
 import { rateLimitKey } from "service-auth/server";
