@@ -11,6 +11,7 @@ import type { BenchGroup } from "./lib/types.ts";
 import { pgThroughput } from "./pg-throughput.ts";
 import { platform } from "./platform.ts";
 import { postgres } from "./postgres.ts";
+import { sockets } from "./sockets.ts";
 import { sync } from "./sync.ts";
 
 export const groups: Record<string, BenchGroup> = {
