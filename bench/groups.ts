@@ -23,4 +23,5 @@ export const groups: Record<string, BenchGroup> = {
   fanout,
   postgres,
   "pg-throughput": pgThroughput,
+  sockets,
 };
