@@ -8,8 +8,20 @@ import { fanout } from "./fanout.ts";
 import { hash } from "./hash.ts";
 import { http } from "./http.ts";
 import type { BenchGroup } from "./lib/types.ts";
+import { pgThroughput } from "./pg-throughput.ts";
 import { platform } from "./platform.ts";
 import { postgres } from "./postgres.ts";
+import { sockets } from "./sockets.ts";
 import { sync } from "./sync.ts";
 
-export const groups: Record<string, BenchGroup> = { platform, http, auth, hash, sync, fanout, postgres };
+export const groups: Record<string, BenchGroup> = {
+  platform,
+  http,
+  auth,
+  hash,
+  sync,
+  fanout,
+  postgres,
+  "pg-throughput": pgThroughput,
+  sockets,
+};

@@ -6,6 +6,7 @@
 import { type ChildProcess, fork } from "node:child_process";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
+import type { SwarmSetup } from "../fixtures/socket-swarm.ts";
 
 const entry = fileURLToPath(new URL("../fixtures/socket-swarm.ts", import.meta.url));
 
@@ -15,18 +16,25 @@ export interface SwarmOptions {
   processes: number;
   path: string;
   args?: Record<string, unknown>;
-  /** Tokens for `connect`, used in turn; anonymous sockets without. */
+  /** Tokens for `connect`: socket `n` (counted over all children) uses `tokens[n % length]`; anonymous without. */
   tokens?: string[];
+  /** When set, socket `n` subscribes with `args[indexArg] = n`: its own query, no shared execution. */
+  indexArg?: string;
+  /** Each socket pings this often, like the client (a third of the server's 60 s idle timeout). */
+  heartbeatMs?: number;
   timeoutMs?: number;
 }
 
 export interface Swarm {
   size: number;
   /**
-   * Arms every socket to watch for an update containing `marker`; resolves when all are armed
-   * with a function resolving to the arrival times (hrtime ns), one per socket.
+   * Arms every socket (or, with `token`, those that connected with `tokens[token]`) to watch for
+   * a message containing `marker`; resolves when all are armed with a function resolving to the
+   * arrival times (hrtime ns), one per armed socket.
    */
-  awaitMarker(marker: string): Promise<() => Promise<number[]>>;
+  awaitMarker(marker: string, token?: number): Promise<() => Promise<number[]>>;
+  /** The children's process ids (to read their CPU time). */
+  pids: number[];
   close(): Promise<void>;
 }
 
@@ -35,20 +43,23 @@ interface Child {
   next(): Promise<Record<string, unknown>>;
 }
 
-function start(options: SwarmOptions, index: number, sockets: number): Child {
+function start(options: SwarmOptions, index: number, offset: number, sockets: number): Child {
   const child = fork(entry, [], {
     execArgv: ["--import", "tsx"],
-    env: {
-      ...process.env,
-      SWARM_URL: options.url,
-      SWARM_SOCKETS: String(sockets),
-      SWARM_LOCAL_ADDRESS: `127.0.0.${2 + index}`,
-      SWARM_TOKENS: JSON.stringify(options.tokens ?? []),
-      SWARM_PATH: options.path,
-      SWARM_ARGS: JSON.stringify(options.args ?? {}),
-    },
     stdio: ["ignore", "pipe", "inherit", "ipc"],
   });
+  const setup: SwarmSetup = {
+    url: options.url,
+    sockets,
+    offset,
+    localAddress: `127.0.0.${2 + index}`,
+    tokens: options.tokens ?? [],
+    path: options.path,
+    args: options.args ?? {},
+    indexArg: options.indexArg,
+    heartbeatMs: options.heartbeatMs ?? 20_000,
+  };
+  child.send({ setup });
   const queue: Record<string, unknown>[] = [];
   const waiters: ((m: Record<string, unknown>) => void)[] = [];
   createInterface({ input: child.stdout! }).on("line", (line) => {
@@ -75,7 +86,7 @@ function start(options: SwarmOptions, index: number, sockets: number): Child {
 export async function openSwarm(options: SwarmOptions): Promise<Swarm> {
   const per = Math.ceil(options.sockets / options.processes);
   const children = Array.from({ length: options.processes }, (_, i) =>
-    start(options, i, Math.min(per, options.sockets - i * per)),
+    start(options, i, i * per, Math.min(per, options.sockets - i * per)),
   );
   const timeout = <T>(p: Promise<T>, what: string) =>
     Promise.race([
@@ -105,9 +116,10 @@ export async function openSwarm(options: SwarmOptions): Promise<Swarm> {
     const size = ready.reduce((n, m) => n + Number(m.ready), 0);
     return {
       size,
-      awaitMarker: async (marker) => {
+      pids: children.map((c) => c.process.pid!),
+      awaitMarker: async (marker, token) => {
         const armed = children.map((c) => c.next());
-        for (const c of children) c.process.send({ await: marker });
+        for (const c of children) c.process.send({ await: marker, token });
         await timeout(Promise.all(armed), "arming");
         return async () =>
           (await timeout(Promise.all(children.map((c) => c.next())), "waiting for an update")).flatMap(

@@ -1,0 +1,212 @@
+/**
+ * PostgreSQL throughput (issue 15, item 3): the same app (`fixtures/postgres-app.ts`, RS256 tokens
+ * checked against a session document) served once on a throwaway PostgreSQL server and once on a
+ * SQLite file, next to the Hono hello-world, each in its own process, in one run.
+ *
+ * 1. Authenticated `POST /api/query` (`bench:me`, a cached token): autocannon against the three
+ *    servers, rounds interleaved; throughput, median of the per-round ratios, and the server's CPU
+ *    time per request (from `/proc`, which the shared machine's load does not inflate).
+ * 2. Single-insert mutation, in-process (`runMutation("bench:post")`, one call at a time) on both
+ *    engines, interleaved rounds: median latency and this process's CPU time per insert
+ *    (PostgreSQL's own backend processes not included).
+ */
+import { fileURLToPath } from "node:url";
+import { exportJWK, generateKeyPair, SignJWT } from "jose";
+import { Backend } from "../src/backend/runtime.ts";
+import { openEngine } from "../src/backend/storage/open.ts";
+import { startPostgres } from "../test/helpers/postgres.ts";
+import { authConfig, modules, schema } from "./fixtures/postgres-app.ts";
+import { LOAD_DEFAULTS, type LoadResult, runLoad } from "./lib/load.ts";
+import { processCpuNs } from "./lib/proc.ts";
+import { type SpawnedServer, spawnServer } from "./lib/spawn.ts";
+import { formatCount, formatNs, formatRatio, interleave, median, summarize } from "./lib/timing.ts";
+import type { BenchContext, BenchGroup, BenchRow } from "./lib/types.ts";
+
+const ISSUER = "https://bench.pg-throughput.test";
+const AUDIENCE = "bench-pg-throughput";
+const ROUNDS = 3;
+const WARMUP_SEC = 1;
+const INSERT_ROUNDS = 5;
+const INSERTS = 1_000;
+const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
+
+async function call(url: string, kind: string, path: string, args: unknown, token?: string) {
+  const response = await fetch(`${url}/api/${kind}`, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: JSON.stringify({ path, args }),
+  });
+  const body = (await response.json()) as { value?: any };
+  if (response.status !== 200) throw new Error(`${path} on ${url} answered ${response.status}`);
+  return body.value;
+}
+
+/** A load run and the server's CPU time per completed request. */
+interface Measured {
+  load: LoadResult;
+  cpuPerRequestNs: number;
+}
+
+async function measured(server: SpawnedServer, run: () => Promise<LoadResult>): Promise<Measured> {
+  const cpu0 = processCpuNs(server.pid);
+  const load = await run();
+  return { load, cpuPerRequestNs: (processCpuNs(server.pid) - cpu0) / load.completed };
+}
+
+export const pgThroughput: BenchGroup = {
+  title: "PostgreSQL throughput: authenticated /api/query on PostgreSQL vs SQLite vs Hono, single inserts",
+  async run(ctx: BenchContext): Promise<BenchRow[]> {
+    ctx.log("starting PostgreSQL");
+    const pg = await startPostgres();
+    ctx.defer(() => pg.stop());
+    const pgUrl = await pg.createDatabase();
+    const sqliteUrl = `${await ctx.tempDir("bench-pg-throughput-")}/bench.sqlite`;
+    const { privateKey, publicKey } = await generateKeyPair("RS256");
+    const jwk = JSON.stringify({ ...(await exportJWK(publicKey)), kid: "k1", alg: "RS256" });
+    const env = { BENCH_JWK: jwk, BENCH_ISSUER: ISSUER, BENCH_AUDIENCE: AUDIENCE };
+    const sign = (sub: string, sessionId: string) =>
+      new SignJWT({ sessionId })
+        .setProtectedHeader({ alg: "RS256", kid: "k1" })
+        .setSubject(sub)
+        .setIssuer(ISSUER)
+        .setAudience(AUDIENCE)
+        .setIssuedAt()
+        .setExpirationTime("15m")
+        .sign(privateKey);
+
+    ctx.log("starting the app on PostgreSQL, on SQLite, and the Hono hello-world");
+    const servers = {
+      postgres: await spawnServer(fixture("postgres-server.ts"), { ...env, DATABASE_URL: pgUrl }),
+      sqlite: await spawnServer(fixture("postgres-server.ts"), { ...env, DATABASE_URL: sqliteUrl }),
+      hello: await spawnServer(fixture("hono-hello.ts")),
+    };
+    for (const server of Object.values(servers)) ctx.defer(() => server.stop());
+
+    const meBody = JSON.stringify({ path: "bench:me", args: {} });
+    const tokenFor = async (server: SpawnedServer) => {
+      const { userId, sessionId } = await call(server.url, "mutation", "bench:createSession", {});
+      const token = await sign(userId, sessionId);
+      const me = await call(server.url, "query", "bench:me", {}, token);
+      if (me?.name !== "bench") throw new Error(`bench:me on ${server.url} answered ${JSON.stringify(me)}`);
+      return token;
+    };
+    const tokens = { postgres: await tokenFor(servers.postgres), sqlite: await tokenFor(servers.sqlite) };
+    const query = (engine: "postgres" | "sqlite") => (durationSec: number) =>
+      runLoad({
+        url: `${servers[engine].url}/api/query`,
+        method: "POST",
+        bodies: [meBody],
+        headers: { authorization: `Bearer ${tokens[engine]}` },
+        durationSec,
+      });
+    const targets = {
+      postgres: query("postgres"),
+      sqlite: query("sqlite"),
+      hello: (durationSec: number) => runLoad({ url: `${servers.hello.url}/`, durationSec }),
+    };
+    ctx.log("warming up");
+    for (const run of Object.values(targets)) await run(WARMUP_SEC);
+    ctx.log(`measuring ${ROUNDS} interleaved rounds of ${LOAD_DEFAULTS.durationSec} s per target`);
+    const results = await interleave<Measured>(ROUNDS, {
+      postgres: () => measured(servers.postgres, () => targets.postgres(LOAD_DEFAULTS.durationSec)),
+      sqlite: () => measured(servers.sqlite, () => targets.sqlite(LOAD_DEFAULTS.durationSec)),
+      hello: () => measured(servers.hello, () => targets.hello(LOAD_DEFAULTS.durationSec)),
+    });
+    for (const server of Object.values(servers)) await server.stop();
+
+    // 2. Single inserts in this process, both engines, interleaved.
+    ctx.log(`single inserts: ${INSERT_ROUNDS} interleaved rounds of ${INSERTS} per engine`);
+    const backends: Record<"postgres" | "sqlite", Backend> = {} as never;
+    for (const [name, url] of [
+      ["postgres", pgUrl],
+      ["sqlite", sqliteUrl],
+    ] as const) {
+      const backend = new Backend({
+        schema,
+        modules,
+        engine: openEngine(url),
+        auth: authConfig(jwk, ISSUER, AUDIENCE),
+      });
+      await backend.start();
+      ctx.defer(() => backend.close());
+      backends[name] = backend;
+    }
+    let n = 0;
+    const inserts = (backend: Backend) => async () => {
+      const samples: number[] = [];
+      const cpu0 = process.cpuUsage();
+      for (let i = 0; i < INSERTS; i++) {
+        const t0 = process.hrtime.bigint();
+        await backend.runMutation("bench:post", { channel: "inserts", body: `insert ${n++}` });
+        samples.push(Number(process.hrtime.bigint() - t0));
+      }
+      const cpu = process.cpuUsage(cpu0);
+      return { samples, cpuPerInsertNs: ((cpu.user + cpu.system) * 1_000) / INSERTS };
+    };
+    for (const backend of Object.values(backends)) await inserts(backend)();
+    const insertRounds = await interleave(INSERT_ROUNDS, {
+      postgres: inserts(backends.postgres),
+      sqlite: inserts(backends.sqlite),
+    });
+
+    const rps = (name: keyof typeof targets) => median(results[name].map((r) => r.load.requestsPerSec));
+    const cpu = (name: keyof typeof targets) => median(results[name].map((r) => r.cpuPerRequestNs));
+    const ratio = (a: keyof typeof targets, b: keyof typeof targets) =>
+      median(results[a].map((r, i) => r.load.requestsPerSec / results[b][i].load.requestsPerSec));
+    const latency = (name: keyof typeof targets) => {
+      const ms = median(results[name].map((r) => r.load.latencyP50Ms));
+      return ms < 1 ? "< 1 ms" : `${ms} ms`;
+    };
+    const insertSummary = (name: "postgres" | "sqlite") =>
+      summarize(insertRounds[name].flatMap((r) => r.samples));
+    const insertCpu = (name: "postgres" | "sqlite") =>
+      median(insertRounds[name].map((r) => r.cpuPerInsertNs));
+    const pgInsert = insertSummary("postgres");
+    const sqliteInsert = insertSummary("sqlite");
+    const settings = `${LOAD_DEFAULTS.connections} connections, ${ROUNDS}×${LOAD_DEFAULTS.durationSec} s interleaved`;
+    return [
+      {
+        benchmark: "Authenticated `POST /api/query` (bench:me, cached token) on PostgreSQL",
+        result: `${formatCount(rps("postgres"))} req/s`,
+        p50: latency("postgres"),
+        note: `server CPU ${formatNs(cpu("postgres"))}/request (PostgreSQL's processes not included); ${settings}`,
+      },
+      {
+        benchmark: "Same app on SQLite",
+        result: `${formatCount(rps("sqlite"))} req/s`,
+        p50: latency("sqlite"),
+        note: `server CPU ${formatNs(cpu("sqlite"))}/request`,
+      },
+      {
+        benchmark: "Hono hello-world `GET /` (reference)",
+        result: `${formatCount(rps("hello"))} req/s`,
+        p50: latency("hello"),
+        note: `server CPU ${formatNs(cpu("hello"))}/request`,
+      },
+      {
+        benchmark: "ratio: PostgreSQL ÷ SQLite",
+        result: formatRatio(ratio("postgres", "sqlite")),
+        note: "median of per-round ratios",
+      },
+      {
+        benchmark: "ratio: PostgreSQL ÷ hello-world",
+        result: formatRatio(ratio("postgres", "hello")),
+        note: `SQLite ÷ hello-world: ${formatRatio(ratio("sqlite", "hello"))}`,
+      },
+      {
+        benchmark: "Single-insert mutation on PostgreSQL (in-process `runMutation`)",
+        result: `${formatNs(pgInsert.p50)} median`,
+        p50: formatNs(pgInsert.p50),
+        p99: formatNs(pgInsert.p99),
+        note: `${pgInsert.n} inserts one at a time; ${formatNs(insertCpu("postgres"))} CPU/insert in this process (PostgreSQL's own not included)`,
+      },
+      {
+        benchmark: "Single-insert mutation on SQLite (same run)",
+        result: `${formatNs(sqliteInsert.p50)} median`,
+        p50: formatNs(sqliteInsert.p50),
+        p99: formatNs(sqliteInsert.p99),
+        note: `${formatNs(insertCpu("sqlite"))} CPU/insert; PostgreSQL ÷ SQLite median latency ${(pgInsert.p50 / sqliteInsert.p50).toFixed(1)}×`,
+      },
+    ];
+  },
+};
