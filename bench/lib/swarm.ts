@@ -37,7 +37,7 @@ interface Child {
 
 function start(options: SwarmOptions, index: number, sockets: number): Child {
   const child = fork(entry, [], {
-    execArgv: ["--import", "tsx"],
+    execArgv: ["--conditions=service-auth-source", "--import", "tsx"],
     env: {
       ...process.env,
       SWARM_URL: options.url,
