@@ -22,7 +22,9 @@ if (command === "start" || command === "dev") {
     await import(pathToFileURL(file).href).catch((error: NodeJS.ErrnoException) => {
       // Plain node cannot load TypeScript; say what does instead of a loader stack trace.
       if (error.code !== "ERR_UNKNOWN_FILE_EXTENSION") throw error;
-      process.stderr.write(`cannot load ${entry} with plain node: use JavaScript, or \`service-auth dev\` (tsx)\n`);
+      process.stderr.write(
+        `cannot load ${entry} with plain node: use JavaScript, or \`service-auth dev\` (tsx)\n`,
+      );
       process.exit(1);
     });
 } else {
