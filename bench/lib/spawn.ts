@@ -43,7 +43,7 @@ function waitExit(child: ChildProcess, ms: number): Promise<boolean> {
 }
 
 /**
- * Spawns `node --import tsx <entry>` with `env` added to the environment (logs silenced unless
+ * Spawns `node --import tsx <entry>` (`service-auth/*` from the sources: docs/decisions.md) with `env` added to the environment (logs silenced unless
  * the caller sets LOG_LEVEL) and resolves once it printed its ready line. With `BENCH_CPU_PROF=<dir>`
  * the child writes a V8 CPU profile into `<dir>` when it stops (open it in Chrome DevTools).
  */
@@ -54,10 +54,14 @@ export async function spawnServer(
 ): Promise<SpawnedServer> {
   const profileDir = process.env.BENCH_CPU_PROF;
   const profile = profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [];
-  const child = spawn(process.execPath, [...profile, "--import", "tsx", entry], {
-    env: { ...process.env, LOG_LEVEL: "silent", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const child = spawn(
+    process.execPath,
+    [...profile, "--conditions=service-auth-source", "--import", "tsx", entry],
+    {
+      env: { ...process.env, LOG_LEVEL: "silent", ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
   let stderr = "";
   child.stderr!.on("data", (chunk: Buffer) => {
     stderr = (stderr + chunk.toString()).slice(-4000);

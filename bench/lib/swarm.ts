@@ -45,7 +45,7 @@ interface Child {
 
 function start(options: SwarmOptions, index: number, offset: number, sockets: number): Child {
   const child = fork(entry, [], {
-    execArgv: ["--import", "tsx"],
+    execArgv: ["--conditions=service-auth-source", "--import", "tsx"],
     stdio: ["ignore", "pipe", "inherit", "ipc"],
   });
   const setup: SwarmSetup = {

@@ -6,7 +6,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { join } from "node:path";
 import { freePort } from "./example-app.ts";
-import { PROCESS_WAIT_MS, ROOT } from "./process.ts";
+import { NODE_ARGS, PROCESS_WAIT_MS, ROOT } from "./process.ts";
 
 export const EXAMPLE_MAIN = join(ROOT, "examples/app/main.ts");
 
@@ -30,7 +30,7 @@ export async function spawnExampleServer(
 ): Promise<ExampleServer> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, ["--import", "tsx", EXAMPLE_MAIN], {
+  const child = spawn(process.execPath, [...NODE_ARGS, EXAMPLE_MAIN], {
     cwd: ROOT,
     env: {
       ...process.env,

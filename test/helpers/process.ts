@@ -7,9 +7,10 @@ import { fileURLToPath } from "node:url";
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 /**
  * `node --import tsx script`: one process (the `tsx` binary forks a second node process, which
- * a SIGKILL of the parent would leave running).
+ * a SIGKILL of the parent would leave running). The condition makes `service-auth/*` resolve to
+ * the TypeScript sources, not to a build in dist/ (docs/decisions.md).
  */
-const NODE_ARGS = ["--import", "tsx"];
+export const NODE_ARGS = ["--conditions=service-auth-source", "--import", "tsx"];
 
 /**
  * How long one child process may take to finish or to start listening: a second or two on a quiet
@@ -58,12 +59,12 @@ export function runTsx(
   });
 }
 
-/** Runs the platform CLI (`src/backend/cli/main.ts`). */
+/** Runs the platform CLI (`src/backend/cli/bin.ts`, the `service-auth` command). */
 export function runCli(
   args: string[],
   options: { env?: Record<string, string | undefined>; stdin?: string } = {},
 ): Promise<RunResult> {
-  return runTsx(join(ROOT, "src/backend/cli/main.ts"), args, options);
+  return runTsx(join(ROOT, "src/backend/cli/bin.ts"), args, options);
 }
 
 export interface SpawnedServer {

@@ -16,8 +16,8 @@ import { resolve } from "node:path";
 import { databaseTarget } from "../storage/open.ts";
 import { BackupRefused, backupSqlite, restoreSqlite } from "../storage/sqlite-backup.ts";
 
-export const BACKUP_USAGE = `  cli backup FILE [--force]     (consistent copy of the database, even while the server runs)
-  cli restore FILE [--force]    (replaces the database: stop every server first)`;
+export const BACKUP_USAGE = `  service-auth backup FILE [--force]     (consistent copy of the database, even while the server runs)
+  service-auth restore FILE [--force]    (replaces the database: stop every server first)`;
 
 export { BackupRefused };
 

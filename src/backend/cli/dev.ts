@@ -1,18 +1,14 @@
 /**
- * `npm run dev [-- ENTRY]`: the development loop. Runs the app's entry (default
- * examples/app/main.ts) under `tsx watch`, which restarts it whenever a file it imports changes
- * (functions, schema, auth config), and `tsc --noEmit --watch` beside it so type errors show in
- * the same terminal. The SQLite file is not touched by a restart: data survives.
+ * `service-auth dev ENTRY` (`npm run dev` here): the development loop. Runs the app's entry under
+ * `tsx watch`, which restarts it whenever a file it imports changes (functions, schema, auth
+ * config), and, when the project has a tsconfig.json and TypeScript installed, `tsc --noEmit
+ * --watch` beside it so type errors show in the same terminal. The SQLite file is not touched by a
+ * restart: data survives.
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
-import { dirname, join, resolve } from "node:path";
-
-const require = createRequire(import.meta.url);
-const tsxCli = join(dirname(require.resolve("tsx/package.json")), "dist/cli.mjs");
-const tscCli = require.resolve("typescript/bin/tsc");
-
-const entry = resolve(process.argv[2] ?? "examples/app/main.ts");
+import { dirname, join } from "node:path";
 
 /** Prefixes every line of a child's output so the two streams stay readable side by side. */
 function pipe(child: ChildProcess, label: string): void {
@@ -29,23 +25,50 @@ function pipe(child: ChildProcess, label: string): void {
   }
 }
 
-const server = spawn(process.execPath, [tsxCli, "watch", "--clear-screen=false", entry], {
-  stdio: ["inherit", "pipe", "pipe"],
-  env: { LOG_LEVEL: "info", ...process.env },
-});
-const types = spawn(process.execPath, [tscCli, "--noEmit", "--watch", "--preserveWatchOutput", "--pretty"], {
-  stdio: ["ignore", "pipe", "pipe"],
-});
-pipe(server, "[app]");
-pipe(types, "[tsc]");
-
-let stopping = false;
-function stop(code: number): void {
-  if (stopping) return;
-  stopping = true;
-  for (const child of [server, types]) if (child.exitCode === null) child.kill("SIGTERM");
-  process.exitCode = code;
+/** The project's own TypeScript compiler (not this package's: it is no dependency), if any. */
+function projectTsc(projectDir: string): string | undefined {
+  if (!existsSync(join(projectDir, "tsconfig.json"))) return undefined;
+  try {
+    return createRequire(join(projectDir, "package.json")).resolve("typescript/bin/tsc");
+  } catch {
+    return undefined;
+  }
 }
-for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => stop(0));
-server.once("exit", (code) => stop(code ?? 0));
-types.once("exit", (code) => stop(code ?? 0));
+
+/**
+ * Node's `--conditions` flags this process runs with, passed on to the app: in this repository
+ * they select the package's TypeScript sources (docs/decisions.md).
+ */
+function conditionFlags(): string[] {
+  return process.execArgv.filter((flag) => flag.startsWith("--conditions=") || flag.startsWith("-C="));
+}
+
+/** Starts the loop for `entry` (an absolute path); it ends with the app or on SIGINT / SIGTERM. */
+export function dev(entry: string): void {
+  const tsxCli = join(dirname(createRequire(import.meta.url).resolve("tsx/package.json")), "dist/cli.mjs");
+  const server = spawn(
+    process.execPath,
+    [tsxCli, "watch", "--clear-screen=false", ...conditionFlags(), entry],
+    { stdio: ["inherit", "pipe", "pipe"], env: { LOG_LEVEL: "info", ...process.env } },
+  );
+  const children = [server];
+  pipe(server, "[app]");
+  const tsc = projectTsc(process.cwd());
+  if (tsc) {
+    const types = spawn(process.execPath, [tsc, "--noEmit", "--watch", "--preserveWatchOutput", "--pretty"], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    children.push(types);
+    pipe(types, "[tsc]");
+  }
+
+  let stopping = false;
+  function stop(code: number): void {
+    if (stopping) return;
+    stopping = true;
+    for (const child of children) if (child.exitCode === null) child.kill("SIGTERM");
+    process.exitCode = code;
+  }
+  for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => stop(0));
+  for (const child of children) child.once("exit", (code) => stop(code ?? 0));
+}

@@ -1,5 +1,6 @@
 /**
- * `npm run cli -- <command>`:
+ * The CLI's commands (`service-auth <command>`, `npm run cli -- <command>` in this repository; bin.ts
+ * is the entry):
  *   env list | get NAME | set NAME [VALUE] | remove NAME | sync [FILE] [--auth]
  *   run [--as <email|userId>] <module:function> [json-args]
  *   <command> …   (a command the app module exports in `commands`, e.g. `auth generate`)
@@ -18,17 +19,20 @@ import { openEngine } from "../storage/open.ts";
 import { BACKUP_USAGE, BackupRefused, backupCommand } from "./backup.ts";
 import { runCommand, UsageError } from "./run-command.ts";
 
-const USAGE = `usage:
-  cli env list
-  cli env get NAME
-  cli env set NAME [VALUE]      (reads VALUE from stdin when omitted)
-  cli env remove NAME
-  cli env sync [FILE] [--auth]  (FILE defaults to .env; --auth generates missing auth secrets)
-  cli run [--as <email|userId>] <module:function> [json-args]
-                                (--as: as that user, through a real session and token)
-  cli <command> ...             (commands the app module exports, e.g. auth generate)
+export const USAGE = `usage:
+  service-auth start ENTRY               (runs an app's entry module, e.g. main.mjs)
+  service-auth dev ENTRY                 (the same, restarted on changes; type errors beside it)
+  service-auth env list
+  service-auth env get NAME
+  service-auth env set NAME [VALUE]      (reads VALUE from stdin when omitted)
+  service-auth env remove NAME
+  service-auth env sync [FILE] [--auth]  (FILE defaults to .env; --auth generates missing auth secrets)
+  service-auth run [--as <email|userId>] <module:function> [json-args]
+                                         (--as: as that user, through a real session and token)
+  service-auth <command> ...             (commands the app module exports, e.g. auth generate)
 ${BACKUP_USAGE}
-  cli --help                    (this list)`;
+  service-auth --help                    (this list)
+The app is loaded from $SERVICE_APP (default examples/app/app.ts); storage from $DATABASE_URL.`;
 
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
@@ -146,13 +150,11 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
-main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
-  (error) => {
-    if (error instanceof UsageError) process.stderr.write(`${error.message}\n${USAGE}\n`);
-    else if (error instanceof BackupRefused) process.stderr.write(`refused: ${error.message}\n`);
-    else if (isServiceError(error)) process.stderr.write(`error ${error.code}: ${error.message}\n`);
-    else process.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}\n`);
-    process.exit(error instanceof UsageError ? 2 : 1);
-  },
-);
+/** Prints a failed command's error as one line (usage too for a usage error); returns the exit code. */
+export function reportFailure(error: unknown): number {
+  if (error instanceof UsageError) process.stderr.write(`${error.message}\n${USAGE}\n`);
+  else if (error instanceof BackupRefused) process.stderr.write(`refused: ${error.message}\n`);
+  else if (isServiceError(error)) process.stderr.write(`error ${error.code}: ${error.message}\n`);
+  else process.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}\n`);
+  return error instanceof UsageError ? 2 : 1;
+}

@@ -1,0 +1,35 @@
+#!/usr/bin/env node
+/**
+ * The `service-auth` command (`npm run cli --` in this repository): `start ENTRY` runs an app's
+ * entry module in this process, `dev ENTRY` runs it in the development loop (dev.ts), and every
+ * other command is the CLI's (main.ts).
+ */
+import { resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { dev } from "./dev.ts";
+import { main, reportFailure, USAGE } from "./main.ts";
+
+const [command, entry] = process.argv.slice(2);
+
+if (command === "start" || command === "dev") {
+  if (!entry) {
+    process.stderr.write(`${command} needs the app's entry module, e.g. main.mjs\n${USAGE}\n`);
+    process.exit(2);
+  }
+  const file = resolve(entry);
+  if (command === "dev") dev(file);
+  else
+    await import(pathToFileURL(file).href).catch((error: NodeJS.ErrnoException) => {
+      // Plain node cannot load TypeScript; say what does instead of a loader stack trace.
+      if (error.code !== "ERR_UNKNOWN_FILE_EXTENSION") throw error;
+      process.stderr.write(
+        `cannot load ${entry} with plain node: use JavaScript, or \`service-auth dev\` (tsx)\n`,
+      );
+      process.exit(1);
+    });
+} else {
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (error) => process.exit(reportFailure(error)),
+  );
+}
