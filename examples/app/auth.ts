@@ -1,12 +1,12 @@
 /**
- * Authentication of the example app (SPEC §4.3): Better Auth with email + password, the admin
- * plugin and the `backend` plugin, storing everything in this app's tables.
+ * Authentication of the example app (SPEC §4.3): Better Auth with email + password, the admin,
+ * organization and two-factor plugins and the `backend` plugin, storing everything in this app's
+ * tables.
  *
  * This module is also the app's `auth` function module: its exports `create` … `deleteMany`,
  * `getLatestJwks` and `rotateKeys` are the internal data functions (`auth:rotateKeys` in the CLI).
  */
 import { type BetterAuthOptions, betterAuth } from "better-auth";
-import { admin } from "better-auth/plugins";
 import {
   type AuthFunctions,
   authConfig,
@@ -17,6 +17,7 @@ import {
   withAuthDefaults,
 } from "service-auth/auth";
 import { type ActionCtx, anyApi, type EnvReader, type MutationCtx, type QueryCtx } from "service-auth/server";
+import { authSchemaOptions } from "./auth-options.ts";
 import { type DataModel, internalMutation } from "./functions.ts";
 import schema from "./schema.ts";
 
@@ -74,15 +75,8 @@ function socialProviders(env: EnvReader): BetterAuthOptions["socialProviders"] {
   return out;
 }
 
-/**
- * The options the auth tables depend on: plugins and additional fields. `betterAuth` gets them
- * below, and `npm run cli -- auth generate` prints the tables they need (app.ts `commands`).
- */
-export const authSchemaOptions = {
-  // Declared so Better Auth returns the trigger-made `username` with the user (session, JWT claims).
-  user: { additionalFields: { username: { type: "string", required: false, input: false } } },
-  plugins: [admin()],
-} satisfies BetterAuthOptions;
+/** The options the auth tables depend on (plugins, additional fields): see auth-options.ts. */
+export { authSchemaOptions };
 
 function authOptions(env: EnvReader, database: BetterAuthOptions["database"]) {
   const siteUrl = siteUrlOf(env);

@@ -51,7 +51,10 @@ async function startAuthBackend(options: BetterAuthOptions) {
   const run = (ctx: any, { method, args, config }: { method: string; args: unknown; config: number }) =>
     (adapter(ctx, { schema })(configs.get(config)!) as any)[method](args);
   const direct = {
-    write: internalMutation({ args: { method: v.string(), args: v.any(), config: v.number() }, handler: run }),
+    write: internalMutation({
+      args: { method: v.string(), args: v.any(), config: v.number() },
+      handler: run,
+    }),
     read: internalQuery({ args: { method: v.string(), args: v.any(), config: v.number() }, handler: run }),
   };
   const backend = await startTestBackend({ schema, modules: { auth: createApi(schema), direct } });
@@ -78,7 +81,7 @@ async function startAuthBackend(options: BetterAuthOptions) {
 
   const database: BetterAuthOptions["database"] =
     ADAPTER === "direct"
-      ? (authOptions) => directDatabase(authOptions)
+      ? (authOptions: BetterAuthOptions) => directDatabase(authOptions)
       : httpAdapter(await backend.actionCtx({ allowInternal: true }), {
           authFunctions: anyApi.auth as AuthFunctions,
           schema,
