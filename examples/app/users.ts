@@ -17,6 +17,7 @@ export const me = query({
       email: user.email,
       username: user.username ?? null,
       role: user.role ?? null,
+      twoFactorEnabled: user.twoFactorEnabled ?? false,
     };
   },
 });
