@@ -169,10 +169,20 @@ async function showImpersonation() {
   $("impersonating").hidden = !impersonatedBy;
 }
 
+/**
+ * A request that replaces the session (confirming two-factor deletes the old one and sets a new
+ * cookie). The old session's end reaches the live connection before the response reaches the
+ * page: token fetches wait for the response, so they ask with the new cookie, not the dead one.
+ */
+let replacingSession: Promise<unknown> = Promise.resolve();
+
 /** Wires the backend client to the session: a token while signed in, signed-out on 401. */
 function startAuth() {
   backend.setAuth(
-    async () => authClient.backend.getToken(),
+    async () => {
+      await replacingSession.catch(() => undefined);
+      return authClient.backend.getToken();
+    },
     (isAuthenticated) => (isAuthenticated ? signedIn() : signedOut()),
   );
 }
@@ -302,13 +312,11 @@ onSubmit("enable-two-factor", async (form, button) => {
 
 onSubmit("confirm-two-factor", async (form, button) => {
   const { code } = formValues(form);
-  if (
-    await pending(button, "two-factor-error", "Wrong code", () => authClient.twoFactor.verifyTotp({ code }))
-  ) {
+  const verifying = authClient.twoFactor.verifyTotp({ code });
+  replacingSession = verifying;
+  if (await pending(button, "two-factor-error", "Wrong code", () => verifying)) {
     $("totp-setup").hidden = true;
     form.reset();
-    // Enabling replaced the session: fetch a token for the new one.
-    startAuth();
   }
 });
 
