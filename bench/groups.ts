@@ -4,10 +4,11 @@
  * runs it alone.
  */
 import { auth } from "./auth.ts";
+import { fanout } from "./fanout.ts";
 import { hash } from "./hash.ts";
 import { http } from "./http.ts";
 import type { BenchGroup } from "./lib/types.ts";
 import { platform } from "./platform.ts";
 import { sync } from "./sync.ts";
 
-export const groups: Record<string, BenchGroup> = { platform, http, auth, hash, sync };
+export const groups: Record<string, BenchGroup> = { platform, http, auth, hash, sync, fanout };

@@ -1,17 +1,24 @@
 /**
  * Authentication of the example app (SPEC §4.3): Better Auth with email + password, the admin,
- * organization and two-factor plugins and the `backend` plugin, storing everything in this app's
- * tables.
+ * organization and two-factor plugins (auth-options.ts) and the `backend` plugin, storing
+ * everything in this app's tables. Email flows
+ * (verification, password reset, magic link, email OTP) go through the mail setting (`SMTP_URL`,
+ * `MAIL_FROM`; the development outbox without them), an OpenID Connect provider signs in through
+ * generic OAuth when `OIDC_ISSUER` is set, and the sensitive operations need a fresh session.
  *
  * This module is also the app's `auth` function module: its exports `create` … `deleteMany`,
  * `getLatestJwks` and `rotateKeys` are the internal data functions (`auth:rotateKeys` in the CLI).
  */
 import { type BetterAuthOptions, betterAuth } from "better-auth";
+import { emailOTP, genericOAuth, magicLink } from "better-auth/plugins";
 import {
   type AuthFunctions,
   authConfig,
+  authEmails,
   backend,
   createClient,
+  freshSessionFor,
+  mailSenderOf,
   siteOriginOf,
   siteUrlOf,
   withAuthDefaults,
@@ -75,24 +82,56 @@ function socialProviders(env: EnvReader): BetterAuthOptions["socialProviders"] {
   return out;
 }
 
+/**
+ * An OpenID Connect provider (Keycloak, Auth0, Okta, …) from `OIDC_ISSUER`, `OIDC_CLIENT_ID` and
+ * `OIDC_CLIENT_SECRET`: sign-in at `POST /api/auth/sign-in/oauth2 {"providerId":"oidc"}`, callback
+ * `/api/auth/oauth2/callback/oidc`. PKCE is on (docs/security.md); the state stays in the database.
+ */
+function oidcProvider(env: EnvReader) {
+  const issuer = env.get("OIDC_ISSUER");
+  const clientId = env.get("OIDC_CLIENT_ID");
+  const clientSecret = env.get("OIDC_CLIENT_SECRET");
+  if (!issuer || !clientId || !clientSecret) return [];
+  const config = {
+    providerId: "oidc",
+    discoveryUrl: `${issuer.replace(/\/+$/, "")}/.well-known/openid-configuration`,
+    clientId,
+    clientSecret,
+    scopes: ["openid", "email", "profile"],
+    pkce: true,
+  };
+  return [genericOAuth({ config: [config] })];
+}
+
 /** The options the auth tables depend on (plugins, additional fields): see auth-options.ts. */
 export { authSchemaOptions };
 
 function authOptions(env: EnvReader, database: BetterAuthOptions["database"]) {
   const siteUrl = siteUrlOf(env);
+  const emails = authEmails(mailSenderOf(env), "Service Auth example");
   return withAuthDefaults({
     baseURL: siteUrl,
     basePath: "/api/auth",
     secret: env.get("SERVICE_AUTH_SECRET"),
     database,
-    emailAndPassword: { enabled: true },
-    user: authSchemaOptions.user,
-    session: { expiresIn: 60 * 60 * 24 * 30, updateAge: 60 * 60 * 24 * 15 },
+    emailAndPassword: { enabled: true, sendResetPassword: emails.sendResetPassword },
+    emailVerification: { sendVerificationEmail: emails.sendVerificationEmail, sendOnSignUp: true },
+    user: { ...authSchemaOptions.user, deleteUser: { enabled: true } },
+    // freshAge: how recently the session must have been created or refreshed for the sensitive
+    // operations (`freshSessionFor`: change password, delete account, set role); Better Auth's default.
+    session: { expiresIn: 60 * 60 * 24 * 30, updateAge: 60 * 60 * 24 * 15, freshAge: 60 * 60 * 24 },
     socialProviders: socialProviders(env),
     trustedOrigins: [siteOriginOf(env)],
     advanced: { cookiePrefix: "service-auth" },
     telemetry: { enabled: false },
-    plugins: [backend({ authConfig: authConfig(env), jwks: env.get("JWKS") }), ...authSchemaOptions.plugins],
+    plugins: [
+      backend({ authConfig: authConfig(env), jwks: env.get("JWKS") }),
+      ...authSchemaOptions.plugins,
+      magicLink({ sendMagicLink: emails.sendMagicLink }),
+      emailOTP({ sendVerificationOTP: emails.sendVerificationOTP }),
+      ...oidcProvider(env),
+      freshSessionFor(),
+    ],
   } satisfies BetterAuthOptions);
 }
 

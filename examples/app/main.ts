@@ -2,9 +2,16 @@
  * `npm start`: serves the example app on embedded SQLite at http://localhost:$PORT.
  * Outside production the first start generates SERVICE_AUTH_SECRET and JWKS and says so; with
  * NODE_ENV=production it refuses to start without them and prints the command that makes them.
- * SIGTERM / SIGINT stop it gracefully (requests in flight finish, at most SHUTDOWN_TIMEOUT_MS).
+ * Mail goes over SMTP_URL; without it the development outbox logs each message, and production
+ * refuses to start. SIGTERM / SIGINT stop it gracefully (requests in flight finish, at most SHUTDOWN_TIMEOUT_MS).
  */
-import { AUTH_ENV_COMMAND, ensureAuthEnv, missingAuthEnv } from "service-auth/auth";
+import {
+  AUTH_ENV_COMMAND,
+  ensureAuthEnv,
+  MailSettingsError,
+  mailSenderOf,
+  missingAuthEnv,
+} from "service-auth/auth";
 import { DatabaseOpenError, exitOnSignals, logger, startService } from "service-auth/server";
 import { app, internal } from "./app.ts";
 
@@ -32,16 +39,26 @@ try {
     keepAliveTimeoutMs: durationSetting("KEEP_ALIVE_TIMEOUT_MS"),
     prepare: async (backend) => {
       const missing = missingAuthEnv(backend.env);
-      if (missing.length === 0) return;
-      if (production) {
-        throw new RefusedToStart(
-          `refusing to start: ${missing.join(" and ")} not set (NODE_ENV=production). Create them with:\n  ${AUTH_ENV_COMMAND}`,
+      if (missing.length > 0) {
+        if (production) {
+          throw new RefusedToStart(
+            `refusing to start: ${missing.join(" and ")} not set (NODE_ENV=production). Create them with:\n  ${AUTH_ENV_COMMAND}`,
+          );
+        }
+        const generated = await ensureAuthEnv(backend, internal.auth.getLatestJwks);
+        logger.warn(
+          `generated ${generated.join(" and ")} for development and stored them in the database; for production run: ${AUTH_ENV_COMMAND}`,
         );
       }
-      const generated = await ensureAuthEnv(backend, internal.auth.getLatestJwks);
-      logger.warn(
-        `generated ${generated.join(" and ")} for development and stored them in the database; for production run: ${AUTH_ENV_COMMAND}`,
-      );
+      // The auth reads the mail setting per request; a broken one stops the start instead.
+      try {
+        const mail = mailSenderOf(backend.env, { production });
+        if (mail.kind === "dev-outbox") logger.info("no SMTP_URL: emails are logged (development outbox)");
+      } catch (error) {
+        if (error instanceof MailSettingsError)
+          throw new RefusedToStart(`refusing to start: ${error.message}`);
+        throw error;
+      }
     },
   });
   logger.info(`listening on ${service.url}`);

@@ -14,7 +14,7 @@ import type {
   userCoreFields,
   userFields,
   verificationFields,
-} from "./schema.ts";
+} from "./auth-fields.ts";
 
 type VString = ReturnType<typeof v.string>;
 type VNumber = ReturnType<typeof v.number>;

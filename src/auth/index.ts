@@ -23,6 +23,7 @@ export type { AuthFunctions, AuthTriggers, CreateApiOptions, ModelTriggers } fro
 export { createApi } from "./data-functions.ts";
 export { withAuthDefaults } from "./defaults.ts";
 export { AUTH_ENV_COMMAND, AUTH_SECRET_VAR, ensureAuthEnv, JWKS_VAR, missingAuthEnv } from "./env.ts";
+export { freshSessionFor, SENSITIVE_PATHS } from "./fresh-session.ts";
 export type { GetSessionOptions, IdentityCtx, SessionDocument } from "./helpers.ts";
 export { getAuthUserId, getAuthUserIdentity, getHeaders, getSession } from "./helpers.ts";
 export type { AuthHandler, CreateAuth, HttpEnv } from "./http.ts";
@@ -32,6 +33,7 @@ export { resolveIdentity } from "./identity.ts";
 export { keyFunctions } from "./key-functions.ts";
 export type { StoredJwk } from "./keys.ts";
 export { parseStoredJwks, publicJwksOf, serializeJwks } from "./keys.ts";
+export * from "./mail/index.ts";
 export { installMessageChannelPolyfill } from "./message-channel-polyfill.ts";
 export { hashPassword, nativePasswordHasher, verifyPassword } from "./password.ts";
 export type { DefinePayload, PayloadInput } from "./plugin/claims.ts";

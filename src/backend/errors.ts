@@ -114,6 +114,14 @@ export class ValidationError extends ServiceError {
 /** Error thrown by application code, e.g. `throw new AppError("UNAUTHORIZED", "Sign in first")`. */
 export class AppError extends ServiceError {}
 
+/**
+ * Whether `error` says the database could not answer right now (outage, foreign lock): nothing
+ * was decided, so callers retry later instead of treating it as a refusal (e.g. a sign-out).
+ */
+export function isUnavailableError(error: unknown): boolean {
+  return isServiceError(error) && (error.code === "DATABASE_UNAVAILABLE" || error.code === "DATABASE_BUSY");
+}
+
 export function isServiceError(e: unknown): e is ServiceError {
   return e instanceof ServiceError;
 }

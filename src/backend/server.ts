@@ -9,7 +9,7 @@ export type { DatabaseReader, DatabaseWriter } from "./db/database.ts";
 export type { IndexRangeBuilder, PaginationOptions, PaginationResult, Query } from "./db/query.ts";
 export { EnvStore, parseEnvFile } from "./env/store.ts";
 export type { ErrorCode } from "./errors.ts";
-export { AppError, isServiceError, ServiceError, ValidationError } from "./errors.ts";
+export { AppError, clientErrorOf, isServiceError, ServiceError, ValidationError } from "./errors.ts";
 export { exitOnSignals } from "./exit-on-signals.ts";
 export type {
   ActionCtx,

@@ -45,7 +45,10 @@ export interface ServiceOptions extends Omit<BackendOptions, "engine"> {
    * Extra setup once the HTTP server listens. Default: the live sync server (`attachSync`) with
    * the `sync` options; pass your own to replace it.
    */
-  attach?: (backend: Backend, http: RunningHttpServer) => Promise<Attached | void> | Attached | void;
+  attach?: (
+    backend: Backend,
+    http: RunningHttpServer,
+  ) => Promise<Attached | undefined> | Attached | undefined;
   /** Options of the default live sync server at `/api/sync`. */
   sync?: SyncOptions;
 }
@@ -78,7 +81,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   for (const [name, value] of Object.entries(options.envDefaults ?? {})) backend.env.setDefault(name, value);
   await backend.start();
   let http: RunningHttpServer | undefined;
-  let attached: Attached | void;
+  let attached: Attached | undefined;
   try {
     await options.prepare?.(backend);
     const routes = typeof options.routes === "function" ? options.routes(backend) : options.routes;

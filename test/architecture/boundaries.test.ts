@@ -83,7 +83,7 @@ describe("architecture boundaries", () => {
 
   it("clients import only types from the platform (plus its dependency-free references) and the auth integration", () => {
     const offenders: string[] = [];
-    for (const dir of ["src/client", "src/react"]) {
+    for (const dir of ["src/client", "src/react", "src/nextjs"]) {
       let list: string[] = [];
       try {
         list = files(join(root, dir));
@@ -102,6 +102,37 @@ describe("architecture boundaries", () => {
             offenders.push(`${relative(root, file)} -> ${spec}`);
           }
         }
+      }
+    }
+    expect(offenders).toEqual([]);
+  });
+
+  it("the Next.js helpers build on the clients only: no platform or auth runtime", () => {
+    const offenders: string[] = [];
+    for (const file of files(join(root, "src/nextjs"))) {
+      for (const { spec, typeOnly } of imports(file)) {
+        if (!spec.startsWith(".")) continue;
+        const target = resolveRelative(file, spec);
+        const allowed =
+          /^src\/(client|react|nextjs)\//.test(target) ||
+          (typeOnly && target.startsWith("src/backend/")) ||
+          target === "src/backend/functions/references.ts";
+        if (!allowed) offenders.push(`${relative(root, file)} -> ${spec}`);
+      }
+    }
+    expect(offenders).toEqual([]);
+  });
+
+  it("the Next.js example imports the package's public exports, and only types of its backend", () => {
+    const offenders: string[] = [];
+    for (const file of files(join(root, "examples/nextjs")).filter(
+      (f) => !/[/\\]\.next[/\\]|next-env\.d\.ts$/.test(f),
+    )) {
+      for (const { spec, typeOnly } of imports(file)) {
+        if (!spec.startsWith(".")) continue;
+        const target = resolveRelative(file, spec);
+        if (!target.startsWith("examples/nextjs/") && !(typeOnly && target.startsWith("examples/app/")))
+          offenders.push(`${relative(root, file)} -> ${spec}`);
       }
     }
     expect(offenders).toEqual([]);

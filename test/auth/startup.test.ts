@@ -1,7 +1,8 @@
 /**
  * Starting the example server (DESIGN "Contract for running it", SPEC §5): production refuses to
  * start without SERVICE_AUTH_SECRET and JWKS and prints the command that makes them; the first
- * development start makes them itself and says so; `env sync --auth` makes them once.
+ * development start makes them itself and says so; `env sync --auth` makes them once. Production
+ * also needs SMTP_URL (the development outbox only logs mail).
  */
 import { describe, expect, it } from "vitest";
 import { app } from "../../examples/app/app.ts";
@@ -10,6 +11,7 @@ import { EXAMPLE_MAIN, spawnExampleServer } from "../helpers/example-server.ts";
 import { getJson, postJson } from "../helpers/http.ts";
 import { PROCESS_TEST_TIMEOUT, runCli, runTsx } from "../helpers/process.ts";
 import { startTestBackend } from "../helpers/service.ts";
+import { startSmtpServer } from "../helpers/smtp.ts";
 import { tempDatabaseFile, tempDir } from "../helpers/temp.ts";
 
 const COMMAND = "npm run cli -- env sync --auth";
@@ -83,7 +85,25 @@ describe("startup", { timeout: PROCESS_TEST_TIMEOUT }, () => {
     expect(await stored(databaseUrl, "SERVICE_AUTH_SECRET")).toBe(secret);
     expect(await stored(databaseUrl, "JWKS")).toBe(jwks);
 
-    const server = await spawnExampleServer({ DATABASE_URL: databaseUrl, NODE_ENV: "production" });
+    const withoutMail = await runTsx(EXAMPLE_MAIN, [], {
+      env: {
+        NODE_ENV: "production",
+        DATABASE_URL: databaseUrl,
+        PORT: String(await freePort()),
+        LOG_LEVEL: "info",
+      },
+    });
+    expect(withoutMail.code).toBe(1);
+    expect(withoutMail.stderr).toMatch(/refusing to start: SMTP_URL is not set/);
+    expect(withoutMail.stderr).not.toMatch(/listening on|\n\s+at /);
+
+    const smtp = await startSmtpServer();
+    const server = await spawnExampleServer({
+      DATABASE_URL: databaseUrl,
+      NODE_ENV: "production",
+      SMTP_URL: smtp.url,
+      MAIL_FROM: "Example <no-reply@example.com>",
+    });
     try {
       expect(server.stderr()).not.toMatch(/generated/);
       expect((await getJson(`${server.url}/healthz`)).status).toBe(200);
@@ -102,8 +122,11 @@ describe("startup", { timeout: PROCESS_TEST_TIMEOUT }, () => {
         { authorization: `Bearer ${token}` },
       );
       expect(me.body.value.email).toBe("prod@example.com");
+      // The sign-up's verification email went out over SMTP.
+      expect((await smtp.next("prod@example.com")).subject).toMatch(/Verify your email address/);
     } finally {
       await server.stop();
+      await smtp.close();
     }
   });
 });

@@ -16,9 +16,11 @@ import {
   anyApi,
   type Backend,
   bearerToken,
+  clientErrorOf,
   type FunctionReference,
   isServiceError,
   logger,
+  ServiceError,
 } from "service-auth/server";
 import { bundled } from "../web/bundle.ts";
 import { pageSecurityHeaders, sendScript } from "../web/routes.ts";
@@ -61,15 +63,13 @@ export function adminConsoleRoutes(options: AdminConsoleOptions): Hono<HttpEnv> 
   async function asAdmin(c: Context<HttpEnv>, handler: () => Promise<unknown>): Promise<Response> {
     try {
       const token = bearerToken(c.req.header("authorization"));
-      if (!token) return c.json({ status: "error", code: "UNAUTHORIZED", message: "Sign in first" }, 401);
+      if (!token) throw new ServiceError("UNAUTHORIZED", "Sign in first");
       await backend.runQuery(viewerRef, {}, { token });
       return c.json({ status: "success", value: await handler() });
     } catch (error) {
-      if (isServiceError(error)) {
-        return c.json({ status: "error", code: error.code, message: error.message }, error.status as 400);
-      }
-      logger.error("admin console request failed", { error: String(error) });
-      return c.json({ status: "error", code: "INTERNAL", message: "Internal error" }, 500);
+      // The registry's status and shape; internal errors are logged and shown as INTERNAL.
+      const { status, error: shown } = clientErrorOf(error);
+      return c.json({ status: "error", ...shown }, status as 400);
     }
   }
 

@@ -138,10 +138,10 @@ export class Authenticator {
   }
 
   /** Step 2: the installed resolver, or by default the identity the claims describe. */
-  private async resolve(claims: Record<string, unknown>, ctx: QueryCtx): Promise<UserIdentity> {
+  private resolve(claims: Record<string, unknown>, ctx: QueryCtx): Promise<UserIdentity> {
     if (this.config?.resolveIdentity) return this.config.resolveIdentity(claims, ctx);
     const subject = String(claims.sub ?? "");
     const issuer = String(claims.iss ?? "");
-    return { ...claims, subject, issuer, tokenIdentifier: `${issuer}|${subject}` };
+    return Promise.resolve({ ...claims, subject, issuer, tokenIdentifier: `${issuer}|${subject}` });
   }
 }

@@ -146,6 +146,24 @@ function decodeSegment(seg: string, what: string): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
+/**
+ * Decoded headers by segment: every token of an issuer carries the same few headers (`alg`, `kid`,
+ * `typ`), so decoding one is a map lookup. The value is a pure function of the key, so sharing it
+ * is safe; the map is bounded, as tokens may carry any header.
+ */
+const headerCache = new Map<string, Record<string, unknown>>();
+const HEADER_CACHE_SIZE = 64;
+
+function decodeHeader(seg: string): Record<string, unknown> {
+  let header = headerCache.get(seg);
+  if (header === undefined) {
+    header = decodeSegment(seg, "header");
+    if (headerCache.size >= HEADER_CACHE_SIZE) headerCache.clear();
+    headerCache.set(seg, header);
+  }
+  return header;
+}
+
 function verifyWith(key: KeyObject, alg: string, data: Buffer, sig: Buffer): boolean {
   const c = CRYPTO_ALGS[alg] as CryptoAlg;
   try {
@@ -274,7 +292,7 @@ export function createJwtVerifier(
     const dot2 = dot1 < 0 ? -1 : token.indexOf(".", dot1 + 1);
     if (dot1 < 0 || dot2 < 0 || token.indexOf(".", dot2 + 1) !== -1)
       fail("TOKEN_MALFORMED", "Malformed token");
-    const header = decodeSegment(token.slice(0, dot1), "header");
+    const header = decodeHeader(token.slice(0, dot1));
     const alg = header.alg;
     if (typeof alg !== "string") fail("TOKEN_MALFORMED", 'Token header has no "alg"');
     // Checked before the signature segment so `alg: none` (empty signature) is reported as such.

@@ -86,9 +86,11 @@ export class DatabaseReaderImpl implements DatabaseReader<any> {
     return { table: this.tableOfIdVisible(tableOrId), id: tableOrId };
   }
 
-  async get(tableOrId: string, maybeId?: string): Promise<any> {
+  // Not async: the engine's promise is handed on, not wrapped in a second one (every promise costs
+  // hook calls once Better Auth's AsyncLocalStorage is active; see docs/decisions.md).
+  get(tableOrId: string, maybeId?: string): Promise<any> {
     const { table, id } = this.resolve(tableOrId, maybeId);
-    if (!table) return null;
+    if (!table) return Promise.resolve(null);
     this.readSet.ids.push({ table: table.name, id });
     return this.tx.get(table.name, id);
   }

@@ -26,6 +26,9 @@ import { identityKey, type QueryGroups, type Subscriber, type Subscription } fro
 import type { Reactor } from "./reactor.ts";
 import { wireError } from "./wire-error.ts";
 
+/** How soon an identity check that met a database outage runs again (by the sweep). */
+const AUTH_RETRY_MS = 1000;
+
 /** What a connection needs from its server. */
 export interface ConnectionHost {
   backend: Backend;
@@ -46,6 +49,8 @@ export class Connection implements Subscriber {
   private tokenExp: number | undefined;
   private sessionEnd: number | undefined;
   private lastAuthAt = 0;
+  /** Set while an identity check waits to be retried after a database outage. */
+  private authRetryAt: number | undefined;
   /**
    * Replies owed for `connect` / `authenticate` messages still being checked, oldest first: a
    * client that sends `authenticate` before `connected` arrived still gets both answers.
@@ -179,6 +184,16 @@ export class Connection implements Subscriber {
     this.release();
   }
 
+  /**
+   * The identity check met a database outage: updates stay held (a revocation may be behind it)
+   * and the server's sweep runs the check again from {@link AUTH_RETRY_MS} on.
+   */
+  authUnavailable(): void {
+    if (this.state === "closed") return;
+    this.holdUpdates();
+    this.authRetryAt = Date.now() + AUTH_RETRY_MS;
+  }
+
   /** Ends the identity: pushes the auth error and stops every subscription of this connection. */
   authFailed(error: WireError): void {
     if (this.state === "closed") return;
@@ -256,6 +271,11 @@ export class Connection implements Subscriber {
     }
     if (l.idleTimeoutMs > 0 && now - this.lastSeen > l.idleTimeoutMs) {
       this.close(CloseCode.IDLE_TIMEOUT, "idle timeout");
+      return;
+    }
+    if (this.authRetryAt !== undefined && this.watch && now >= this.authRetryAt) {
+      this.authRetryAt = undefined;
+      this.host.reactor.invalidate(this.watch);
       return;
     }
     if (!this.identity || !this.watch) return;

@@ -2,7 +2,9 @@
  * Keeps a connection's identity current: authentication steps 1 and 2 re-run whenever a commit
  * touches what the identity was resolved from (its session and user documents).
  */
+
 import { emptyReadSet, type ReadSet } from "../db/read-write-sets.ts";
+import { isUnavailableError } from "../errors.ts";
 import type { RequestMeta, UserIdentity } from "../functions/define.ts";
 import type { Authenticated, Backend } from "../runtime.ts";
 import type { WireError } from "./protocol.ts";
@@ -19,6 +21,8 @@ export interface IdentityOwner {
   holdUpdates(): void;
   authSucceeded(auth: Authenticated): void;
   authFailed(error: WireError): void;
+  /** The database could not answer the check: keep holding updates and check again later. */
+  authUnavailable(): void;
 }
 
 export class IdentityWatch extends Watch {
@@ -37,6 +41,11 @@ export class IdentityWatch extends Watch {
       if (!this.removed && token === this.owner.token) this.succeeded = auth;
       return auth.readSet;
     } catch (e) {
+      // An outage decides nothing: neither a refusal (that would sign the user out) nor a pass.
+      if (isUnavailableError(e)) {
+        if (!this.removed && token === this.owner.token) this.owner.authUnavailable();
+        return emptyReadSet();
+      }
       // A failure ends the identity at once, even if newer commits are queued: revocation is urgent.
       if (!this.removed && token === this.owner.token) this.owner.authFailed(wireError(e));
       return emptyReadSet();

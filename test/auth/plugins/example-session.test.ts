@@ -42,7 +42,9 @@ describe("users:session and users:sessionFromAction", () => {
 
     const beta = await browser.post("/api/auth/organization/create", { name: "Beta", slug: "beta" });
     expect((await both()).activeOrganizationId).toBe(beta.body.id);
-    const switched = await browser.post("/api/auth/organization/set-active", { organizationId: acme.body.id });
+    const switched = await browser.post("/api/auth/organization/set-active", {
+      organizationId: acme.body.id,
+    });
     expect(switched.status).toBe(200);
     expect((await both()).activeOrganizationId).toBe(acme.body.id);
   });

@@ -1,0 +1,34 @@
+/**
+ * The development outbox: instead of sending, it logs each message's subject and its link or code
+ * through the platform logger, so sign-up, reset and sign-in by email work on a laptop without a
+ * mail server. {@link mailSenderOf} never picks it in production.
+ */
+import { logger } from "service-auth/server";
+import type { MailMessage, MailSender } from "./sender.ts";
+
+/**
+ * The link as the log shows it. The platform logger hides JWT-shaped strings, and the email
+ * verification token is a JWT; showing the link is this outbox's whole job, so the query values
+ * are written percent-encoded, dots included: the same link once the browser decodes it.
+ */
+export function loggableLink(link: string): string {
+  const url = new URL(link);
+  const query = [...url.searchParams]
+    .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v).replaceAll(".", "%2E")}`)
+    .join("&");
+  return `${url.origin}${url.pathname}${query ? `?${query}` : ""}`;
+}
+
+/** A sender that logs instead of sending (the recipient's address is redacted like in every log line). */
+export function devOutbox(): MailSender {
+  return {
+    kind: "dev-outbox",
+    async send(message: MailMessage) {
+      logger.info(`development outbox (no SMTP_URL): ${message.subject}`, {
+        to: message.to,
+        ...(message.link ? { link: loggableLink(message.link) } : {}),
+        ...(message.code ? { code: message.code } : {}),
+      });
+    },
+  };
+}

@@ -1,0 +1,23 @@
+/**
+ * What the auth flows hand to a mail transport: one message, and the link or code it carries kept
+ * apart from the text, so a development outbox can show just that.
+ */
+
+/** One email. `text` is the whole body; `link` / `code` repeat what the recipient must use. */
+export interface MailMessage {
+  to: string;
+  subject: string;
+  text: string;
+  /** The link the recipient follows (verification, password reset, magic link). */
+  link?: string;
+  /** The one-time code the recipient types (email OTP). */
+  code?: string;
+}
+
+/** Delivers messages: SMTP ({@link smtpSender}) or the development outbox ({@link devOutbox}). */
+export interface MailSender {
+  /** Where messages go, for logs and start-up lines (never credentials). */
+  readonly kind: "smtp" | "dev-outbox";
+  /** Resolves once the transport accepted the message; rejects when it did not. */
+  send(message: MailMessage): Promise<void>;
+}
