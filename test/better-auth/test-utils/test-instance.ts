@@ -10,6 +10,8 @@
  *   real mutation (writes) or query (reads) of the Backend, Better Auth's transactions in
  *   `runInTransaction`.
  * A test that passes its own `database` (memory adapter) keeps it, as upstream.
+ * `BETTER_AUTH_TESTS_DATABASE=postgres` puts the Backend on PostgreSQL instead (a server per test
+ * file, a fresh database per instance).
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { BetterAuthOptions } from "better-auth";
@@ -24,18 +26,32 @@ import { type AuthFunctions, createApi } from "../../../src/auth/data-functions.
 import { defineAuthTables } from "../../../src/auth/schema.ts";
 import { functionsFor } from "../../../src/backend/functions/define.ts";
 import { anyApi } from "../../../src/backend/functions/references.ts";
-import type { Backend } from "../../../src/backend/runtime.ts";
+import { Backend, type BackendOptions } from "../../../src/backend/runtime.ts";
 import { defineSchema, type SchemaDefinition } from "../../../src/backend/schema.ts";
+import { PostgresEngine } from "../../../src/backend/storage/postgres.ts";
 import { v } from "../../../src/backend/values/validators.ts";
+import { startPostgres, type TestPostgres } from "../../helpers/postgres.ts";
 import { startTestBackend } from "../../helpers/service.ts";
 
 export const ADAPTER = (process.env.BETTER_AUTH_TESTS_ADAPTER ?? "http") as "http" | "direct";
+export const DATABASE = (process.env.BETTER_AUTH_TESTS_DATABASE ?? "sqlite") as "sqlite" | "postgres";
 
 const backends = new Set<Backend>();
+let postgres: Promise<TestPostgres> | undefined;
 afterAll(async () => {
   for (const backend of backends) await backend.close();
   backends.clear();
+  await (await postgres)?.stop();
 });
+
+async function startBackend(options: Omit<BackendOptions, "engine">): Promise<Backend> {
+  if (DATABASE === "sqlite") return startTestBackend(options);
+  postgres ??= startPostgres();
+  const engine = new PostgresEngine({ connectionString: await (await postgres).createDatabase() });
+  const backend = new Backend({ ...options, engine });
+  await backend.start();
+  return backend;
+}
 
 type CurrentUserContext = { headers: Headers };
 const currentUserContextStorage = new AsyncLocalStorage<CurrentUserContext>();
@@ -57,7 +73,7 @@ async function startAuthBackend(options: BetterAuthOptions) {
     }),
     read: internalQuery({ args: { method: v.string(), args: v.any(), config: v.number() }, handler: run }),
   };
-  const backend = await startTestBackend({ schema, modules: { auth: createApi(schema), direct } });
+  const backend = await startBackend({ schema, modules: { auth: createApi(schema), direct } });
   backends.add(backend);
 
   /** The direct adapter with every call a real mutation or query of `backend`. */
