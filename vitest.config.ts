@@ -50,5 +50,12 @@ export default defineConfig({
     hookTimeout: 60_000,
     pool: "forks",
     setupFiles: ["test/setup.ts"],
+    server: {
+      deps: {
+        // Better Auth's Next.js integration imports `next/headers` without an extension, which
+        // only a bundler resolves (Next.js has no exports map); vite resolves it when inlined.
+        inline: [/better-auth\/dist\/integrations\/next-js\.mjs$/],
+      },
+    },
   },
 });
