@@ -1,14 +1,13 @@
 import { readdirSync, realpathSync } from "node:fs";
 import { join } from "node:path";
-import { configDefaults, defineConfig } from "vitest/config";
+import { defineConfig } from "vitest/config";
 
 /**
- * Better Auth's own test files (test/better-auth, see its README) take about ten minutes in all;
- * `BETTER_AUTH_TESTS=all` runs them all, otherwise these representative ones run (core sign-up,
- * sign-in and sign-out, the error page, two-factor, multi-session, organization members, phone
- * number).
+ * Better Auth's own test files (test/better-auth, see its README) run with every test on the HTTP
+ * adapter (about two minutes), and these representative ones once more on the direct adapter
+ * (project `better-auth-direct`); `BETTER_AUTH_TESTS=all` runs every file on both.
  */
-const BETTER_AUTH_SUBSET = new Set([
+const DIRECT_ADAPTER_SUBSET = [
   "api/routes/error.test.ts",
   "api/routes/sign-in.test.ts",
   "api/routes/sign-out.test.ts",
@@ -17,24 +16,17 @@ const BETTER_AUTH_SUBSET = new Set([
   "plugins/organization/routes/crud-members.test.ts",
   "plugins/phone-number/phone-number.test.ts",
   "plugins/two-factor/two-factor.test.ts",
-]);
+].map((file) => `test/better-auth/${file}`);
 
-function testFiles(dir: string, prefix = ""): string[] {
+function testFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
     entry.isDirectory()
-      ? testFiles(join(dir, entry.name), `${prefix}${entry.name}/`)
+      ? testFiles(join(dir, entry.name))
       : entry.name.endsWith(".test.ts")
-        ? [`${prefix}${entry.name}`]
+        ? [join(dir, entry.name)]
         : [],
   );
 }
-
-const betterAuthExcluded =
-  process.env.BETTER_AUTH_TESTS === "all"
-    ? []
-    : testFiles("test/better-auth")
-        .filter((file) => !BETTER_AUTH_SUBSET.has(file))
-        .map((file) => `test/better-auth/${file}`);
 
 export default defineConfig({
   resolve: {
@@ -44,8 +36,6 @@ export default defineConfig({
     },
   },
   test: {
-    include: ["test/**/*.test.ts", "test/**/*.test.tsx"],
-    exclude: [...configDefaults.exclude, ...betterAuthExcluded],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: "forks",
@@ -57,5 +47,20 @@ export default defineConfig({
         inline: [/better-auth\/dist\/integrations\/next-js\.mjs$/],
       },
     },
+    projects: [
+      {
+        extends: true,
+        test: { name: "service-auth", include: ["test/**/*.test.ts", "test/**/*.test.tsx"] },
+      },
+      {
+        extends: true,
+        test: {
+          name: "better-auth-direct",
+          include:
+            process.env.BETTER_AUTH_TESTS === "all" ? testFiles("test/better-auth") : DIRECT_ADAPTER_SUBSET,
+          env: { BETTER_AUTH_TESTS_ADAPTER: "direct" },
+        },
+      },
+    ],
   },
 });
