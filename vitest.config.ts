@@ -1,11 +1,11 @@
 import { readdirSync, realpathSync } from "node:fs";
 import { join } from "node:path";
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
 
 /**
- * Better Auth's own test files (test/better-auth, see its README) run with every test on the HTTP
- * adapter (about two minutes), and these representative ones once more on the direct adapter
- * (project `better-auth-direct`); `BETTER_AUTH_TESTS=all` runs every file on both.
+ * Better Auth's own test files (test/better-auth, see its README) all run on the HTTP adapter
+ * (project `better-auth`, about two minutes), and these representative ones once more on the
+ * direct adapter (project `better-auth-direct`); `BETTER_AUTH_TESTS=all` runs every file on both.
  */
 const DIRECT_ADAPTER_SUBSET = [
   "api/routes/error.test.ts",
@@ -50,7 +50,16 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: "service-auth", include: ["test/**/*.test.ts", "test/**/*.test.tsx"] },
+        test: {
+          name: "service-auth",
+          include: ["test/**/*.test.ts", "test/**/*.test.tsx"],
+          exclude: [...configDefaults.exclude, "test/better-auth/**"],
+        },
+      },
+      {
+        extends: true,
+        // Upstream's instances log at debug level: shown for failing tests only.
+        test: { name: "better-auth", include: ["test/better-auth/**/*.test.ts"], silent: "passed-only" },
       },
       {
         extends: true,
@@ -59,6 +68,7 @@ export default defineConfig({
           include:
             process.env.BETTER_AUTH_TESTS === "all" ? testFiles("test/better-auth") : DIRECT_ADAPTER_SUBSET,
           env: { BETTER_AUTH_TESTS_ADAPTER: "direct" },
+          silent: "passed-only",
         },
       },
     ],
