@@ -58,6 +58,14 @@ interface OpenTransaction {
   writes: DocumentWrite[];
   /** The first error of a mutation inside: the transaction must not commit without its writes. */
   failed?: { error: unknown };
+  /** The joined calls take turns: each sees the writes of those before it, none interleaves. */
+  turn: Promise<unknown>;
+}
+
+/** Where an async context stands in a scope: inside one of its calls (`inTurn`), or waiting for one. */
+interface ScopeEntry {
+  scope: OpenTransaction;
+  inTurn: boolean;
 }
 
 export class Backend {
@@ -69,7 +77,7 @@ export class Backend {
   private readonly authenticator: Authenticator;
   private readonly authSource?: BackendOptions["auth"];
   /** The transaction scope the current async context runs in, if any (see `runInTransaction`). */
-  private readonly openTransaction = new AsyncLocalStorage<OpenTransaction>();
+  private readonly openTransaction = new AsyncLocalStorage<ScopeEntry>();
 
   constructor(options: BackendOptions) {
     this.catalog = new Catalog(options.schema);
@@ -186,10 +194,10 @@ export class Backend {
   ): Promise<{ value: unknown; readSet: ReadSet }> {
     const fn = this.lookup(functionPath(ref), "query", caller.allowInternal);
     const parsed = parseArgs(fn, args);
-    const open = this.openTransaction.getStore();
+    const entry = this.openTransaction.getStore();
     // Inside a transaction scope the query reads the scope's transaction, its writes included.
     const read = <T>(body: (tx: ReadTransaction) => Promise<T>) =>
-      open ? body(open.tx) : this.engine.read(body);
+      entry ? this.inTurn(entry, () => body(entry.scope.tx)) : this.engine.read(body);
     return read(async (tx) => {
       // Identity reads are not part of the query's read set: the connection watches them itself.
       // An anonymous caller skips the call (and its await): nothing to resolve.
@@ -218,16 +226,17 @@ export class Backend {
   ): Promise<{ value: unknown; sequence: number }> {
     const fn = this.lookup(functionPath(ref), "mutation", caller.allowInternal);
     const parsed = parseArgs(fn, args);
-    const open = this.openTransaction.getStore();
-    if (open) {
+    const entry = this.openTransaction.getStore();
+    if (entry) {
       // Joins the scope's transaction: committed (and published) with it, never on its own.
-      try {
-        const value = await this.mutate(fn, parsed, caller, open.tx, open.writes);
-        return { value: value === undefined ? null : value, sequence: this.commits.lastSequence };
-      } catch (error) {
-        open.failed ??= { error };
-        throw error;
-      }
+      const { scope } = entry;
+      const value = await this.inTurn(entry, () =>
+        this.mutate(fn, parsed, caller, scope.tx, scope.writes).catch((error) => {
+          scope.failed ??= { error };
+          throw error;
+        }),
+      );
+      return { value: value === undefined ? null : value, sequence: this.commits.lastSequence };
     }
     let writes: DocumentWrite[] = [];
     const value = await this.engine.write(async (tx) => {
@@ -258,6 +267,18 @@ export class Backend {
   }
 
   /**
+   * Runs a joined call when the calls before it in the scope are done. A call made from inside
+   * another (an action's closure) runs at once: waiting for its caller would never end.
+   */
+  private inTurn<T>(entry: ScopeEntry, call: () => Promise<T>): Promise<T> {
+    if (entry.inTurn) return call();
+    const { scope } = entry;
+    const result = scope.turn.then(() => this.openTransaction.run({ scope, inTurn: true }, call));
+    scope.turn = result.catch(() => undefined);
+    return result;
+  }
+
+  /**
    * Runs `fn` as one write transaction that the queries and mutations it calls join (see
    * `ActionCtx.runInTransaction`); publishes the writes after the commit. Inside a scope already,
    * `fn` simply runs in it.
@@ -266,9 +287,9 @@ export class Backend {
     if (this.openTransaction.getStore()) return fn();
     let open: OpenTransaction | undefined;
     const value = await this.engine.write(async (tx) => {
-      open = { tx, writes: [] };
+      open = { tx, writes: [], turn: Promise.resolve() };
       const scope = open;
-      const result = await this.openTransaction.run(scope, fn);
+      const result = await this.openTransaction.run({ scope, inTurn: false }, fn);
       // A mutation inside failed and `fn` went on: committing would keep only part of its work.
       if (scope.failed) throw scope.failed.error;
       return result;

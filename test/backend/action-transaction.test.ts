@@ -25,6 +25,15 @@ const notes = {
       throw new Error("refused after writing");
     },
   }),
+  /** Appends `n<count>`: two running interleaved would both read the same count. */
+  appendNext: internalMutation({
+    args: {},
+    handler: async (ctx) => {
+      const count = (await ctx.db.query("notes").collect()).length;
+      await ctx.db.insert("notes", { text: `n${count}` });
+      return count;
+    },
+  }),
   texts: internalQuery({
     args: {},
     handler: async (ctx) => (await ctx.db.query("notes").collect()).map((n) => n.text),
@@ -83,6 +92,20 @@ describe("runInTransaction", () => {
       }),
     ).rejects.toThrow("refused after writing");
     expect(await texts()).toEqual(before);
+  });
+
+  it("concurrent calls inside take turns: none interleaves with another", async () => {
+    const c = await ctx();
+    const before = (await texts()).length;
+    const counts = await c.runInTransaction(() =>
+      Promise.all([
+        c.runMutation("notes:appendNext" as any, {}),
+        c.runQuery("notes:texts" as any, {}).then((t) => (t as string[]).length),
+        c.runMutation("notes:appendNext" as any, {}),
+      ]),
+    );
+    expect(counts).toEqual([before, before + 1, before + 1]);
+    expect((await texts()).slice(before)).toEqual([`n${before}`, `n${before + 1}`]);
   });
 
   it("a scope inside a scope is the same transaction", async () => {
