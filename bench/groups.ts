@@ -9,6 +9,7 @@ import { hash } from "./hash.ts";
 import { http } from "./http.ts";
 import type { BenchGroup } from "./lib/types.ts";
 import { platform } from "./platform.ts";
+import { postgres } from "./postgres.ts";
 import { sync } from "./sync.ts";
 
-export const groups: Record<string, BenchGroup> = { platform, http, auth, hash, sync, fanout };
+export const groups: Record<string, BenchGroup> = { platform, http, auth, hash, sync, fanout, postgres };

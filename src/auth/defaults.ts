@@ -1,18 +1,26 @@
 /**
  * The platform's defaults for Better Auth options: logs through the platform logger (redacted,
- * `LOG_LEVEL`) and password hashing off the event loop. Apps wrap their options with
- * {@link withAuthDefaults}; anything an app sets itself wins.
+ * `LOG_LEVEL`), password hashing off the event loop, rate limits by the real client address and
+ * length limits on user fields. Apps wrap their options with {@link withAuthDefaults}; anything an
+ * app sets itself wins.
  */
 import type { BetterAuthOptions } from "better-auth";
 import { betterAuthLogger } from "./better-auth-logger.ts";
 import { nativePasswordHasher } from "./password.ts";
+import { CLIENT_IP_HEADER, rateLimitOptions } from "./rate-limit.ts";
+import { withUserFieldLimits } from "./user-field-limits.ts";
 
 /**
  * `options` with the platform defaults filled in:
  * - `logger`: {@link betterAuthLogger}, under the app's own `logger` fields (`{ disabled: true }`
  *   still silences it, `{ log }` replaces it);
  * - `emailAndPassword.password`: the native scrypt hasher (same hash format as Better Auth's), unless
- *   the app sets its own `hash` or `verify` (a pair: one is never mixed with the other's algorithm).
+ *   the app sets its own `hash` or `verify` (a pair: one is never mixed with the other's algorithm);
+ * - `rateLimit`: on in every mode with the limits of `AUTH_RATE_LIMITS` (the app's fields win, its
+ *   `customRules` add to them);
+ * - `advanced.ipAddress`: the client address is the one the platform puts in its private header
+ *   (the socket's peer, or per `TRUSTED_PROXIES` the forwarded client), unless the app sets its own;
+ * - `databaseHooks.user`: length limits on name, email, image and username before the app's hooks.
  */
 export function withAuthDefaults<O extends BetterAuthOptions>(options: O): O {
   const emailAndPassword = options.emailAndPassword;
@@ -21,6 +29,12 @@ export function withAuthDefaults<O extends BetterAuthOptions>(options: O): O {
   return {
     ...options,
     logger: { ...betterAuthLogger(), ...options.logger },
+    rateLimit: rateLimitOptions(options.rateLimit),
+    advanced: {
+      ...options.advanced,
+      ipAddress: options.advanced?.ipAddress ?? { ipAddressHeaders: [CLIENT_IP_HEADER] },
+    },
+    databaseHooks: withUserFieldLimits(options.databaseHooks),
     ...(emailAndPassword && !ownHasher
       ? { emailAndPassword: { ...emailAndPassword, password: { ...password, ...nativePasswordHasher } } }
       : {}),

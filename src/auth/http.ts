@@ -9,6 +9,11 @@
  * 500, so a database outage would sign browsers out. The middleware watches the database calls
  * an auth request makes; when one failed because the database was unavailable or busy, the answer
  * is that typed 503 (no cookies), whatever Better Auth made of it.
+ *
+ * Better Auth learns the client's address from a private header the middleware sets from the
+ * platform's (`ctx.meta.clientIp`: the socket's peer, or per `TRUSTED_PROXIES` the forwarded
+ * client); a copy sent by the client is dropped. Its rate limiter's 429 gets `Retry-After` and the
+ * code `TOO_MANY_REQUESTS`.
  */
 import { Hono, type MiddlewareHandler } from "hono";
 import {
@@ -20,6 +25,7 @@ import {
 } from "service-auth/server";
 import { siteOriginOf } from "./config.ts";
 import { DEFAULT_BASE_PATH } from "./plugin/options.ts";
+import { CLIENT_IP_HEADER } from "./rate-limit.ts";
 
 /** What `authMiddleware` needs from an auth instance. */
 export interface AuthHandler {
@@ -33,15 +39,43 @@ export type HttpEnv = { Bindings: ActionCtx };
 const COOKIE_HEADER = "service-auth-cookie";
 const SET_COOKIE_HEADER = "set-service-auth-cookie";
 
-/** Copies `Service-Auth-Cookie` into `Cookie` so Better Auth sees cookies sent by header. */
-function withHeaderCookies(request: Request): Request {
+/**
+ * The request as Better Auth gets it: `Service-Auth-Cookie` copied into `Cookie` (so it sees
+ * cookies sent by header) and the client address in {@link CLIENT_IP_HEADER}, never the client's.
+ */
+function authRequest(request: Request, clientIp: string | undefined): Request {
   const extra = request.headers.get(COOKIE_HEADER);
-  if (!extra) return request;
+  if (!extra && !clientIp && !request.headers.has(CLIENT_IP_HEADER)) return request;
   const headers = new Headers(request.headers);
-  const existing = headers.get("cookie");
-  headers.set("cookie", existing ? `${existing}; ${extra}` : extra);
-  headers.delete(COOKIE_HEADER);
+  if (extra) {
+    const existing = headers.get("cookie");
+    headers.set("cookie", existing ? `${existing}; ${extra}` : extra);
+    headers.delete(COOKIE_HEADER);
+  }
+  headers.delete(CLIENT_IP_HEADER);
+  if (clientIp) headers.set(CLIENT_IP_HEADER, clientIp);
   return new Request(request, { headers });
+}
+
+/**
+ * Better Auth's rate-limit answer (`{message}`, `X-Retry-After`) as the platform's: code
+ * `TOO_MANY_REQUESTS` and the standard `Retry-After` header (seconds).
+ */
+function typedTooManyRequests(response: Response): Response {
+  if (response.status !== 429) return response;
+  const retryAfter = response.headers.get("x-retry-after") ?? "60";
+  const headers = new Headers(response.headers);
+  headers.set("content-type", "application/json");
+  headers.set("retry-after", retryAfter);
+  const body = {
+    code: "TOO_MANY_REQUESTS",
+    message: `Too many requests; try again in ${retryAfter} seconds`,
+  };
+  return new Response(JSON.stringify(body), {
+    status: response.status,
+    statusText: response.statusText,
+    headers,
+  });
 }
 
 /** Mirrors `Set-Cookie` into `Set-Service-Auth-Cookie` (readable by cross-origin scripts). */
@@ -95,7 +129,7 @@ export function authMiddleware(
     const database = watchDatabase(c.env);
     let response: Response;
     try {
-      response = await createAuth(database.ctx).handler(withHeaderCookies(c.req.raw));
+      response = await createAuth(database.ctx).handler(authRequest(c.req.raw, c.env.meta?.clientIp));
     } catch (error) {
       const fault = database.fault();
       if (fault) return databaseFaultResponse(fault);
@@ -104,7 +138,7 @@ export function authMiddleware(
     const fault = database.fault();
     // Whatever Better Auth answered was decided without the database: not a verdict on the session.
     if (fault) return databaseFaultResponse(fault);
-    return withExposedCookies(response);
+    return withExposedCookies(typedTooManyRequests(response));
   };
 }
 

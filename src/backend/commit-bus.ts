@@ -9,8 +9,6 @@
  */
 import type { Commit, DocumentWrite } from "./db/read-write-sets.ts";
 import { logger } from "./logger.ts";
-import { encodeWrites } from "./storage/commit-payload.ts";
-import type { StorageEngine } from "./storage/engine.ts";
 
 export type CommitListener = (commit: Commit) => void;
 
@@ -22,10 +20,7 @@ export class CommitBus {
    * @param hearers hear each commit in this order, before any listener; unlike listeners, a
    *   hearer that throws is not contained, as skipping an invalidation would be unsafe.
    */
-  constructor(
-    private readonly engine: StorageEngine,
-    private readonly hearers: readonly CommitListener[],
-  ) {}
+  constructor(private readonly hearers: readonly CommitListener[]) {}
 
   /** The sequence number of the last published commit. */
   get lastSequence(): number {
@@ -39,8 +34,10 @@ export class CommitBus {
   }
 
   /**
-   * Delivers a commit here. `unknown`: another process committed and its write set is not known,
-   * so everyone must assume anything changed.
+   * Delivers a commit here: one of this process (other instances learn of it from the storage
+   * engine, which records it in the commit's own transaction), or one the engine reported.
+   * `unknown`: another process committed and its write set is not known, so everyone must assume
+   * anything changed.
    */
   publish(writes: DocumentWrite[], unknown = false): void {
     const commit: Commit = { sequence: ++this.sequence, writes, unknown };
@@ -52,13 +49,5 @@ export class CommitBus {
         logger.error("commit listener failed", { error: String(e) });
       }
     }
-  }
-
-  /** A commit of this process: delivered here, then announced to other instances. */
-  committed(writes: DocumentWrite[]): void {
-    this.publish(writes);
-    void this.engine
-      .publishCommit(encodeWrites(writes))
-      .catch((e) => logger.error("commit announcement failed", { error: String(e) }));
   }
 }

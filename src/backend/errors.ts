@@ -65,6 +65,11 @@ export const ERROR_CODES = {
   PROTOCOL_ERROR: spec(400, "refused", "a message is out of place (e.g. a second connect)"),
   DUPLICATE_ID: spec(409, "refused", "a subscription id is already in use on the connection"),
   TOO_MANY_SUBSCRIPTIONS: spec(429, "refused", "the connection has the most subscriptions allowed"),
+  BUDGET_EXCEEDED: spec(
+    429,
+    "refused",
+    "the connection or the server holds the most bytes allowed (subscriptions, requests awaiting an answer)",
+  ),
 } as const satisfies Record<string, ErrorCodeSpec>;
 
 /** A registered code, or an application's own (which answers 400 unless given a status). */

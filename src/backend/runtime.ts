@@ -25,7 +25,7 @@ import { FunctionRegistry, parseArgs } from "./functions/registry.ts";
 import { staticAuth } from "./functions/static-auth.ts";
 import { logger } from "./logger.ts";
 import type { SchemaDefinition } from "./schema.ts";
-import { decodeWrites } from "./storage/commit-payload.ts";
+import { decodeWrites, encodeWrites } from "./storage/commit-payload.ts";
 import type { ReadTransaction, StorageEngine, WriteTransaction } from "./storage/engine.ts";
 
 // Backend's API speaks these (options, `authenticate`); transports import them from here.
@@ -90,7 +90,7 @@ export class Backend {
       env: this.env,
       lastSequence: () => this.commits.lastSequence,
     });
-    this.commits = new CommitBus(this.engine, [
+    this.commits = new CommitBus([
       // Before anyone hears of the commit: a revoked session or banned user must not hit the cache.
       (commit) => this.authenticator.heard(commit),
       (commit) => {
@@ -170,16 +170,18 @@ export class Backend {
 
   /**
    * Identity for one call: given by the caller, else steps 1+2 for its token in `tx` (the call's
-   * snapshot). Not async: a cached identity is returned as is, without a promise per call.
+   * snapshot; `since` is the commit sequence taken before it began). Not async: a cached identity
+   * is returned as is, without a promise per call.
    */
   private identityFor(
     caller: Caller,
     tx: ReadTransaction,
+    since: number,
   ): UserIdentity | null | Promise<UserIdentity | null> {
     if (caller.identity !== undefined) return caller.identity;
     if (caller.lazyIdentity) return caller.lazyIdentity();
     if (!caller.token) return null;
-    return this.authenticator.identity(caller.token, caller.meta, tx);
+    return this.authenticator.identity(caller.token, caller.meta, tx, since);
   }
 
   // ------------------------------------------------------------------------------ execution
@@ -194,6 +196,7 @@ export class Backend {
   ): Promise<{ value: unknown; readSet: ReadSet }> {
     const fn = this.lookup(functionPath(ref), "query", caller.allowInternal);
     const parsed = parseArgs(fn, args);
+    const since = this.commits.lastSequence;
     const entry = this.openTransaction.getStore();
     // Inside a transaction scope the query reads the scope's transaction, its writes included.
     const read = <T>(body: (tx: ReadTransaction) => Promise<T>) =>
@@ -203,7 +206,7 @@ export class Backend {
       // An anonymous caller skips the call (and its await): nothing to resolve.
       const identity =
         caller.token || caller.identity !== undefined || caller.lazyIdentity
-          ? await this.identityFor(caller, tx)
+          ? await this.identityFor(caller, tx, since)
           : null;
       const readSet = into ?? emptyReadSet();
       const db = new DatabaseReaderImpl(this.catalog, tx, readSet);
@@ -231,7 +234,7 @@ export class Backend {
       // Joins the scope's transaction: committed (and published) with it, never on its own.
       const { scope } = entry;
       const value = await this.inTurn(entry, () =>
-        this.mutate(fn, parsed, caller, scope.tx, scope.writes).catch((error) => {
+        this.mutate(fn, parsed, caller, scope.tx, scope.writes, this.commits.lastSequence).catch((error) => {
           scope.failed ??= { error };
           throw error;
         }),
@@ -239,11 +242,15 @@ export class Backend {
       return { value: value === undefined ? null : value, sequence: this.commits.lastSequence };
     }
     let writes: DocumentWrite[] = [];
-    const value = await this.engine.write(async (tx) => {
-      writes = [];
-      return this.mutate(fn, parsed, caller, tx, writes);
-    });
-    if (writes.length) this.commits.committed(writes);
+    const since = this.commits.lastSequence;
+    const value = await this.engine.write(
+      async (tx) => {
+        writes = [];
+        return this.mutate(fn, parsed, caller, tx, writes, since);
+      },
+      this.writeSetOf(() => writes),
+    );
+    if (writes.length) this.commits.publish(writes);
     return { value: value === undefined ? null : value, sequence: this.commits.lastSequence };
   }
 
@@ -254,8 +261,9 @@ export class Backend {
     caller: Caller,
     tx: WriteTransaction,
     writes: DocumentWrite[],
+    since: number,
   ): Promise<unknown> {
-    const identity = await this.identityFor(caller, tx);
+    const identity = await this.identityFor(caller, tx, since);
     const db = new DatabaseWriterImpl(this.catalog, tx, emptyReadSet(), writes);
     const ctx: MutationCtx = {
       db,
@@ -264,6 +272,14 @@ export class Backend {
       env: this.env,
     };
     return fn.handler(ctx, args);
+  }
+
+  /** The engine's `writeSet` callback: the encoded writes, computed only if the engine asks. */
+  private writeSetOf(writes: () => DocumentWrite[]): () => string | undefined {
+    return () => {
+      const w = writes();
+      return w.length ? encodeWrites(w) : undefined;
+    };
   }
 
   /**
@@ -286,15 +302,18 @@ export class Backend {
   async runInTransaction<T>(fn: () => Promise<T>): Promise<T> {
     if (this.openTransaction.getStore()) return fn();
     let open: OpenTransaction | undefined;
-    const value = await this.engine.write(async (tx) => {
-      open = { tx, writes: [], turn: Promise.resolve() };
-      const scope = open;
-      const result = await this.openTransaction.run({ scope, inTurn: false }, fn);
-      // A mutation inside failed and `fn` went on: committing would keep only part of its work.
-      if (scope.failed) throw scope.failed.error;
-      return result;
-    });
-    if (open?.writes.length) this.commits.committed(open.writes);
+    const value = await this.engine.write(
+      async (tx) => {
+        open = { tx, writes: [], turn: Promise.resolve() };
+        const scope = open;
+        const result = await this.openTransaction.run({ scope, inTurn: false }, fn);
+        // A mutation inside failed and `fn` went on: committing would keep only part of its work.
+        if (scope.failed) throw scope.failed.error;
+        return result;
+      },
+      this.writeSetOf(() => open?.writes ?? []),
+    );
+    if (open?.writes.length) this.commits.publish(open.writes);
     return value;
   }
 
@@ -347,11 +366,14 @@ export class Backend {
   /** Internal writes outside any registered function; published like a mutation's. */
   async write<T>(fn: (db: DatabaseWriterImpl) => Promise<T>): Promise<T> {
     let writes: DocumentWrite[] = [];
-    const value = await this.engine.write(async (tx) => {
-      writes = [];
-      return fn(new DatabaseWriterImpl(this.catalog, tx, emptyReadSet(), writes, true));
-    });
-    if (writes.length) this.commits.committed(writes);
+    const value = await this.engine.write(
+      async (tx) => {
+        writes = [];
+        return fn(new DatabaseWriterImpl(this.catalog, tx, emptyReadSet(), writes, true));
+      },
+      this.writeSetOf(() => writes),
+    );
+    if (writes.length) this.commits.publish(writes);
     return value;
   }
 

@@ -5,6 +5,7 @@
 
 export type { AuthConfig, Authenticated, IdentityResolver } from "./auth/authenticator.ts";
 export type { JwtProviderConfig } from "./auth/jwt-verifier.ts";
+export { rateLimitKey, TRUSTED_PROXIES_VAR } from "./client-address.ts";
 export type { DatabaseReader, DatabaseWriter } from "./db/database.ts";
 export type { IndexRangeBuilder, PaginationOptions, PaginationResult, Query } from "./db/query.ts";
 export { EnvStore, parseEnvFile } from "./env/store.ts";

@@ -14,8 +14,10 @@ export const CloseCode = {
   HANDSHAKE_REQUIRED: 4002,
   /** No message within the idle timeout (either side's view of a dead connection). */
   IDLE_TIMEOUT: 4008,
-  /** The client did not read its messages. */
+  /** The client did not read its messages (or the server's output budget ran out). */
   SLOW_CONSUMER: 4009,
+  /** The client's address has the most connections the server accepts from one address. */
+  TOO_MANY_CONNECTIONS: 4029,
 } as const;
 
 export type CloseCode = (typeof CloseCode)[keyof typeof CloseCode];

@@ -1,35 +1,18 @@
-/** The commit bus: numbering, the hearers-before-listeners order, and the announcement to other instances. */
-import { afterEach, describe, expect, it } from "vitest";
+/** The commit bus: numbering and the hearers-before-listeners order. */
+import { describe, expect, it } from "vitest";
 import { CommitBus } from "../../src/backend/commit-bus.ts";
 import type { Commit } from "../../src/backend/db/read-write-sets.ts";
-import { decodeWrites } from "../../src/backend/storage/commit-payload.ts";
-import { SqliteEngine } from "../../src/backend/storage/sqlite.ts";
 
 // The failing listener is logged; the test asserts on deliveries, not logs.
 process.env.LOG_LEVEL ??= "silent";
 
-/** Real SQLite engine that records what it is asked to announce to other instances. */
-class RecordingEngine extends SqliteEngine {
-  readonly announced: string[] = [];
-  override async publishCommit(payload?: string): Promise<void> {
-    if (payload !== undefined) this.announced.push(payload);
-  }
-}
-
-const engines: SqliteEngine[] = [];
-afterEach(async () => {
-  for (const engine of engines.splice(0)) await engine.close();
-});
-
 function bus() {
-  const engine = new RecordingEngine({ filename: ":memory:" });
-  engines.push(engine);
   const order: string[] = [];
-  const commits = new CommitBus(engine, [
+  const commits = new CommitBus([
     (c) => order.push(`first ${c.sequence}`),
     (c) => order.push(`second ${c.sequence}`),
   ]);
-  return { engine, commits, order };
+  return { commits, order };
 }
 
 const write = (table: string, id: string) => ({
@@ -70,13 +53,5 @@ describe("commit bus", () => {
     commits.publish(writes);
     expect(heard).toEqual([{ sequence: 1, writes, unknown: false }]);
     expect(dropped).toEqual([]);
-  });
-
-  it("a commit of this process is delivered here and its write set announced to other instances", () => {
-    const { commits, engine, order } = bus();
-    const writes = [write("sessions", "s1"), write("_env", "e1")];
-    commits.committed(writes);
-    expect(order).toEqual(["first 1", "second 1"]);
-    expect(engine.announced.map((p) => decodeWrites(p))).toEqual([writes]);
   });
 });

@@ -91,7 +91,11 @@ describe("error registry", () => {
     expect(wireError(conflict)).toEqual({ code: "CONFLICT", message: "taken", data: { field: "email" } });
     expect(errorResponse(conflict)).toEqual({
       status: 409,
-      headers: { "content-type": "application/json" },
+      headers: {
+        "cache-control": "no-store",
+        "x-content-type-options": "nosniff",
+        "content-type": "application/json",
+      },
       body: '{"status":"error","code":"CONFLICT","message":"taken","data":{"field":"email"}}',
     });
     const refused = new ServiceError("UNAUTHORIZED", "Token has expired", {

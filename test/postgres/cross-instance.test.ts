@@ -1,8 +1,8 @@
 /**
  * Two service instances (and the CLI) on one PostgreSQL database: commits made through one
- * instance reach live subscribers of the other (LISTEN/NOTIFY), with their exact write set when
- * it fits a notification, and env changes propagate. The contract's 2-second bound for env changes
- * is a latency: not asserted here, where tests wait on conditions.
+ * instance reach live subscribers of the other (commit log + LISTEN/NOTIFY), with their exact
+ * write set unless it is too large for the log, and env changes propagate. The contract's
+ * 2-second bound for env changes is a latency: not asserted here, where tests wait on conditions.
  */
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -90,7 +90,7 @@ describe.skipIf(!postgresBinDir)("two instances on one PostgreSQL database", () 
     expect(both.map((m: { body: string }) => m.body)).toEqual(["from A", "from B"]);
   });
 
-  it("carries the exact write set when it fits, and an unknown commit when it does not", async () => {
+  it("carries the exact write set, through the commit log when too large for a notification, and an unknown commit when too large for the log", async () => {
     const commits: Commit[] = [];
     const stop = b.backend.onCommit((c) => commits.push(c));
     try {
@@ -112,7 +112,7 @@ describe.skipIf(!postgresBinDir)("two instances on one PostgreSQL database", () 
         },
       ]);
 
-      // A write set larger than a notification can carry still reaches B, as "re-check everything".
+      // Larger than a notification can carry: B reads the exact write set from the commit log.
       const live = subscribe(b, anyApi.messages.byAuthor, { author: "big" });
       await live.until((v) => Array.isArray(v) && v.length === 0);
       commits.length = 0;
@@ -123,6 +123,18 @@ describe.skipIf(!postgresBinDir)("two instances on one PostgreSQL database", () 
       expect(big.body.status).toBe("success");
       const update = await live.until((v) => v.length === 1);
       expect(update[0].body.length).toBe(10_000);
+      const logged = commits.find((c) => c.writes.some((w) => w.id === big.body.value));
+      expect(logged?.unknown).toBe(false);
+
+      // Larger than the log keeps (256 KB): it still reaches B, as "re-check everything".
+      commits.length = 0;
+      const huge = await postJson(`${a.url}/api/mutation`, {
+        path: "messages:send",
+        args: { body: "y".repeat(300_000), author: "big" },
+      });
+      expect(huge.body.status).toBe("success");
+      const both = await live.until((v) => v.length === 2);
+      expect(both[1].body.length).toBe(300_000);
       expect(commits.some((c) => c.unknown === true)).toBe(true);
     } finally {
       stop();

@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import { Catalog } from "../../src/backend/db/catalog.ts";
 import { compileRange } from "../../src/backend/db/query.ts";
 import { defineSchema, defineTable } from "../../src/backend/schema.ts";
+import { decodeWrites, encodeWrites } from "../../src/backend/storage/commit-payload.ts";
 import { openEngine } from "../../src/backend/storage/open.ts";
 import { PostgresEngine } from "../../src/backend/storage/postgres.ts";
 import { v } from "../../src/backend/values/index.ts";
@@ -17,6 +18,11 @@ const schema = defineSchema({
     .index("by_city", ["city"])
     .index("by_x", ["city", "age"]),
 });
+
+/** Resolves once `check` holds (polled every 10 ms; the test's timeout bounds the wait). */
+async function until(check: () => boolean | Promise<boolean>): Promise<void> {
+  while (!(await check())) await new Promise((r) => setTimeout(r, 10));
+}
 
 /** Resolves with the first value `register` hands to its callback. */
 function next<T>(register: (cb: (value: T) => void) => () => void): Promise<T> {
@@ -173,7 +179,17 @@ describe.skipIf(!postgresBinDir)("PostgreSQL engine", () => {
     }
   });
 
-  it("announces commits to other instances, not to itself, and marks oversized write sets unknown", async () => {
+  /** Inserts `doc` into people through `engine`, logging its write set as the runtime does. */
+  function insert(engine: PostgresEngine, catalog: Catalog, doc: { _id: string; name: string }) {
+    const stored = { _creationTime: 1, city: "c", ...doc };
+    return engine.write(
+      (tx) => tx.insert("people", stored, catalog.keysOf("people", stored)),
+      () => encodeWrites([{ table: "people", id: stored._id, before: null, after: stored }]),
+    );
+  }
+  const idsOf = (payload: string | undefined) => decodeWrites(payload)?.map((w) => w.id);
+
+  it("delivers commits to other instances, not to itself, with write sets too large for a notification", async () => {
     const url = await server().createDatabase();
     const a = await migrated(url);
     const b = await migrated(url);
@@ -181,38 +197,42 @@ describe.skipIf(!postgresBinDir)("PostgreSQL engine", () => {
       const heardByA: (string | undefined)[] = [];
       a.engine.onExternalCommit((p) => heardByA.push(p));
       const first = next<string | undefined>((cb) => b.engine.onExternalCommit(cb));
-      await a.engine.publishCommit('[{"table":"people","id":"x"}]');
-      expect(await first).toBe('[{"table":"people","id":"x"}]');
+      await insert(a.engine, a.catalog, { _id: "x", name: "small" });
+      expect(idsOf(await first)).toEqual(["x"]);
 
+      // 9,000 bytes do not fit NOTIFY: B reads the write set from the commit log.
       const big = next<string | undefined>((cb) => b.engine.onExternalCommit(cb));
-      await a.engine.publishCommit(JSON.stringify("x".repeat(9000)));
-      expect(await big).toBeUndefined();
+      await insert(a.engine, a.catalog, { _id: "y", name: "y".repeat(9000) });
+      expect(decodeWrites(await big)?.[0].after?.name).toHaveLength(9000);
 
-      // A hears B's commit, and only B's: its own two announcements came first and were ignored.
+      // A hears B's commit, and only B's: its own two came first and were not delivered back.
       const fromB = next<string | undefined>((cb) => a.engine.onExternalCommit(cb));
-      await b.engine.publishCommit("from-b");
-      expect(await fromB).toBe("from-b");
-      expect(heardByA).toEqual(["from-b"]);
+      await insert(b.engine, b.catalog, { _id: "z", name: "from b" });
+      expect(idsOf(await fromB)).toEqual(["z"]);
+      expect(heardByA.map(idsOf)).toEqual([["z"]]);
     } finally {
       await a.engine.close();
       await b.engine.close();
     }
   });
 
-  it("re-listens after its notification connection is killed and reports the gap as an unknown commit", async () => {
+  it("re-listens after its notification connection is killed and catches up on what it missed", async () => {
     const url = await server().createDatabase();
     const a = await migrated(url);
     const b = await migrated(url);
     try {
       const pid = await b.engine.listenerPid();
       expect(pid).toBeTypeOf("number");
-      const gap = next<string | undefined>((cb) => b.engine.onExternalCommit(cb));
+      const heard: (string | undefined)[] = [];
+      b.engine.onExternalCommit((p) => heard.push(p));
       await server().sql("SELECT pg_terminate_backend($1)", [pid]);
-      expect(await gap).toBeUndefined();
+      await insert(a.engine, a.catalog, { _id: "while-away", name: "n" });
+      await until(() => heard.some((p) => idsOf(p)?.[0] === "while-away"));
+      await until(async () => (await b.engine.listenerPid()) !== undefined);
       expect(await b.engine.listenerPid()).not.toBe(pid);
       const after = next<string | undefined>((cb) => b.engine.onExternalCommit(cb));
-      await a.engine.publishCommit("after-reconnect");
-      expect(await after).toBe("after-reconnect");
+      await insert(a.engine, a.catalog, { _id: "after", name: "n" });
+      expect(idsOf(await after)).toEqual(["after"]);
     } finally {
       await a.engine.close();
       await b.engine.close();

@@ -24,7 +24,7 @@ describe.skipIf(!postgresBinDir)("service on PostgreSQL", () => {
     expect(service.backend.engine.kind).toBe("postgres");
     const health = await getJson(`${service.url}/healthz`);
     expect(health.status).toBe(200);
-    expect(health.body).toEqual({ status: "ok" });
+    expect(health.body).toEqual({ status: "ok", commits: "listening" });
   });
 
   it("commits mutations and serves them to queries, index reads included", async () => {

@@ -18,13 +18,26 @@ afterAll(() => app?.close());
 it(
   "keeps a token inside the leeway authenticated until exp + leeway, then expires it once",
   async () => {
-    // exp = now - 1 s: expired by the token's own clock, valid for another leeway - 1 s.
-    const henry = await app.signIn("henry", { tokenTtlSeconds: -1 });
-    const exp = decodeJwt(henry.token).exp as number;
-    expect(exp * 1000).toBeLessThan(Date.now());
-    const s = await RawSocket.open(app.wsUrl);
-    s.send({ type: "connect", v: 1, token: henry.token });
-    expect(await s.next((m) => m.type === "connected")).toMatchObject({ authenticated: true });
+    // exp = now - 1 s: expired by the token's own clock, valid for another leeway - 1 s. On a
+    // machine too loaded to connect within those seconds the scenario does not arise (the token is
+    // rightly refused): that attempt says nothing, and a fresh token is tried.
+    let henry: Awaited<ReturnType<SyncApp["signIn"]>>;
+    let exp: number;
+    let s: RawSocket;
+    for (let attempt = 1; ; attempt++) {
+      henry = await app.signIn("henry", { tokenTtlSeconds: -1 });
+      exp = decodeJwt(henry.token).exp as number;
+      expect(exp * 1000).toBeLessThan(Date.now());
+      s = await RawSocket.open(app.wsUrl);
+      s.send({ type: "connect", v: 1, token: henry.token });
+      const connected = await s.next((m) => m.type === "connected");
+      if (Date.now() >= (exp + CLOCK_LEEWAY_SECONDS) * 1000 && attempt < 5) {
+        s.close();
+        continue;
+      }
+      expect(connected).toMatchObject({ authenticated: true });
+      break;
+    }
     s.send({ type: "subscribe", id: "me", path: "messages:whoami", args: {} });
     expect((await s.next((m) => m.type === "update" && m.id === "me")).value).toBe(henry.userId);
 

@@ -2,7 +2,10 @@
  * Authentication of a bearer token, in one place for every transport (HTTP calls, the WebSocket,
  * actions): step 1 verifies the JWT (signature, expiry, issuer, audience), step 2 runs the
  * installed identity resolver, which confirms the caller against the database (session and user
- * rows); the per-token identity cache (identity-cache.ts) remembers the result.
+ * rows); the per-token identity cache (identity-cache.ts) remembers the result. Where other
+ * instances share the database, a cached result is trusted only after the engine confirmed that
+ * every commit made before the request has been heard here (`syncExternalCommits`): a session
+ * revoked on another instance is refused on the very next request.
  */
 import type { Catalog } from "../db/catalog.ts";
 import { DatabaseReaderImpl } from "../db/database.ts";
@@ -91,6 +94,7 @@ export class Authenticator {
    * call's own snapshot; pass it before the transaction's first read), else in a snapshot of its own.
    */
   async authenticate(token: string, meta: RequestMeta = {}, tx?: ReadTransaction): Promise<Authenticated> {
+    if (this.cache.get(token)) await this.deps.engine.syncExternalCommits?.(tx);
     const cached = this.cache.get(token);
     if (cached) return { identity: cached.identity, readSet: cached.readSet, expiresAt: cached.exp };
     return this.verifyAndResolve(token, meta, tx);
@@ -99,15 +103,25 @@ export class Authenticator {
   /**
    * `authenticate`'s identity alone. A cache hit answers synchronously: it is the hot path of every
    * function call with a token, where a promise and a result object per call are measurable.
+   * `since`: the commit bus sequence taken before `tx` began (its snapshot may be older than this
+   * call: PostgreSQL's read snapshot starts at BEGIN, which asks for the commit log's head).
    */
   identity(
     token: string,
     meta: RequestMeta = {},
     tx?: ReadTransaction,
+    since?: number,
   ): UserIdentity | Promise<UserIdentity> {
     const cached = this.cache.get(token);
-    if (cached) return cached.identity;
-    return this.verifyAndResolve(token, meta, tx).then((a) => a.identity);
+    if (!cached) return this.verifyAndResolve(token, meta, tx, since).then((a) => a.identity);
+    const syncing = this.deps.engine.syncExternalCommits?.(tx);
+    if (!syncing) return cached.identity;
+    // Caught up: the commits that arrived may have dropped the entry (a revocation elsewhere).
+    return syncing.then(
+      () =>
+        this.cache.get(token)?.identity ??
+        this.verifyAndResolve(token, meta, tx, since).then((a) => a.identity),
+    );
   }
 
   /** Steps 1 and 2, uncached; stores the result unless something it depends on changed meanwhile. */
@@ -115,12 +129,13 @@ export class Authenticator {
     token: string,
     meta: RequestMeta,
     tx?: ReadTransaction,
+    sinceSequence?: number,
   ): Promise<Authenticated> {
     // Both taken before step 1 and before any await: a key rotation, or a commit touching what step
-    // 2 reads, while this runs keeps the result out of the cache. A given `tx` has not read yet and
-    // snapshots start at the first read (SQLite deferred BEGIN, PostgreSQL REPEATABLE READ), so
-    // `since` never counts a commit the snapshot misses.
-    const since = this.deps.lastSequence();
+    // 2 reads, while this runs keeps the result out of the cache. `since` must not count a commit
+    // the snapshot misses: for a given `tx` the caller took it before the transaction began;
+    // otherwise the snapshot (`engine.read` below) starts later than now.
+    const since = sinceSequence ?? this.deps.lastSequence();
     const epoch = this.cache.epoch;
     const claims = await this.verifyToken(token);
     const readSet = emptyReadSet();

@@ -1,5 +1,6 @@
 /** An app's registered functions by `module:name` path, and the check of a call's arguments. */
 import { ServiceError } from "../errors.ts";
+import { MAX_ARGS_DEPTH, nestsDeeperThan } from "../values/nesting.ts";
 import { validate } from "../values/validate.ts";
 import { type FunctionKind, isRegisteredFunction, type RegisteredFunction } from "./registered.ts";
 
@@ -37,6 +38,10 @@ export function parseArgs(fn: RegisteredFunction, args: unknown): Record<string,
   const value = args ?? {};
   if (typeof value !== "object" || Array.isArray(value)) {
     throw new ServiceError("INVALID_ARGUMENTS", "args must be an object");
+  }
+  // Before the validator (and anything else) walks the value recursively.
+  if (nestsDeeperThan(value, MAX_ARGS_DEPTH)) {
+    throw new ServiceError("INVALID_ARGUMENTS", `args nest deeper than ${MAX_ARGS_DEPTH} levels`);
   }
   if (fn.args) validate({ kind: "object", fields: fn.args, isOptional: false }, value, "args");
   return value as Record<string, unknown>;

@@ -3,6 +3,9 @@
  * `function-call.ts`), `GET /healthz`, and the application's own routes (a Hono app or anything
  * with `fetch(request, ctx)`). The Node server serves the function calls on a faster path
  * (`fast-api.ts`) with the same modules, so both answer alike.
+ *
+ * Every route has the body limit; a body declared JSON that is not JSON is answered 400 before any
+ * route sees it; every `/api/*` answer gets `Cache-Control: no-store` and `nosniff`.
  */
 import { type Context, Hono, type MiddlewareHandler } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
@@ -10,10 +13,21 @@ import { httpStatusOf, ServiceError } from "../errors.ts";
 import type { ActionCtx, EnvReader, RequestMeta } from "../functions/define.ts";
 import type { Backend } from "../runtime.ts";
 import { bearerToken } from "./bearer-token.ts";
-import { DEFAULT_MAX_BODY_BYTES, readWebBody, TOO_LARGE } from "./body-limit.ts";
+import {
+  DEFAULT_MAX_BODY_BYTES,
+  isJsonContentType,
+  readWebBody,
+  TOO_LARGE,
+  withBodyLimit,
+} from "./body-limit.ts";
 import { type CorsPolicy, corsHeaders } from "./cors-policy.ts";
-import { FUNCTION_ENDPOINT_KINDS, handleFunctionCall, payloadTooLarge } from "./function-call.ts";
-import { errorResponse, type JsonResponse, jsonResponse } from "./json-response.ts";
+import {
+  FUNCTION_ENDPOINT_KINDS,
+  handleFunctionCall,
+  NOT_JSON_MESSAGE,
+  payloadTooLarge,
+} from "./function-call.ts";
+import { API_HEADERS, errorResponse, type JsonResponse, jsonResponse } from "./json-response.ts";
 
 /** Application routes: a Hono app whose handlers get the action ctx as `c.env`. */
 export interface HttpRoutes {
@@ -42,6 +56,8 @@ export function createHttpApp(backend: Backend, options: HttpAppOptions = {}): H
     userAgent: request.headers.get("user-agent") ?? undefined,
   });
 
+  app.use("/api/*", apiHeaders);
+
   const corsRule = options.routes?.cors;
   if (corsRule)
     app.use(
@@ -52,7 +68,9 @@ export function createHttpApp(backend: Backend, options: HttpAppOptions = {}): H
   app.get("/healthz", async (c) => {
     try {
       await backend.engine.ping();
-      return c.json({ status: "ok" });
+      // PostgreSQL: how other instances' commits reach this one ("listening", "reconnecting", "polling").
+      const commits = backend.engine.commitChannel?.();
+      return c.json(commits ? { status: "ok", commits } : { status: "ok" });
     } catch {
       const code = "DATABASE_UNREACHABLE";
       return send(c, jsonResponse(httpStatusOf(code), { status: "error", code }));
@@ -76,12 +94,17 @@ export function createHttpApp(backend: Backend, options: HttpAppOptions = {}): H
   const routes = options.routes;
   app.all("*", async (c) => {
     if (!routes) return send(c, errorResponse(new ServiceError("NOT_FOUND", "Not found")));
+    const request = await withBodyLimit(c.req.raw, maxBodyBytes);
+    if (request === TOO_LARGE) return send(c, payloadTooLarge(maxBodyBytes));
+    if (request === undefined || (await declaresJsonButIsNot(request))) {
+      return send(c, errorResponse(new ServiceError("BAD_REQUEST", NOT_JSON_MESSAGE)));
+    }
     try {
       const ctx = await backend.actionCtx(
         { token: bearerToken(c.req.header("authorization")), meta: meta(c.req.raw, c.env) },
         false,
       );
-      return await routes.fetch(c.req.raw, ctx);
+      return await routes.fetch(request, ctx);
     } catch (error) {
       return send(c, errorResponse(error));
     }
@@ -90,6 +113,40 @@ export function createHttpApp(backend: Backend, options: HttpAppOptions = {}): H
   app.onError((error, c) => send(c, errorResponse(error)));
   return app;
 }
+
+/**
+ * A request whose `Content-Type` says JSON but whose (non-empty) body does not parse: refused here
+ * so no route answers it with a 500 (Better Auth does) or logs a stack trace.
+ */
+async function declaresJsonButIsNot(request: Request): Promise<boolean> {
+  if (request.body === null || !isJsonContentType(request.headers.get("content-type"))) return false;
+  const text = await request.clone().text();
+  if (text.trim() === "") return false;
+  try {
+    JSON.parse(text);
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+/**
+ * `Cache-Control: no-store` and `X-Content-Type-Options: nosniff` on every `/api/*` answer (it may
+ * carry user data, a session or a token), unless the route chose its own caching.
+ */
+const apiHeaders: MiddlewareHandler = async (c, next) => {
+  await next();
+  const missing = Object.entries(API_HEADERS).filter(([name]) => !c.res.headers.has(name));
+  if (missing.length === 0) return;
+  try {
+    for (const [name, value] of missing) c.res.headers.set(name, value);
+  } catch {
+    // Immutable headers (e.g. a `Response.redirect`): copy the response.
+    const res = new Response(c.res.body, c.res);
+    for (const [name, value] of missing) res.headers.set(name, value);
+    c.res = res;
+  }
+};
 
 function send(c: Context, response: JsonResponse): Response {
   return c.body(response.body, response.status as ContentfulStatusCode, { ...response.headers });

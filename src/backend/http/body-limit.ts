@@ -50,8 +50,35 @@ export class BodyCollector {
 
 const EMPTY = Buffer.alloc(0);
 
+/** Whether a `Content-Type` says JSON (`application/json`, `application/*+json`, any parameters). */
+export function isJsonContentType(contentType: string | null | undefined): boolean {
+  if (!contentType) return false;
+  const type = contentType.split(";", 1)[0].trim().toLowerCase();
+  return type === "application/json" || (type.startsWith("application/") && type.endsWith("+json"));
+}
+
 /** Marks a body over the limit. */
 export const TOO_LARGE = Symbol("body too large");
+
+/**
+ * A request whose body (if any) has been read within the limit and is held in memory, so whoever
+ * reads it next cannot be made to read more: the request, {@link TOO_LARGE}, or undefined when
+ * the upload failed.
+ */
+export async function withBodyLimit(
+  request: Request,
+  maxBodyBytes: number,
+): Promise<Request | typeof TOO_LARGE | undefined> {
+  if (request.body === null || request.method === "GET" || request.method === "HEAD") return request;
+  const body = await readWebBody(request, maxBodyBytes);
+  if (body === TOO_LARGE || body === undefined) return body;
+  return new Request(request.url, {
+    method: request.method,
+    headers: request.headers,
+    body: body as Uint8Array<ArrayBuffer>,
+    signal: request.signal,
+  });
+}
 
 /**
  * Reads a web request's body within the limit: its bytes, {@link TOO_LARGE}, or undefined when

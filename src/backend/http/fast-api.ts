@@ -7,6 +7,7 @@
  * so do function calls whose Host the adapter would refuse or lacks, or whose CORS rule throws.
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
+import { requestClientAddress } from "../client-address.ts";
 import type { EnvReader } from "../functions/define.ts";
 import type { Backend } from "../runtime.ts";
 import { BodyCollector, declaresTooLarge } from "./body-limit.ts";
@@ -70,6 +71,7 @@ interface RequestHeaders {
   authorization?: string;
   userAgent?: string;
   origin?: string;
+  forwardedFor?: string;
 }
 
 /**
@@ -84,6 +86,7 @@ function readHeaders(raw: string[]): RequestHeaders {
     if (name.length === 13 && name.toLowerCase() === "authorization") key = "authorization";
     else if (name.length === 10 && name.toLowerCase() === "user-agent") key = "userAgent";
     else if (name.length === 6 && name.toLowerCase() === "origin") key = "origin";
+    else if (name.length === 15 && name.toLowerCase() === "x-forwarded-for") key = "forwardedFor";
     if (key) out[key] = out[key] === undefined ? raw[i + 1] : `${out[key]}, ${raw[i + 1]}`;
   }
   return out;
@@ -137,7 +140,10 @@ async function answer(
   body: Buffer | undefined,
   cors: HeaderEntry[] | undefined,
 ): Promise<void> {
-  const meta = { clientIp: req.socket.remoteAddress, userAgent: headers.userAgent };
+  const meta = {
+    clientIp: requestClientAddress(backend.env, req.socket.remoteAddress, headers.forwardedFor),
+    userAgent: headers.userAgent,
+  };
   send(res, await handleFunctionCall(backend, { kind, body, headers, meta }), cors);
 }
 

@@ -11,8 +11,18 @@ export interface JsonResponse {
   body: string;
 }
 
+/**
+ * Headers of every API answer: answers carry user data, sessions or tokens, so no cache keeps
+ * them, and browsers never guess another content type.
+ */
+export const API_HEADERS: Readonly<Record<string, string>> = Object.freeze({
+  "cache-control": "no-store",
+  "x-content-type-options": "nosniff",
+});
+
 /** Headers of every JSON answer. */
 export const JSON_HEADERS: Readonly<Record<string, string>> = Object.freeze({
+  ...API_HEADERS,
   "content-type": "application/json",
 });
 

@@ -5,6 +5,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { getRequestListener } from "@hono/node-server";
+import { requestClientAddress } from "../client-address.ts";
 import type { Backend } from "../runtime.ts";
 import { createHttpApp, type HttpAppOptions } from "./app.ts";
 import { DEFAULT_MAX_BODY_BYTES } from "./body-limit.ts";
@@ -46,8 +47,12 @@ export async function listenHttp(
   const app = createHttpApp(backend, {
     ...options,
     maxBodyBytes,
-    clientIp: (_req, env) =>
-      (env as { incoming?: { socket?: { remoteAddress?: string } } })?.incoming?.socket?.remoteAddress,
+    clientIp: (req, env) =>
+      requestClientAddress(
+        backend.env,
+        (env as { incoming?: { socket?: { remoteAddress?: string } } })?.incoming?.socket?.remoteAddress,
+        req.headers.get("x-forwarded-for"),
+      ),
   });
   // The same options @hono/node-server's `serve` passes.
   const honoListener = getRequestListener(app.fetch, { hostname: options.hostname });

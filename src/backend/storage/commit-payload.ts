@@ -1,5 +1,5 @@
 /**
- * The write set a commit announces to other instances (`StorageEngine.publishCommit`): the
+ * The write set a commit announces to other instances (PostgreSQL's commit log and NOTIFY): the
  * documents before and after each write, so a receiving instance re-runs only the subscriptions
  * the commit touches. Anything unreadable decodes to null, meaning "unknown write set".
  */

@@ -66,17 +66,32 @@ export interface StorageEngine {
   /**
    * Runs `fn` in a serializable write transaction; commits if it resolves, rolls back if it
    * throws. Engines may run `fn` again after a serialization conflict, so it must not have
-   * effects outside the transaction.
+   * effects outside the transaction. `writeSet` gives the write set `fn` made (encoded by
+   * `commit-payload.ts`; undefined when it wrote nothing), asked for after `fn` and before the
+   * commit: an engine shared by several instances records it in the same transaction, so the
+   * others learn of the commit even if a notification is lost.
    */
-  write<T>(fn: (tx: WriteTransaction) => Promise<T>): Promise<T>;
+  write<T>(fn: (tx: WriteTransaction) => Promise<T>, writeSet?: () => string | undefined): Promise<T>;
   /**
    * Calls `listener` when another process or instance committed (the CLI, a second server).
    * `payload` is that commit's serialized write set when the engine can carry it, else undefined
    * (then every subscription must be re-checked).
    */
   onExternalCommit(listener: (payload?: string) => void): () => void;
-  /** Publishes a commit's write set to other instances (no-op where there are none). */
-  publishCommit(payload: string): Promise<void>;
+  /**
+   * Where other instances commit to the same database (PostgreSQL): resolves once every commit
+   * made anywhere before the call has been delivered to the `onExternalCommit` listeners, so a
+   * cached identity may be trusted; undefined when that is already so — e.g. `snapshot`, a read
+   * begun after the request arrived, sees no commit this instance has not heard of. Absent where
+   * commits of others are only polled for (SQLite).
+   */
+  syncExternalCommits?(snapshot?: ReadTransaction): Promise<void> | undefined;
+  /**
+   * How commits of other instances reach this one, for /healthz: `listening` (a live LISTEN
+   * connection), `reconnecting` (it failed its heartbeat; the commit log is polled meanwhile),
+   * `polling` (notifications off). Absent where there are no other instances.
+   */
+  commitChannel?(): "listening" | "reconnecting" | "polling";
   /** Cheap liveness check for /healthz. */
   ping(): Promise<void>;
   /** Query plan of a scan, for tests proving index use. */

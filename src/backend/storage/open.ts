@@ -1,7 +1,8 @@
 /** Chooses the storage engine from `DATABASE_URL`, with the timeouts from `DATABASE_*_MS`. */
 import { resolve } from "node:path";
 import type { StorageEngine } from "./engine.ts";
-import { PostgresEngine } from "./postgres.ts";
+import { PostgresEngine, type PostgresOptions } from "./postgres.ts";
+import { poolerMode } from "./postgres-pooler.ts";
 import { SqliteEngine } from "./sqlite.ts";
 
 /** Default embedded database file, relative to the working directory. */
@@ -45,7 +46,7 @@ export function openEngine(databaseUrl: string | undefined): StorageEngine {
   const target = databaseTarget(databaseUrl);
   if (target.kind === "postgres") {
     return new PostgresEngine({
-      connectionString: target.connectionString,
+      ...postgresSettings(target.connectionString, process.env),
       connectTimeoutMs: durationSetting("DATABASE_CONNECT_TIMEOUT_MS"),
       statementTimeoutMs: durationSetting("DATABASE_STATEMENT_TIMEOUT_MS"),
       queryTimeoutMs: durationSetting("DATABASE_QUERY_TIMEOUT_MS"),
@@ -58,4 +59,27 @@ export function openEngine(databaseUrl: string | undefined): StorageEngine {
     synchronous,
     busyTimeoutMs: durationSetting("DATABASE_BUSY_TIMEOUT_MS"),
   });
+}
+
+/**
+ * Cross-instance settings of the PostgreSQL engine from the environment: `DATABASE_NOTIFY=off`
+ * (poll the commit log instead of LISTEN/NOTIFY), `DATABASE_POOLER=transaction` (no named
+ * prepared statements), `DATABASE_LISTEN_URL` (a direct connection for LISTEN when
+ * `DATABASE_URL` goes through a pooler) and `DATABASE_POLL_MS` (the commit log poll period).
+ */
+export function postgresSettings(url: string, env: Record<string, string | undefined>): PostgresOptions {
+  const pooler = poolerMode(env.DATABASE_POOLER);
+  const listenUrl = env.DATABASE_LISTEN_URL?.trim() || undefined;
+  const notifySetting = env.DATABASE_NOTIFY?.trim().toLowerCase();
+  if (notifySetting && !["on", "off", "true", "false", "1", "0"].includes(notifySetting)) {
+    throw new Error(`DATABASE_NOTIFY must be "on" or "off", not "${env.DATABASE_NOTIFY}"`);
+  }
+  // LISTEN needs a session of its own: through a transaction pooler only with a direct URL.
+  const notify = !["off", "false", "0"].includes(notifySetting ?? "") && (pooler === "none" || !!listenUrl);
+  const pollMs = env.DATABASE_POLL_MS?.trim();
+  const pollIntervalMs = pollMs ? Number(pollMs) : undefined;
+  if (pollIntervalMs !== undefined && !(Number.isInteger(pollIntervalMs) && pollIntervalMs >= 10)) {
+    throw new Error(`DATABASE_POLL_MS must be a whole number of milliseconds ≥ 10, not "${pollMs}"`);
+  }
+  return { connectionString: url, pooler, notify, listenConnectionString: listenUrl, pollIntervalMs };
 }

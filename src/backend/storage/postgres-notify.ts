@@ -1,60 +1,85 @@
 /**
- * Cross-instance commit notifications over PostgreSQL LISTEN/NOTIFY.
+ * Cross-instance wake-ups over PostgreSQL LISTEN/NOTIFY. The commit log is the record
+ * (`commit-log.ts`); a notification only tells the other instances sooner that commit `seq`
+ * happened, with its write set when it fits, so they need not read the log for it.
  *
- * Every instance NOTIFYs after its commits and LISTENs on one dedicated connection. A message is
- * `<instance id>:<payload>`; an instance ignores its own. A payload that does not fit NOTIFY's
- * limit (8000 bytes) is replaced by {@link UNKNOWN_WRITES}, which receivers treat as "re-check
- * everything". If the LISTEN connection drops, it reconnects with backoff and then reports one
- * unknown commit, because notifications sent while it was away are lost.
+ * A message is `<origin>:<seq>:<payload>`, the payload `*` when it does not fit NOTIFY's limit
+ * (8000 bytes). An instance ignores its own messages. The LISTEN connection is checked with a
+ * heartbeat: a connection that does not answer in time (half-open, a stalled proxy) is dropped
+ * and replaced, with backoff; after every (re)connect the follower catches up from the log,
+ * because notifications sent meanwhile are lost.
  */
 import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { logger } from "../logger.ts";
 
-/** Marker payload: a commit whose write set is not carried. */
-export const UNKNOWN_WRITES = "*";
+/** Payload marker of a commit whose write set the message does not carry. */
+export const UNCARRIED = "*";
 /** NOTIFY rejects payloads of 8000 bytes or more. */
 const MAX_PAYLOAD_BYTES = 7999;
 
-export type CommitListener = (payload?: string) => void;
+/** State of the channel, as `/healthz` reports it. */
+export type ChannelState = "listening" | "reconnecting";
 
 export interface CommitChannelOptions {
-  /** Connection settings of the LISTEN connection (same database as the pool). */
+  /** Connection settings of the LISTEN connection (a direct one: not through a transaction pooler). */
   connection: pg.ClientConfig;
   /** Publishes through this pool (NOTIFY needs no dedicated connection). */
   pool: pg.Pool;
   channel: string;
-  /** Upper bound of the reconnect backoff, in ms (default 5000). */
+  /** Another instance's commit `seq`, with its write set when carried. */
+  onHint(seq: number, payload: string | undefined): void;
+  /** Called after every (re)connect: notifications may have been missed. */
+  onListening(): void;
+  /** Heartbeat period on the LISTEN connection, ms (default 500). */
+  heartbeatMs?: number;
+  /** A heartbeat unanswered for this long drops the connection, ms (default 1000). */
+  heartbeatTimeoutMs?: number;
+  /** Upper bound of the reconnect backoff, ms (default 2000). */
   maxReconnectDelayMs?: number;
 }
 
 export class CommitChannel {
   /** Distinguishes this process's notifications from other instances'. */
   readonly instanceId = randomUUID();
-  private readonly listeners = new Set<CommitListener>();
   private client?: pg.Client;
   private reconnectTimer?: NodeJS.Timeout;
+  private heartbeatTimer?: NodeJS.Timeout;
+  private beating = false;
   private attempt = 0;
   private closed = false;
-  /** Set when a notification arrived with nobody listening; the first listener gets an unknown commit. */
-  private missed = false;
+  private publishFailing = false;
   private readonly inFlight = new Set<Promise<unknown>>();
 
   constructor(private readonly options: CommitChannelOptions) {}
 
-  /** Opens the LISTEN connection; resolves once it is listening. */
+  get state(): ChannelState {
+    return this.client ? "listening" : "reconnecting";
+  }
+
+  /** Opens the LISTEN connection; resolves once it is listening (retries in the background after a failure). */
   async start(): Promise<void> {
-    if (this.client || this.closed) return;
-    await this.connect();
+    if (this.client || this.closed || this.heartbeatTimer) return;
+    const heartbeatMs = this.options.heartbeatMs ?? 500;
+    this.heartbeatTimer = setInterval(() => this.heartbeat(), heartbeatMs);
+    this.heartbeatTimer.unref();
+    try {
+      await this.connect();
+    } catch (error) {
+      logger.warn("commit notification connection failed; retrying", { error: String(error) });
+      this.scheduleReconnect();
+    }
   }
 
   /** The LISTEN connection's backend process id (tests terminate it to prove reconnection). */
-  async listenerPid(): Promise<number | undefined> {
+  listenerPid(): number | undefined {
     return (this.client as unknown as { processID?: number } | undefined)?.processID;
   }
 
   private async connect(): Promise<void> {
+    const timeout = this.options.heartbeatTimeoutMs ?? 1000;
     const client = new pg.Client({
+      connectionTimeoutMillis: Math.max(2000, timeout),
       ...this.options.connection,
       application_name: `service-auth-listen-${this.instanceId}`,
     });
@@ -68,23 +93,46 @@ export class CommitChannel {
       await client.connect();
       await client.query(`LISTEN ${pgIdent(this.options.channel)}`);
     } catch (error) {
-      client.removeAllListeners("end");
-      await client.end().catch(() => {});
+      discard(client);
       throw error;
     }
     if (this.closed) {
-      await client.end().catch(() => {});
+      discard(client);
       return;
     }
     this.client = client;
     this.attempt = 0;
+    this.options.onListening();
+  }
+
+  /** `SELECT 1` on the LISTEN connection; no answer in time means it is dead, even if the socket is open. */
+  private heartbeat(): void {
+    const client = this.client;
+    if (!client || this.beating || this.closed) return;
+    this.beating = true;
+    const timeoutMs = this.options.heartbeatTimeoutMs ?? 1000;
+    const timer = setTimeout(
+      () => this.lost(client, new Error(`heartbeat unanswered for ${timeoutMs} ms`)),
+      timeoutMs,
+    );
+    client.query("SELECT 1").then(
+      () => {
+        clearTimeout(timer);
+        this.beating = false;
+      },
+      (error) => {
+        clearTimeout(timer);
+        this.beating = false;
+        this.lost(client, error);
+      },
+    );
   }
 
   private lost(client: pg.Client, error?: Error): void {
     if (this.client !== client) return;
     this.client = undefined;
-    client.removeAllListeners("end");
-    void client.end().catch(() => {});
+    this.beating = false;
+    discard(client);
     if (this.closed) return;
     logger.warn("commit notification connection lost; reconnecting", {
       error: error ? String(error) : undefined,
@@ -94,68 +142,52 @@ export class CommitChannel {
 
   private scheduleReconnect(): void {
     if (this.closed || this.reconnectTimer) return;
-    const cap = this.options.maxReconnectDelayMs ?? 5000;
+    const cap = this.options.maxReconnectDelayMs ?? 2000;
     const delay = Math.min(cap, 50 * 2 ** this.attempt++) * (0.5 + Math.random() / 2);
     this.reconnectTimer = setTimeout(() => {
       this.reconnectTimer = undefined;
-      this.connect().then(
-        // Commits made while the connection was down were not heard: re-check everything.
-        () => this.deliver(undefined),
-        (error) => {
-          logger.warn("commit notification reconnect failed", { error: String(error) });
-          this.scheduleReconnect();
-        },
-      );
+      this.connect().catch((error) => {
+        logger.warn("commit notification reconnect failed", { error: String(error) });
+        this.scheduleReconnect();
+      });
     }, delay);
     this.reconnectTimer.unref();
   }
 
   private receive(message: string): void {
-    const sep = message.indexOf(":");
-    if (sep < 0) return;
-    if (message.slice(0, sep) === this.instanceId) return;
-    const payload = message.slice(sep + 1);
-    this.deliver(payload === UNKNOWN_WRITES ? undefined : payload);
+    const first = message.indexOf(":");
+    const second = message.indexOf(":", first + 1);
+    if (first < 0 || second < 0) return;
+    if (message.slice(0, first) === this.instanceId) return;
+    const seq = Number(message.slice(first + 1, second));
+    if (!Number.isSafeInteger(seq) || seq <= 0) return;
+    const payload = message.slice(second + 1);
+    this.options.onHint(seq, payload === UNCARRIED ? undefined : payload);
   }
 
-  private deliver(payload: string | undefined): void {
+  /**
+   * Tells other instances that commit `seq` happened (after it committed). Failures are logged
+   * once per streak and never reach the caller: the commit log already holds the commit.
+   */
+  publish(seq: number, payload: string): void {
     if (this.closed) return;
-    if (this.listeners.size === 0) {
-      this.missed = true;
-      return;
-    }
-    for (const l of this.listeners) {
-      try {
-        l(payload);
-      } catch (e) {
-        logger.error("external commit listener failed", { error: String(e) });
-      }
-    }
-  }
-
-  onCommit(listener: CommitListener): () => void {
-    this.listeners.add(listener);
-    if (this.missed) {
-      this.missed = false;
-      queueMicrotask(() => this.deliver(undefined));
-    }
-    return () => this.listeners.delete(listener);
-  }
-
-  /** NOTIFYs other instances; an oversized payload becomes {@link UNKNOWN_WRITES}. */
-  async publish(payload: string): Promise<void> {
-    if (this.closed) return;
-    let message = `${this.instanceId}:${payload}`;
-    if (Buffer.byteLength(message) > MAX_PAYLOAD_BYTES || payload === UNKNOWN_WRITES) {
-      message = `${this.instanceId}:${UNKNOWN_WRITES}`;
-    }
-    const sent = this.options.pool.query("SELECT pg_notify($1, $2)", [this.options.channel, message]);
+    let message = `${this.instanceId}:${seq}:${payload}`;
+    if (Buffer.byteLength(message) > MAX_PAYLOAD_BYTES) message = `${this.instanceId}:${seq}:${UNCARRIED}`;
+    const sent = this.options.pool.query("SELECT pg_notify($1, $2)", [this.options.channel, message]).then(
+      () => {
+        this.publishFailing = false;
+      },
+      (error) => {
+        if (!this.publishFailing) {
+          logger.warn("commit notification failed; other instances will find the commit by polling", {
+            error: String(error),
+          });
+        }
+        this.publishFailing = true;
+      },
+    );
     this.inFlight.add(sent);
-    try {
-      await sent;
-    } finally {
-      this.inFlight.delete(sent);
-    }
+    void sent.finally(() => this.inFlight.delete(sent));
   }
 
   /** Waits for notifications being sent (so a CLI's last write is announced), then disconnects. */
@@ -163,14 +195,25 @@ export class CommitChannel {
     await Promise.allSettled([...this.inFlight]);
     this.closed = true;
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
+    if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
     const client = this.client;
     this.client = undefined;
     if (client) {
       client.removeAllListeners("end");
       await client.end().catch(() => {});
     }
-    this.listeners.clear();
   }
+}
+
+/**
+ * Drops a connection without waiting for the server: a half-open or stalled socket would never
+ * answer a polite goodbye.
+ */
+function discard(client: pg.Client): void {
+  client.removeAllListeners("end");
+  client.removeAllListeners("notification");
+  (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+  void client.end().catch(() => {});
 }
 
 function pgIdent(name: string): string {

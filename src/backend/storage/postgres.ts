@@ -6,7 +6,9 @@
  *
  * Reads run in one REPEATABLE READ READ ONLY transaction (a consistent snapshot); writes run in
  * SERIALIZABLE transactions, retried on serialization failures and deadlocks. Several server
- * instances may share one database: commits are announced with NOTIFY (see postgres-notify.ts).
+ * instances may share one database: every write transaction appends its write set to the commit
+ * log (commit-log.ts) before it commits, other instances follow the log (commit-follower.ts), and
+ * NOTIFY wakes them up sooner (postgres-notify.ts).
  *
  * Documents are stored as TEXT rather than JSONB: JSONB rejects the NUL character in strings and
  * reorders object keys, while documents must round-trip exactly as on SQLite; nothing queries
@@ -17,10 +19,22 @@
  * transactions.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
-import { createHash } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import pg from "pg";
 import { ServiceError } from "../errors.ts";
 import { logger } from "../logger.ts";
+import { CommitFollower } from "./commit-follower.ts";
+import {
+  APPEND_SQL,
+  ENGINE_WRITE_BEGIN,
+  logSchemaSql,
+  MAX_LOGGED_BYTES,
+  MIGRATION_BEGIN,
+  READ_BEGIN,
+  snapshotHead,
+  triggerSql,
+  UNTRIGGERED_SQL,
+} from "./commit-log.ts";
 import { classifyDatabaseError, databaseUnavailable, isConflict, isConnectionFault } from "./db-errors.ts";
 import type {
   KeyFunction,
@@ -33,7 +47,8 @@ import type {
   WriteTransaction,
 } from "./engine.ts";
 import type { KeyRange } from "./index-key.ts";
-import { CommitChannel } from "./postgres-notify.ts";
+import { type ChannelState, CommitChannel, UNCARRIED } from "./postgres-notify.ts";
+import { type PoolerMode, UnnamedStatementClient } from "./postgres-pooler.ts";
 import { postgresDialect } from "./sql-dialect.ts";
 import { migrationProgram, runAsync } from "./sql-migration.ts";
 import { decodeDocument, SqlStatements } from "./sql-statements.ts";
@@ -58,6 +73,27 @@ export interface PostgresOptions {
   queryTimeoutMs?: number;
   /** `ping` (for `/healthz`) fails after this long (default 1500 ms, so `/healthz` answers within 2 s). */
   pingTimeoutMs?: number;
+  /**
+   * Whether instances wake each other with LISTEN/NOTIFY (default true). Off, they find each
+   * other's commits only by polling the commit log (`DATABASE_NOTIFY=off`).
+   */
+  notify?: boolean;
+  /** The LISTEN connection's URL when `connectionString` goes through a pooler (`DATABASE_LISTEN_URL`). */
+  listenConnectionString?: string;
+  /** `transaction`: a transaction-mode pooler sits in between; no named prepared statements (`DATABASE_POOLER`). */
+  pooler?: PoolerMode;
+  /** Period of the commit log poll, ms (default 500 with notifications, 100 without; `DATABASE_POLL_MS`). */
+  pollIntervalMs?: number;
+  /** Commit log rows kept when pruning (default 10,000). */
+  commitLogKeep?: number;
+  /** Heartbeat period of the LISTEN connection, ms (default 500); unanswered for twice that, it is replaced. */
+  heartbeatMs?: number;
+  /**
+   * Default true. False trusts cached identities without confirming that this instance heard every
+   * commit made before the request: a session revoked on another instance stays usable here until
+   * the notification arrives. Only for measuring what the check costs (`npm run bench -- postgres`).
+   */
+  crossInstanceCheck?: boolean;
 }
 
 /** Defaults of the timeouts; `openEngine` reads the `DATABASE_*_MS` variables over them. */
@@ -67,6 +103,11 @@ export const POSTGRES_TIMEOUT_DEFAULTS = {
   pingTimeoutMs: 1500,
 } as const;
 
+/** How other instances' commits reach this one, as `/healthz` reports it. */
+export type CommitChannelHealth = ChannelState | "polling";
+
+/** A read snapshot before the commit log exists. */
+const PLAIN_READ_BEGIN = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
 /** Serializes concurrent migrations of several instances starting at once. */
 const MIGRATION_LOCK_SQL = "SELECT pg_advisory_xact_lock(hashtext('service-auth:migrate'))";
 
@@ -86,6 +127,8 @@ class PgReader implements ReadTransaction {
   conflicted = false;
   /** Set when a statement failed because the connection is lost or the server did not answer. */
   fault?: unknown;
+  /** The newest commit log number this snapshot sees (read snapshots only). */
+  logHead?: number;
 
   constructor(
     protected readonly client: pg.PoolClient,
@@ -140,6 +183,12 @@ class PgWriter extends PgReader implements WriteTransaction {
   async delete(table: string, id: string): Promise<void> {
     await this.run(this.sql.table(table).delete, [id]);
   }
+
+  /** Appends the commit log row of this transaction (see commit-log.ts); returns its number. */
+  async appendLog(origin: string, writes: string | null): Promise<number> {
+    const { rows } = await this.run<{ seq: string }>(APPEND_SQL, [origin, writes]);
+    return Number(rows[0].seq);
+  }
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -166,7 +215,20 @@ export class PostgresEngine implements StorageEngine {
    */
   private readonly nestedPool: pg.Pool;
   private readonly inTransaction = new AsyncLocalStorage<true>();
-  private readonly commits: CommitChannel;
+  /**
+   * The commit log follower's own connections. Requests wait for it while holding a transaction's
+   * connection, so sharing the main pool would deadlock a busy server (every connection held by
+   * a request waiting for the follower, which waits for a connection).
+   */
+  private readonly followerPool: pg.Pool;
+  /** NOTIFY wake-ups; absent in polling mode. */
+  private readonly channel?: CommitChannel;
+  private readonly follower: CommitFollower;
+  private readonly channelName: string;
+  private logInstalled = false;
+  private readonly crossInstanceCheck: boolean;
+  /** Distinguishes this instance's commit log rows and notifications from other instances'. */
+  readonly instanceId: string;
   /** Statement texts of the migrated layout. */
   private sql = new SqlStatements(postgresDialect, { tables: {} });
   private readonly maxWriteAttempts: number;
@@ -188,10 +250,12 @@ export class PostgresEngine implements StorageEngine {
       ...connection,
       max: options.maxConnections ?? 10,
       application_name: "service-auth",
+      ...(options.pooler === "transaction" ? { Client: UnnamedStatementClient } : {}),
     };
     this.pool = new pg.Pool(poolConfig);
     this.nestedPool = new pg.Pool(poolConfig);
-    for (const pool of [this.pool, this.nestedPool]) {
+    this.followerPool = new pg.Pool({ ...poolConfig, max: 2, application_name: "service-auth-follower" });
+    for (const pool of [this.pool, this.nestedPool, this.followerPool]) {
       // An idle pooled connection that dies (server restart) is dropped; the next checkout reconnects.
       pool.on("error", (error) =>
         logger.warn("PostgreSQL pooled connection failed", { error: String(error) }),
@@ -208,21 +272,44 @@ export class PostgresEngine implements StorageEngine {
     }
     this.maxWriteAttempts = options.maxWriteAttempts ?? 30;
     this.pingTimeoutMs = options.pingTimeoutMs ?? POSTGRES_TIMEOUT_DEFAULTS.pingTimeoutMs;
-    this.commits = new CommitChannel({
-      connection,
-      pool: this.pool,
-      channel: options.channel ?? "service_auth_commits",
+    this.channelName = options.channel ?? "service_auth_commits";
+    this.crossInstanceCheck = options.crossInstanceCheck ?? true;
+    const notify = options.notify ?? true;
+    this.follower = new CommitFollower({
+      query: async (sql, params) => {
+        try {
+          return (await this.followerPool.query(sql, params)).rows;
+        } catch (error) {
+          // A catch-up read during an outage is a typed 503 for whoever waits on it.
+          throw classifyDatabaseError(error);
+        }
+      },
+      pollIntervalMs: options.pollIntervalMs ?? (notify ? 500 : 100),
+      keep: options.commitLogKeep,
     });
-  }
-
-  /** Distinguishes this instance's commit notifications from other instances'. */
-  get instanceId(): string {
-    return this.commits.instanceId;
+    if (notify) {
+      const heartbeatMs = options.heartbeatMs ?? 500;
+      this.channel = new CommitChannel({
+        connection: { connectionString: options.listenConnectionString ?? options.connectionString },
+        pool: this.pool,
+        channel: this.channelName,
+        heartbeatMs,
+        heartbeatTimeoutMs: 2 * heartbeatMs,
+        onHint: (seq, payload) => this.follower.hint(seq, payload),
+        onListening: () => void this.follower.sync(),
+      });
+    }
+    this.instanceId = this.channel?.instanceId ?? randomUUID();
   }
 
   /** Backend pid of the LISTEN connection (tests terminate it to prove reconnection). */
-  listenerPid(): Promise<number | undefined> {
-    return this.commits.listenerPid();
+  async listenerPid(): Promise<number | undefined> {
+    return this.channel?.listenerPid();
+  }
+
+  /** How other instances' commits reach this one: over a live LISTEN connection, or by polling only. */
+  commitChannel(): CommitChannelHealth {
+    return this.channel?.state ?? "polling";
   }
 
   async migrate(layout: StorageLayout, keysOf: KeyFunction): Promise<void> {
@@ -232,7 +319,7 @@ export class PostgresEngine implements StorageEngine {
     let broken: Error | undefined;
     try {
       // READ COMMITTED: once the lock is ours, each statement sees what an earlier migrator committed.
-      await client.query("BEGIN");
+      await client.query(MIGRATION_BEGIN);
       await client.query(MIGRATION_LOCK_SQL);
       await runAsync(
         migrationProgram(postgresDialect, layout, keysOf),
@@ -246,7 +333,34 @@ export class PostgresEngine implements StorageEngine {
       client.release(broken ?? this.lost.get(client));
     }
     this.sql = new SqlStatements(postgresDialect, layout);
-    await this.commits.start();
+    await this.installCommitLog(layout);
+    this.logInstalled = true;
+    await this.follower.start();
+    await this.channel?.start();
+  }
+
+  /**
+   * The commit log and its external-change triggers: DDL in a transaction of its own, never mixed
+   * with data writes, serialized with other starting instances by the migration lock.
+   */
+  private async installCommitLog(layout: StorageLayout): Promise<void> {
+    const client = await this.pool.connect();
+    let broken: Error | undefined;
+    try {
+      await client.query("BEGIN");
+      await client.query(MIGRATION_LOCK_SQL);
+      for (const sql of logSchemaSql()) await client.query(sql);
+      const tables = Object.keys(layout.tables).map((t) => postgresDialect.names.table(t));
+      const { rows } = await client.query<{ name: string }>(UNTRIGGERED_SQL, [tables]);
+      for (const { name } of rows)
+        for (const sql of triggerSql(name, this.channelName)) await client.query(sql);
+      await client.query("COMMIT");
+    } catch (error) {
+      await client.query("ROLLBACK").catch((e) => (broken = e));
+      throw error;
+    } finally {
+      client.release(broken);
+    }
   }
 
   /** A connection for a transaction (see {@link nestedPool}); an unreachable server is DATABASE_UNAVAILABLE. */
@@ -260,11 +374,42 @@ export class PostgresEngine implements StorageEngine {
   }
 
   async read<T>(fn: (tx: ReadTransaction) => Promise<T>): Promise<T> {
-    return this.transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", PgReader, fn);
+    const withHead = this.logInstalled && this.crossInstanceCheck;
+    return this.transaction(withHead ? READ_BEGIN : PLAIN_READ_BEGIN, PgReader, fn, (tx, begun) => {
+      tx.logHead = snapshotHead(begun);
+    });
   }
 
-  async write<T>(fn: (tx: WriteTransaction) => Promise<T>): Promise<T> {
-    return this.transaction("BEGIN ISOLATION LEVEL SERIALIZABLE", PgWriter, fn);
+  /**
+   * Runs `fn` in a write transaction that also appends `writeSet()` to the commit log before it
+   * commits, then tells other instances (NOTIFY, best effort). The number drawn is this
+   * instance's own, so the follower never delivers it back here.
+   */
+  async write<T>(fn: (tx: WriteTransaction) => Promise<T>, writeSet?: () => string | undefined): Promise<T> {
+    // Numbers drawn by every attempt; the last attempt's number and payload are the commit's.
+    const drawn: number[] = [];
+    let seq: number | undefined;
+    let payload: string | undefined;
+    let result: T;
+    try {
+      result = await this.transaction(ENGINE_WRITE_BEGIN, PgWriter, async (tx) => {
+        seq = undefined;
+        const value = await fn(tx);
+        payload = writeSet?.();
+        if (payload) {
+          if (Buffer.byteLength(payload) > MAX_LOGGED_BYTES) payload = undefined;
+          seq = await tx.appendLog(this.instanceId, payload ?? null);
+          drawn.push(seq);
+          this.follower.drew(seq);
+        }
+        return value;
+      });
+    } catch (error) {
+      this.follower.abandoned(drawn);
+      throw error;
+    }
+    if (seq !== undefined) this.channel?.publish(seq, payload ?? UNCARRIED);
+    return result;
   }
 
   /**
@@ -278,6 +423,7 @@ export class PostgresEngine implements StorageEngine {
     begin: string,
     Transaction: new (client: pg.PoolClient, sql: SqlStatements) => Tx,
     fn: (tx: Tx) => Promise<T>,
+    onBegin?: (tx: Tx, begun: unknown) => void,
   ): Promise<T> {
     let reconnected = false;
     for (let attempt = 1; ; attempt++) {
@@ -287,7 +433,8 @@ export class PostgresEngine implements StorageEngine {
       // A connection whose BEGIN, COMMIT or ROLLBACK failed is not returned to the pool.
       let broken: unknown;
       try {
-        await client.query(begin);
+        const begun = await client.query(begin);
+        onBegin?.(tx, begun);
         phase = "body";
         const result = await this.inTransaction.run(true, () => fn(tx));
         phase = "commit";
@@ -332,11 +479,19 @@ export class PostgresEngine implements StorageEngine {
   }
 
   onExternalCommit(listener: (payload?: string) => void): () => void {
-    return this.commits.onCommit(listener);
+    return this.follower.onCommit(listener);
   }
 
-  publishCommit(payload: string): Promise<void> {
-    return this.commits.publish(payload);
+  /**
+   * Nothing to wait for when `snapshot` is a read whose newest commit this instance has already
+   * delivered (the common case, free: `READ_BEGIN` fetched the number with BEGIN); otherwise one
+   * catch-up round shared with every caller that arrived meanwhile.
+   */
+  syncExternalCommits(snapshot?: ReadTransaction): Promise<void> | undefined {
+    if (!this.crossInstanceCheck) return undefined;
+    const head = snapshot instanceof PgReader ? snapshot.logHead : undefined;
+    if (head !== undefined && head <= this.follower.position) return undefined;
+    return this.follower.sync();
   }
 
   /**
@@ -376,7 +531,8 @@ export class PostgresEngine implements StorageEngine {
   }
 
   async close(): Promise<void> {
-    await this.commits.close();
-    await Promise.all([this.pool.end(), this.nestedPool.end()]);
+    await this.channel?.close();
+    this.follower.close();
+    await Promise.all([this.pool.end(), this.nestedPool.end(), this.followerPool.end()]);
   }
 }

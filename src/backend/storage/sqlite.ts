@@ -333,10 +333,6 @@ export class SqliteEngine implements StorageEngine {
     return () => this.listeners.delete(listener);
   }
 
-  async publishCommit(): Promise<void> {
-    // Other processes notice SQLite commits through `data_version`; nothing to send.
-  }
-
   async ping(): Promise<void> {
     this.writer.stmts.get("SELECT 1").get();
   }

@@ -17,10 +17,11 @@ import {
 } from "../../protocol/messages.ts";
 import { tokenExpired } from "../auth/token-clock.ts";
 import type { RequestMeta, UserIdentity } from "../functions/define.ts";
-import { logger } from "../logger.ts";
+import { parseArgs } from "../functions/registry.ts";
 import type { Authenticated, Backend, Caller } from "../runtime.ts";
+import { BytePool, type Reservation, reserve, type SyncBudget } from "./budget.ts";
 import { IdentityWatch, sameIdentity } from "./identity-watch.ts";
-import type { SyncLimits } from "./limits.ts";
+import type { SyncLimits, TierLimits } from "./limits.ts";
 import { PROTOCOL_VERSIONS, ProtocolError, parseClientMessage } from "./protocol.ts";
 import { identityKey, type QueryGroups, type Subscriber, type Subscription } from "./query-group.ts";
 import type { Reactor } from "./reactor.ts";
@@ -35,6 +36,8 @@ export interface ConnectionHost {
   reactor: Reactor;
   groups: QueryGroups;
   limits: SyncLimits;
+  /** Server-wide byte budgets and the limits of each tier. */
+  budget: SyncBudget;
   closed(conn: Connection): void;
 }
 
@@ -61,6 +64,11 @@ export class Connection implements Subscriber {
   private releasePending: (() => void) | null = null;
   private held: Map<Subscription, string> | null = null;
   private readonly subs = new Map<RequestId, Subscription>();
+  /** The bytes each subscription holds in the budgets, given back when it ends. */
+  private readonly subBytes = new Map<RequestId, Reservation>();
+  // Ceilings follow the tier: a connection gets the wider limits once it has an identity.
+  private readonly subscriptionPool = new BytePool(() => this.tier.maxSubscriptionBytes);
+  private readonly pendingPool = new BytePool(() => this.tier.maxPendingBytes);
   private inFlight = 0;
   /** Set at shutdown: the connection closes with 1001 once its calls in flight have answered. */
   private goingAway: string | null = null;
@@ -72,10 +80,15 @@ export class Connection implements Subscriber {
     readonly host: ConnectionHost,
     private readonly ws: WebSocket,
     readonly meta: RequestMeta,
+    /** The client address the server counts this connection under. */
+    readonly address: string,
   ) {
     ws.on("message", (data, isBinary) => this.onMessage(data as Buffer, isBinary));
     ws.on("close", () => this.dispose());
-    ws.on("error", () => ws.terminate());
+    // `ws` reports a refused frame (e.g. over `maxMessageBytes`) after it has started the closing
+    // handshake with the frame's close code (1009): terminating here would cut the close frame
+    // off (1006). Its close timeout ends a peer that never answers; socket errors end themselves.
+    ws.on("error", () => {});
   }
 
   /** The underlying socket (the server terminates stragglers at shutdown). */
@@ -87,11 +100,21 @@ export class Connection implements Subscriber {
     return this.subs.size;
   }
 
+  /** The limits in force: tighter while the connection has no identity. */
+  private get tier(): TierLimits {
+    return this.identity ? this.host.budget.identified : this.host.budget.anonymous;
+  }
+
+  /** Takes `bytes` from one of this connection's pools and from the server-wide ones. */
+  private reserve(bytes: number, pool: BytePool): Reservation | undefined {
+    return reserve(bytes, [pool, ...this.host.budget.pools(this.identity === null)]);
+  }
+
   // ------------------------------------------------------------------------------ sending
 
   private send(text: string): void {
     if (this.ws.readyState !== 1) return;
-    if (this.ws.bufferedAmount > this.host.limits.maxBufferedBytes) {
+    if (this.ws.bufferedAmount > this.tier.maxBufferedBytes) {
       this.close(CloseCode.SLOW_CONSUMER, "client is not reading its messages");
       return;
     }
@@ -199,8 +222,7 @@ export class Connection implements Subscriber {
     if (this.state === "closed") return;
     if (this.watch) this.host.reactor.remove(this.watch);
     this.watch = null;
-    for (const sub of this.subs.values()) this.host.groups.leave(sub);
-    this.subs.clear();
+    this.leaveAll();
     this.held = null;
     this.identity = null;
     this.tokenExp = this.sessionEnd = undefined;
@@ -220,14 +242,29 @@ export class Connection implements Subscriber {
     this.replies = [];
   }
 
+  /** The limits of the tier the connection is in when `connected` is sent. */
   private limitsInfo(): ConnectionLimits {
     const l = this.host.limits;
+    const tier = this.tier;
     return {
       idleTimeoutMs: l.idleTimeoutMs,
       maxMessageBytes: l.maxMessageBytes,
-      maxSubscriptions: l.maxSubscriptions,
-      maxInFlight: l.maxInFlight,
+      maxSubscriptions: tier.maxSubscriptions,
+      maxInFlight: tier.maxInFlight,
     };
+  }
+
+  /** Ends one subscription and gives its bytes back. */
+  private leave(sub: Subscription): void {
+    this.subs.delete(sub.id);
+    this.held?.delete(sub);
+    this.host.groups.leave(sub);
+    this.subBytes.get(sub.id)?.release();
+    this.subBytes.delete(sub.id);
+  }
+
+  private leaveAll(): void {
+    for (const sub of [...this.subs.values()]) this.leave(sub);
   }
 
   /** The identity key changed (another user, or anonymous): move every subscription. */
@@ -316,7 +353,26 @@ export class Connection implements Subscriber {
       else this.onConnect(message.v, message.token ?? null);
       return;
     }
-    void this.dispatch(message).catch((e) => logger.error("sync message failed", { error: String(e) }));
+    // Held until answered: a flood of requests (or of subscribes waiting for an identity check)
+    // is refused once the connection or the server holds its budget of them.
+    let pending: Reservation | undefined;
+    if ("id" in message && message.type !== "unsubscribe") {
+      pending = this.reserve(data.length, this.pendingPool);
+      if (!pending) {
+        this.sendError(message.id, {
+          code: "BUDGET_EXCEEDED",
+          message: "Too many bytes of requests awaiting an answer; wait for some to finish",
+        });
+        return;
+      }
+    }
+    const size = data.length;
+    this.dispatch(message, size, pending)
+      .catch((e) => {
+        // Every message gets an answer: an unexpected failure as INTERNAL (logged by wireError).
+        if (this.state !== "closed") this.sendError("id" in message ? message.id : undefined, wireError(e));
+      })
+      .finally(() => pending?.release());
   }
 
   private onConnect(v: number, token: string | null): void {
@@ -357,7 +413,11 @@ export class Connection implements Subscriber {
     this.release();
   }
 
-  private async dispatch(message: ClientMessage): Promise<void> {
+  /**
+   * Handles one parsed message; `size` is its length in bytes as received, `pending` the bytes it
+   * holds until answered.
+   */
+  private async dispatch(message: ClientMessage, size: number, pending?: Reservation): Promise<void> {
     switch (message.type) {
       case "connect":
         this.sendError(undefined, { code: "PROTOCOL_ERROR", message: "Already connected" });
@@ -371,11 +431,7 @@ export class Connection implements Subscriber {
       case "unsubscribe": {
         if (this.pending) await this.pending;
         const sub = this.subs.get(message.id);
-        if (sub) {
-          this.subs.delete(message.id);
-          this.held?.delete(sub);
-          this.host.groups.leave(sub);
-        }
+        if (sub) this.leave(sub);
         return;
       }
       case "subscribe": {
@@ -388,12 +444,30 @@ export class Connection implements Subscriber {
             message: "Subscription id already in use",
           });
         }
-        if (this.subs.size >= this.host.limits.maxSubscriptions) {
+        const max = this.tier.maxSubscriptions;
+        if (this.subs.size >= max) {
           return this.sendError(message.id, {
             code: "TOO_MANY_SUBSCRIPTIONS",
-            message: `At most ${this.host.limits.maxSubscriptions} subscriptions per connection`,
+            message: `At most ${max} subscriptions per connection${this.identity ? "" : " before authenticating"}`,
           });
         }
+        // A subscription that can never run (no such query, arguments its validator refuses) is
+        // answered with its error and not kept: holding it would cost memory for nothing.
+        try {
+          parseArgs(this.host.backend.lookup(message.path, "query"), message.args);
+        } catch (e) {
+          return this.sendMessage({ type: "update", id: message.id, error: wireError(e) });
+        }
+        // The message's bytes move from pending to the subscription: not counted twice.
+        pending?.release();
+        const held = this.reserve(size, this.subscriptionPool);
+        if (!held) {
+          return this.sendError(message.id, {
+            code: "BUDGET_EXCEEDED",
+            message: "The connection's (or the server's) subscriptions hold too many bytes",
+          });
+        }
+        this.subBytes.set(message.id, held);
         this.subs.set(
           message.id,
           this.host.groups.join(this, message.id, message.path, message.args, this.principal()),
@@ -413,12 +487,10 @@ export class Connection implements Subscriber {
 
   private async call(message: CallMessage): Promise<void> {
     const { id, path, args } = message;
-    if (this.inFlight >= this.host.limits.maxInFlight) {
+    const max = this.tier.maxInFlight;
+    if (this.inFlight >= max) {
       return this.sendResult(id, {
-        error: {
-          code: "TOO_MANY_REQUESTS",
-          message: `At most ${this.host.limits.maxInFlight} requests in flight`,
-        },
+        error: { code: "TOO_MANY_REQUESTS", message: `At most ${max} requests in flight` },
       });
     }
     this.inFlight++;
@@ -461,8 +533,7 @@ export class Connection implements Subscriber {
     this.state = "closed";
     if (this.watch) this.host.reactor.remove(this.watch);
     this.watch = null;
-    for (const sub of this.subs.values()) this.host.groups.leave(sub);
-    this.subs.clear();
+    this.leaveAll();
     this.held = null;
     this.release();
     this.host.closed(this);

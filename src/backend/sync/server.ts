@@ -7,15 +7,19 @@ import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocketServer } from "ws";
 import { CloseCode } from "../../protocol/close-codes.ts";
+import { rateLimitKey, requestClientAddress } from "../client-address.ts";
 import type { RunningHttpServer } from "../http/node-server.ts";
 import { logger } from "../logger.ts";
 import type { Backend } from "../runtime.ts";
+import { SyncBudget } from "./budget.ts";
 import { Connection, type ConnectionHost } from "./connection.ts";
-import { DEFAULT_LIMITS, type SyncLimits } from "./limits.ts";
+import { resolveLimits, type SyncLimitOptions, type SyncLimits } from "./limits.ts";
 import { QueryGroups } from "./query-group.ts";
 import { Reactor } from "./reactor.ts";
 
-export interface SyncOptions extends Partial<SyncLimits> {
+export type { SyncLimitOptions, SyncLimits };
+
+export interface SyncOptions extends SyncLimitOptions {
   /** URL path of the endpoint (default `/api/sync`). */
   path?: string;
   /** How often timeouts and expiries are checked (default 1000 ms). */
@@ -45,10 +49,8 @@ const CLOSE_HANDSHAKE_MS = 1000;
  */
 export function attachSync(backend: Backend, http: RunningHttpServer, options: SyncOptions = {}): SyncServer {
   const path = options.path ?? "/api/sync";
-  const limits: SyncLimits = { ...DEFAULT_LIMITS };
-  for (const k of Object.keys(DEFAULT_LIMITS) as (keyof SyncLimits)[]) {
-    if (typeof options[k] === "number") limits[k] = options[k];
-  }
+  const limits = resolveLimits(options);
+  const budget = new SyncBudget(limits);
   const reactor = new Reactor(backend.catalog, () => backend.lastSequence, {
     concurrency: options.concurrency,
   });
@@ -60,8 +62,10 @@ export function attachSync(backend: Backend, http: RunningHttpServer, options: S
     reactor,
     groups,
     limits,
+    budget,
     closed: (c) => {
       connections.delete(c);
+      budget.leave(c.address);
       if (connections.size === 0) allClosed?.();
     },
   };
@@ -95,15 +99,37 @@ export function attachSync(backend: Backend, http: RunningHttpServer, options: S
     }
     wss.handleUpgrade(req, socket, head, (ws) => {
       if (closing) return ws.close(CloseCode.GOING_AWAY, "server shutting down");
-      const meta = { clientIp: req.socket.remoteAddress, userAgent: req.headers["user-agent"] };
-      connections.add(new Connection(host, ws, meta));
+      const forwarded = req.headers["x-forwarded-for"];
+      const meta = {
+        clientIp: requestClientAddress(
+          backend.env,
+          req.socket.remoteAddress,
+          Array.isArray(forwarded) ? forwarded.join(", ") : forwarded,
+        ),
+        userAgent: req.headers["user-agent"],
+      };
+      // Counted like rate limits: an IPv6 client holds a whole /64.
+      const address = rateLimitKey(meta.clientIp ?? "");
+      if (!budget.admit(address)) {
+        // Accepted, then closed with a reason the client can read (an HTTP refusal shows as 1006).
+        ws.on("error", () => {});
+        ws.close(CloseCode.TOO_MANY_CONNECTIONS, "too many connections from this address");
+        return;
+      }
+      connections.add(new Connection(host, ws, meta, address));
     });
   };
   http.server.on("upgrade", onUpgrade);
 
   const sweep = setInterval(() => {
     const now = Date.now();
-    for (const c of connections) c.sweep(now);
+    let queued = 0;
+    for (const c of connections) {
+      c.sweep(now);
+      queued += c.socket.bufferedAmount;
+    }
+    if (queued > limits.maxTotalBufferedBytes)
+      closeLargestQueues(connections, queued - limits.maxTotalBufferedBytes);
   }, options.sweepIntervalMs ?? 1000);
   sweep.unref();
 
@@ -145,4 +171,18 @@ async function untilOrAt(promise: Promise<unknown>, deadline: number): Promise<v
     new Promise((done) => (timer = setTimeout(done, Math.max(0, deadline - Date.now())))),
   ]);
   clearTimeout(timer);
+}
+
+/**
+ * The output queued for all clients exceeds the server-wide budget by `excess` bytes: closes the
+ * connections with the most unread output until that much is freed.
+ */
+function closeLargestQueues(connections: ReadonlySet<Connection>, excess: number): void {
+  const byQueue = [...connections].sort((a, b) => b.socket.bufferedAmount - a.socket.bufferedAmount);
+  let freed = 0;
+  for (const c of byQueue) {
+    if (freed >= excess) break;
+    freed += c.socket.bufferedAmount;
+    c.close(CloseCode.SLOW_CONSUMER, "server output budget exceeded; client is not reading");
+  }
 }

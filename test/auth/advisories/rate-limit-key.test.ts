@@ -1,6 +1,6 @@
 /** `rateLimitKey` (GHSA-p6v2-xcpg-h6xw): one key per IPv4 address, per IPv6 /64. */
 import { describe, expect, it } from "vitest";
-import { rateLimitKey } from "../../../src/auth/advisories/rate-limit-key.ts";
+import { rateLimitKey } from "../../../src/backend/server.ts";
 
 describe("rateLimitKey", () => {
   it("keeps an IPv4 address as it is", () => {

@@ -1,0 +1,102 @@
+/**
+ * `withAuthDefaults`' rate-limit, client-address and user-field options, and the bounded store:
+ * an app's own settings win, its hooks still run, and made-up paths cannot flush sign-in counts.
+ */
+import type { BetterAuthOptions } from "better-auth";
+import { afterEach, describe, expect, it } from "vitest";
+import { withAuthDefaults as withDefaults } from "../../src/auth/defaults.ts";
+import { AUTH_RATE_LIMITS, CLIENT_IP_HEADER, rateLimitStore } from "../../src/auth/rate-limit.ts";
+
+/** The defaults as Better Auth sees them (the wrapper keeps the app's own option type). */
+const withAuthDefaults = (options: BetterAuthOptions): BetterAuthOptions => withDefaults(options);
+
+afterEach(() => {
+  delete process.env.AUTH_RATE_LIMIT;
+});
+
+describe("withAuthDefaults", () => {
+  it("turns the limiter on with the platform's rules and the client address header", () => {
+    const options = withAuthDefaults({});
+    expect(options.rateLimit).toMatchObject({ enabled: true, customRules: AUTH_RATE_LIMITS });
+    expect(options.rateLimit?.customStorage).toBeDefined();
+    expect(options.advanced?.ipAddress).toEqual({ ipAddressHeaders: [CLIENT_IP_HEADER] });
+  });
+
+  it("lets the app's own settings win", () => {
+    const options = withAuthDefaults({
+      rateLimit: { storage: "database", customRules: { "/sign-in/*": { window: 10, max: 2 } } },
+      advanced: { ipAddress: { ipAddressHeaders: ["cf-connecting-ip"] }, cookiePrefix: "x" },
+    });
+    expect(options.rateLimit?.storage).toBe("database");
+    // Better Auth prefers a custom store over `storage`: none is set then.
+    expect(options.rateLimit?.customStorage).toBeUndefined();
+    expect(options.rateLimit?.customRules?.["/sign-in/*"]).toEqual({ window: 10, max: 2 });
+    expect(options.rateLimit?.customRules?.["/sign-up/*"]).toEqual(AUTH_RATE_LIMITS["/sign-up/*"]);
+    expect(options.advanced).toEqual({
+      ipAddress: { ipAddressHeaders: ["cf-connecting-ip"] },
+      cookiePrefix: "x",
+    });
+    expect(withAuthDefaults({ rateLimit: { enabled: false } }).rateLimit?.enabled).toBe(false);
+  });
+
+  it("is off with AUTH_RATE_LIMIT=off", () => {
+    process.env.AUTH_RATE_LIMIT = "off";
+    expect(withAuthDefaults({}).rateLimit?.enabled).toBe(false);
+  });
+
+  it("checks user field lengths before the app's own user hooks, which still run", async () => {
+    const seen: string[] = [];
+    const options = withAuthDefaults({
+      databaseHooks: {
+        user: {
+          create: {
+            before: async (user) => {
+              seen.push(`create ${user.name}`);
+            },
+          },
+        },
+      },
+    });
+    const hooks = options.databaseHooks?.user;
+    const user = {
+      id: "1",
+      name: "Ann",
+      email: "a@example.com",
+      emailVerified: false,
+      createdAt: new Date(),
+      updatedAt: new Date(),
+    };
+    await hooks?.create?.before?.(user, null);
+    expect(seen).toEqual(["create Ann"]);
+    await expect(hooks?.create?.before?.({ ...user, name: "n".repeat(257) }, null)).rejects.toMatchObject({
+      statusCode: 400,
+      body: { code: "FIELD_TOO_LONG", field: "name" },
+    });
+    expect(seen).toEqual(["create Ann"]);
+    await expect(hooks?.update?.before?.({ username: "u".repeat(65) }, null)).rejects.toMatchObject({
+      body: { field: "username" },
+    });
+  });
+});
+
+describe("rateLimitStore", () => {
+  const entry = (key: string, count: number) => ({ key, count, lastRequest: 1 });
+
+  it("counts an IPv6 /64 as one client", async () => {
+    const store = rateLimitStore();
+    await store.set("2001:db8:1:2::1/sign-in/email", entry("a", 3));
+    expect(await store.get("2001:db8:1:2::ffff/sign-in/email")).toMatchObject({ count: 3 });
+    expect(await store.get("2001:db8:1:3::1/sign-in/email")).toBeUndefined();
+    expect(await store.get("2001:db8:1:2::1/sign-up/email")).toBeUndefined();
+  });
+
+  it("keeps sign-in counts while made-up paths flood the rest", async () => {
+    const store = rateLimitStore();
+    await store.set("203.0.113.1/sign-in/email", entry("a", 9));
+    for (let i = 0; i < 60_000; i++) await store.set(`203.0.113.2/made-up-${i}`, entry("b", 1));
+    expect(await store.get("203.0.113.1/sign-in/email")).toMatchObject({ count: 9 });
+    // The flood itself is bounded: its oldest entries are gone.
+    expect(await store.get("203.0.113.2/made-up-0")).toBeUndefined();
+    expect(await store.get("203.0.113.2/made-up-59999")).toMatchObject({ count: 1 });
+  });
+});
