@@ -1,17 +1,82 @@
 import { defaultClientConditions, defaultServerConditions } from "vite";
-import { defineConfig } from "vitest/config";
+import { readdirSync, realpathSync } from "node:fs";
+import { join } from "node:path";
+import { configDefaults, defineConfig } from "vitest/config";
+
+/**
+ * Better Auth's own test files (test/better-auth, see its README) all run on the HTTP adapter
+ * (project `better-auth`, about two minutes), and these representative ones once more on the
+ * direct adapter (project `better-auth-direct`); `BETTER_AUTH_TESTS=all` runs every file on both.
+ */
+const DIRECT_ADAPTER_SUBSET = [
+  "api/routes/error.test.ts",
+  "api/routes/sign-in.test.ts",
+  "api/routes/sign-out.test.ts",
+  "api/routes/sign-up.test.ts",
+  "plugins/multi-session/multi-session.test.ts",
+  "plugins/organization/routes/crud-members.test.ts",
+  "plugins/phone-number/phone-number.test.ts",
+  "plugins/two-factor/two-factor.test.ts",
+].map((file) => `test/better-auth/${file}`);
+
+function testFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory()
+      ? testFiles(join(dir, entry.name))
+      : entry.name.endsWith(".test.ts")
+        ? [join(dir, entry.name)]
+        : [],
+  );
+}
 
 /** `service-auth/*` resolves to the TypeScript sources in this repository, never to dist/ (docs/decisions.md). */
 const SOURCE_CONDITION = "service-auth-source";
 
 export default defineConfig({
-  resolve: { conditions: [SOURCE_CONDITION, ...defaultClientConditions] },
+  resolve: {
+    conditions: [SOURCE_CONDITION, ...defaultClientConditions],
+    alias: {
+      // Better Auth's own tests import its source modules; these are their built forms.
+      "better-auth-dist": realpathSync("node_modules/better-auth/dist"),
+    },
+  },
   ssr: { resolve: { conditions: [SOURCE_CONDITION, ...defaultServerConditions] } },
   test: {
-    include: ["test/**/*.test.ts", "test/**/*.test.tsx"],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: "forks",
     setupFiles: ["test/setup.ts"],
+    server: {
+      deps: {
+        // Better Auth's Next.js integration imports `next/headers` without an extension, which
+        // only a bundler resolves (Next.js has no exports map); vite resolves it when inlined.
+        inline: [/better-auth\/dist\/integrations\/next-js\.mjs$/],
+      },
+    },
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: "service-auth",
+          include: ["test/**/*.test.ts", "test/**/*.test.tsx"],
+          exclude: [...configDefaults.exclude, "test/better-auth/**"],
+        },
+      },
+      {
+        extends: true,
+        // Upstream's instances log at debug level: shown for failing tests only.
+        test: { name: "better-auth", include: ["test/better-auth/**/*.test.ts"], silent: "passed-only" },
+      },
+      {
+        extends: true,
+        test: {
+          name: "better-auth-direct",
+          include:
+            process.env.BETTER_AUTH_TESTS === "all" ? testFiles("test/better-auth") : DIRECT_ADAPTER_SUBSET,
+          env: { BETTER_AUTH_TESTS_ADAPTER: "direct" },
+          silent: "passed-only",
+        },
+      },
+    ],
   },
 });

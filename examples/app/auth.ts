@@ -1,6 +1,7 @@
 /**
- * Authentication of the example app (SPEC §4.3): Better Auth with email + password, the admin
- * plugin and the `backend` plugin, storing everything in this app's tables. Email flows
+ * Authentication of the example app (SPEC §4.3): Better Auth with email + password, the admin,
+ * organization and two-factor plugins (auth-options.ts) and the `backend` plugin, storing
+ * everything in this app's tables. Email flows
  * (verification, password reset, magic link, email OTP) go through the mail setting (`SMTP_URL`,
  * `MAIL_FROM`; the development outbox without them), an OpenID Connect provider signs in through
  * generic OAuth when `OIDC_ISSUER` is set, and the sensitive operations need a fresh session.
@@ -9,7 +10,7 @@
  * `getLatestJwks` and `rotateKeys` are the internal data functions (`auth:rotateKeys` in the CLI).
  */
 import { type BetterAuthOptions, betterAuth } from "better-auth";
-import { admin, emailOTP, genericOAuth, magicLink } from "better-auth/plugins";
+import { emailOTP, genericOAuth, magicLink } from "better-auth/plugins";
 import {
   type AuthFunctions,
   authConfig,
@@ -23,6 +24,7 @@ import {
   withAuthDefaults,
 } from "service-auth/auth";
 import { type ActionCtx, anyApi, type EnvReader, type MutationCtx, type QueryCtx } from "service-auth/server";
+import { authSchemaOptions } from "./auth-options.ts";
 import { type DataModel, internalMutation } from "./functions.ts";
 import schema from "./schema.ts";
 
@@ -101,15 +103,8 @@ function oidcProvider(env: EnvReader) {
   return [genericOAuth({ config: [config] })];
 }
 
-/**
- * The options the auth tables depend on: plugins and additional fields. `betterAuth` gets them
- * below, and `npm run cli -- auth generate` prints the tables they need (app.ts `commands`).
- */
-export const authSchemaOptions = {
-  // Declared so Better Auth returns the trigger-made `username` with the user (session, JWT claims).
-  user: { additionalFields: { username: { type: "string", required: false, input: false } } },
-  plugins: [admin()],
-} satisfies BetterAuthOptions;
+/** The options the auth tables depend on (plugins, additional fields): see auth-options.ts. */
+export { authSchemaOptions };
 
 function authOptions(env: EnvReader, database: BetterAuthOptions["database"]) {
   const siteUrl = siteUrlOf(env);

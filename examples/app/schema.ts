@@ -1,11 +1,11 @@
 import { defineAuthTables } from "service-auth/auth";
 import { defineSchema, defineTable, v } from "service-auth/server";
+import { authSchemaOptions } from "./auth-options.ts";
 
 export default defineSchema({
-  // The auth tables of SPEC §2, with the example's `username` (filled by a beforeCreate trigger).
-  ...defineAuthTables({
-    user: { fields: { username: v.optional(v.string()) }, indexes: { username: ["username"] } },
-  }),
+  // The auth tables of the auth options (core, admin, organization, two-factor; the example's
+  // `username`, filled by a beforeCreate trigger), with an index for looking users up by username.
+  ...defineAuthTables(authSchemaOptions, { user: { indexes: { username: ["username"] } } }),
   /** One profile per user, made by the onCreate trigger. */
   profiles: defineTable({ userId: v.id("user"), bio: v.string() }).index("userId", ["userId"]),
   /** Counters kept by application triggers (e.g. the user count). */

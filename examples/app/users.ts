@@ -1,6 +1,7 @@
 import { getAuthUserId } from "service-auth/auth";
 import { AppError, v } from "service-auth/server";
-import { internalMutation, query } from "./functions.ts";
+import { authClient } from "./auth.ts";
+import { action, internalMutation, query } from "./functions.ts";
 
 /** The signed-in user, or `UNAUTHORIZED`. */
 export const me = query({
@@ -16,7 +17,28 @@ export const me = query({
       email: user.email,
       username: user.username ?? null,
       role: user.role ?? null,
+      twoFactorEnabled: user.twoFactorEnabled ?? false,
     };
+  },
+});
+
+/** The caller's session document (with `activeOrganizationId`), or `UNAUTHORIZED`. */
+export const session = query({
+  args: {},
+  handler: async (ctx) => {
+    const doc = await authClient.getSession(ctx);
+    if (!doc) throw new AppError("UNAUTHORIZED", "Sign in first");
+    return doc;
+  },
+});
+
+/** The same document read from an action (through the auth data functions), or `UNAUTHORIZED`. */
+export const sessionFromAction = action({
+  args: {},
+  handler: async (ctx) => {
+    const doc = await authClient.getSession(ctx);
+    if (!doc) throw new AppError("UNAUTHORIZED", "Sign in first");
+    return doc;
   },
 });
 

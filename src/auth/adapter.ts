@@ -5,14 +5,22 @@
  * - `adapter(ctx, options)`: directly on `ctx.db`, inside the caller's transaction (queries and
  *   mutations). In a query ctx every write is refused with `READ_ONLY` before anything happens.
  * - `httpAdapter(ctx, { authFunctions })`: through `ctx.runQuery` / `ctx.runMutation` of the
- *   internal data functions (HTTP routes and actions), one transaction per call.
+ *   internal data functions (HTTP routes and actions), one transaction per call, except inside
+ *   Better Auth's `adapter.transaction` (sign-up, OAuth user creation): that runs in one write
+ *   transaction (`ctx.runInTransaction`) which every call joins, so a crash leaves all or nothing.
  *
  * The database generates `_id`; Better Auth sees it as `id`. Dates are stored as numbers (ms) and
  * come back as `Date`s (the jwt plugin calls `createdAt.getTime()`); a date in a where clause may
  * be a `Date`, an ISO string or ms, and compares as a date. A field without a value reads back as
  * `null`, as from a SQL database (Better Auth checks `!== null`).
  */
-import { type CleanedWhere, createAdapterFactory, type DBAdapterDebugLogOption } from "better-auth/adapters";
+import type { BetterAuthOptions } from "better-auth";
+import {
+  type CleanedWhere,
+  createAdapterFactory,
+  type DBAdapter,
+  type DBAdapterDebugLogOption,
+} from "better-auth/adapters";
 import type { ActionCtx, MutationCtx, QueryCtx, SchemaDefinition } from "service-auth/server";
 import {
   type AuthFunctions,
@@ -159,7 +167,33 @@ interface AdapterMeta {
   info: Record<string, unknown>;
 }
 
-function makeAdapter(ops: StoreOps, meta: AdapterMeta) {
+/** Runs a callback as one transaction (the caller's own, or a new one that calls join). */
+type TransactionScope = <T>(fn: () => Promise<T>) => Promise<T>;
+
+/**
+ * The adapter over `ops`. With `inTransaction`, Better Auth's `adapter.transaction(cb)` runs `cb`
+ * inside that scope, with this same adapter: its calls join the scope's transaction.
+ */
+function makeAdapter(
+  ops: StoreOps,
+  meta: AdapterMeta,
+  inTransaction?: TransactionScope,
+): (options: BetterAuthOptions) => DBAdapter<BetterAuthOptions> {
+  return (options) => {
+    const self: DBAdapter<BetterAuthOptions> = factory(
+      ops,
+      meta,
+      inTransaction ? (callback) => inTransaction(() => callback(self)) : false,
+    )(options);
+    return self;
+  };
+}
+
+function factory(
+  ops: StoreOps,
+  meta: AdapterMeta,
+  transaction: false | (<R>(callback: (trx: DBAdapter<BetterAuthOptions>) => Promise<R>) => Promise<R>),
+) {
   return createAdapterFactory({
     config: {
       adapterId: meta.adapterId,
@@ -177,8 +211,7 @@ function makeAdapter(ops: StoreOps, meta: AdapterMeta) {
       supportsBooleans: true,
       // Kept true so Dates reach the transforms below (false would turn them into ISO strings).
       supportsDates: true,
-      // Each call is its own transaction (HTTP) or part of the caller's (direct); no nested ones.
-      transaction: false,
+      transaction,
       // Runs on written values and on where values alike.
       customTransformInput: ({ data, fieldAttributes }) =>
         fieldAttributes.type === "date" ? toStoredDate(data) : data,
@@ -268,13 +301,18 @@ export function adapter(ctx: QueryCtx<any> | MutationCtx<any>, options: AdapterO
     deleteOne: (a) => dbDeleteOne(ctx, config, a),
     deleteMany: (a) => dbDeleteMany(ctx, config, a),
   };
-  return makeAdapter(ops, {
-    adapterId: "service-db",
-    adapterName: "Service DB (direct)",
-    tables: config.schema.tables,
-    debugLogs,
-    info: { serviceAdapter: "direct", writable: isWriteCtx(ctx) },
-  });
+  return makeAdapter(
+    ops,
+    {
+      adapterId: "service-db",
+      adapterName: "Service DB (direct)",
+      tables: config.schema.tables,
+      debugLogs,
+      info: { serviceAdapter: "direct", writable: isWriteCtx(ctx) },
+    },
+    // Already inside the caller's transaction: Better Auth's transaction is that one.
+    (fn) => fn(),
+  );
 }
 
 /** Options of the HTTP adapter. */
@@ -288,9 +326,14 @@ export interface HttpAdapterOptions {
 
 /**
  * Better Auth adapter that reads with `ctx.runQuery` and writes with `ctx.runMutation` of the
- * internal data functions, for HTTP routes and actions (which have no `db`).
+ * internal data functions, for HTTP routes and actions (which have no `db`). Better Auth's
+ * `adapter.transaction` runs in `ctx.runInTransaction` (when the ctx has it): one write
+ * transaction that the data functions called inside join.
  */
-export function httpAdapter(ctx: Pick<ActionCtx, "runQuery" | "runMutation">, options: HttpAdapterOptions) {
+export function httpAdapter(
+  ctx: Pick<ActionCtx, "runQuery" | "runMutation"> & Partial<Pick<ActionCtx, "runInTransaction">>,
+  options: HttpAdapterOptions,
+) {
   const fns = options.authFunctions;
   const ops: StoreOps = {
     create: (a) => ctx.runMutation(fns.create, a),
@@ -302,11 +345,15 @@ export function httpAdapter(ctx: Pick<ActionCtx, "runQuery" | "runMutation">, op
     deleteOne: (a) => ctx.runMutation(fns.deleteOne, a),
     deleteMany: (a) => ctx.runMutation(fns.deleteMany, a),
   };
-  return makeAdapter(ops, {
-    adapterId: "service-http",
-    adapterName: "Service DB (HTTP)",
-    tables: options.schema?.tables,
-    debugLogs: options.debugLogs,
-    info: { serviceAdapter: "http", writable: true },
-  });
+  return makeAdapter(
+    ops,
+    {
+      adapterId: "service-http",
+      adapterName: "Service DB (HTTP)",
+      tables: options.schema?.tables,
+      debugLogs: options.debugLogs,
+      info: { serviceAdapter: "http", writable: true },
+    },
+    ctx.runInTransaction && ((fn) => ctx.runInTransaction!(fn)),
+  );
 }

@@ -81,6 +81,9 @@ export function authTableSpecs(
   }
   const tables = getAuthTables({ ...options, plugins } as BetterAuthOptions);
   const tableName = (model: string) => tables[model]?.modelName ?? model;
+  // A reference names its model by the configured name (`user.modelName: "users"` → "users").
+  const modelOfTable = new Map(Object.entries(tables).map(([model, table]) => [table.modelName, model]));
+  const referencedModel = (name: string) => (name in tables ? name : modelOfTable.get(name));
   return Object.entries(tables).map(([model, table]) => {
     const spec: AuthTableSpec = {
       model,
@@ -95,7 +98,8 @@ export function authTableSpecs(
       const name = attribute.fieldName ?? key;
       const ref = attribute.references;
       // Only references to a table's `id` hold platform ids; others keep their own type.
-      const referenced = ref && ref.field === "id" && ref.model in tables ? tableName(ref.model) : undefined;
+      const target = ref && ref.field === "id" ? referencedModel(ref.model) : undefined;
+      const referenced = target ? tableName(target) : undefined;
       if (referenced) spec.references[name] = referenced;
       spec.fields[name] = referenced
         ? validatorOf(attribute, referenced)

@@ -104,6 +104,7 @@ function watchDatabase(ctx: ActionCtx): { ctx: ActionCtx; fault(): ServiceError 
     runMutation: ((ref: any, args: any) =>
       ctx.runMutation(ref, args).catch(note)) as ActionCtx["runMutation"],
     runAction: ((ref: any, args: any) => ctx.runAction(ref, args).catch(note)) as ActionCtx["runAction"],
+    runInTransaction: (fn) => ctx.runInTransaction(fn).catch(note),
   };
   return { ctx: watched, fault: () => fault };
 }

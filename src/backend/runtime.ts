@@ -4,6 +4,7 @@
  * authenticator (steps 1+2 and the identity cache), the commit bus and the env store.
  */
 
+import { AsyncLocalStorage } from "node:async_hooks";
 import { type AuthConfig, type Authenticated, Authenticator } from "./auth/authenticator.ts";
 import { CommitBus, type CommitListener } from "./commit-bus.ts";
 import { Catalog } from "./db/catalog.ts";
@@ -25,7 +26,7 @@ import { staticAuth } from "./functions/static-auth.ts";
 import { logger } from "./logger.ts";
 import type { SchemaDefinition } from "./schema.ts";
 import { decodeWrites, encodeWrites } from "./storage/commit-payload.ts";
-import type { ReadTransaction, StorageEngine } from "./storage/engine.ts";
+import type { ReadTransaction, StorageEngine, WriteTransaction } from "./storage/engine.ts";
 
 // Backend's API speaks these (options, `authenticate`); transports import them from here.
 export type { AuthConfig, Authenticated, IdentityResolver } from "./auth/authenticator.ts";
@@ -51,6 +52,22 @@ export interface Caller {
   allowInternal?: boolean;
 }
 
+/** The write transaction of a `runInTransaction` scope, which its queries and mutations join. */
+interface OpenTransaction {
+  tx: WriteTransaction;
+  writes: DocumentWrite[];
+  /** The first error of a mutation inside: the transaction must not commit without its writes. */
+  failed?: { error: unknown };
+  /** The joined calls take turns: each sees the writes of those before it, none interleaves. */
+  turn: Promise<unknown>;
+}
+
+/** Where an async context stands in a scope: inside one of its calls (`inTurn`), or waiting for one. */
+interface ScopeEntry {
+  scope: OpenTransaction;
+  inTurn: boolean;
+}
+
 export class Backend {
   readonly catalog: Catalog;
   readonly engine: StorageEngine;
@@ -59,6 +76,8 @@ export class Backend {
   private readonly commits: CommitBus;
   private readonly authenticator: Authenticator;
   private readonly authSource?: BackendOptions["auth"];
+  /** The transaction scope the current async context runs in, if any (see `runInTransaction`). */
+  private readonly openTransaction = new AsyncLocalStorage<ScopeEntry>();
 
   constructor(options: BackendOptions) {
     this.catalog = new Catalog(options.schema);
@@ -178,7 +197,11 @@ export class Backend {
     const fn = this.lookup(functionPath(ref), "query", caller.allowInternal);
     const parsed = parseArgs(fn, args);
     const since = this.commits.lastSequence;
-    return this.engine.read(async (tx) => {
+    const entry = this.openTransaction.getStore();
+    // Inside a transaction scope the query reads the scope's transaction, its writes included.
+    const read = <T>(body: (tx: ReadTransaction) => Promise<T>) =>
+      entry ? this.inTurn(entry, () => body(entry.scope.tx)) : this.engine.read(body);
+    return read(async (tx) => {
       // Identity reads are not part of the query's read set: the connection watches them itself.
       // An anonymous caller skips the call (and its await): nothing to resolve.
       const identity =
@@ -206,26 +229,49 @@ export class Backend {
   ): Promise<{ value: unknown; sequence: number }> {
     const fn = this.lookup(functionPath(ref), "mutation", caller.allowInternal);
     const parsed = parseArgs(fn, args);
+    const entry = this.openTransaction.getStore();
+    if (entry) {
+      // Joins the scope's transaction: committed (and published) with it, never on its own.
+      const { scope } = entry;
+      const value = await this.inTurn(entry, () =>
+        this.mutate(fn, parsed, caller, scope.tx, scope.writes, this.commits.lastSequence).catch((error) => {
+          scope.failed ??= { error };
+          throw error;
+        }),
+      );
+      return { value: value === undefined ? null : value, sequence: this.commits.lastSequence };
+    }
     let writes: DocumentWrite[] = [];
     const since = this.commits.lastSequence;
     const value = await this.engine.write(
       async (tx) => {
         writes = [];
-        const readSet = emptyReadSet();
-        const identity = await this.identityFor(caller, tx, since);
-        const db = new DatabaseWriterImpl(this.catalog, tx, readSet, writes);
-        const ctx: MutationCtx = {
-          db,
-          auth: staticAuth(identity, caller.token ?? null),
-          meta: caller.meta ?? {},
-          env: this.env,
-        };
-        return fn.handler(ctx, parsed);
+        return this.mutate(fn, parsed, caller, tx, writes, since);
       },
       this.writeSetOf(() => writes),
     );
     if (writes.length) this.commits.publish(writes);
     return { value: value === undefined ? null : value, sequence: this.commits.lastSequence };
+  }
+
+  /** Runs a mutation's handler in `tx`, recording its writes into `writes`. */
+  private async mutate(
+    fn: RegisteredFunction,
+    args: unknown,
+    caller: Caller,
+    tx: WriteTransaction,
+    writes: DocumentWrite[],
+    since: number,
+  ): Promise<unknown> {
+    const identity = await this.identityFor(caller, tx, since);
+    const db = new DatabaseWriterImpl(this.catalog, tx, emptyReadSet(), writes);
+    const ctx: MutationCtx = {
+      db,
+      auth: staticAuth(identity, caller.token ?? null),
+      meta: caller.meta ?? {},
+      env: this.env,
+    };
+    return fn.handler(ctx, args);
   }
 
   /** The engine's `writeSet` callback: the encoded writes, computed only if the engine asks. */
@@ -234,6 +280,41 @@ export class Backend {
       const w = writes();
       return w.length ? encodeWrites(w) : undefined;
     };
+  }
+
+  /**
+   * Runs a joined call when the calls before it in the scope are done. A call made from inside
+   * another (an action's closure) runs at once: waiting for its caller would never end.
+   */
+  private inTurn<T>(entry: ScopeEntry, call: () => Promise<T>): Promise<T> {
+    if (entry.inTurn) return call();
+    const { scope } = entry;
+    const result = scope.turn.then(() => this.openTransaction.run({ scope, inTurn: true }, call));
+    scope.turn = result.catch(() => undefined);
+    return result;
+  }
+
+  /**
+   * Runs `fn` as one write transaction that the queries and mutations it calls join (see
+   * `ActionCtx.runInTransaction`); publishes the writes after the commit. Inside a scope already,
+   * `fn` simply runs in it.
+   */
+  async runInTransaction<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.openTransaction.getStore()) return fn();
+    let open: OpenTransaction | undefined;
+    const value = await this.engine.write(
+      async (tx) => {
+        open = { tx, writes: [], turn: Promise.resolve() };
+        const scope = open;
+        const result = await this.openTransaction.run({ scope, inTurn: false }, fn);
+        // A mutation inside failed and `fn` went on: committing would keep only part of its work.
+        if (scope.failed) throw scope.failed.error;
+        return result;
+      },
+      this.writeSetOf(() => open?.writes ?? []),
+    );
+    if (open?.writes.length) this.commits.publish(open.writes);
+    return value;
   }
 
   /** Runs an action: no database, but it can call queries, mutations and other actions. */
@@ -268,6 +349,7 @@ export class Backend {
       runQuery: async (ref, args) => (await this.runQuery(ref, args, inner)).value as any,
       runMutation: async (ref, args) => (await this.runMutation(ref, args, inner)).value as any,
       runAction: (ref, args) => this.runAction(ref, args, inner) as any,
+      runInTransaction: (fn) => this.runInTransaction(fn),
     };
   }
 

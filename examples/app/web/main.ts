@@ -1,15 +1,19 @@
 /**
- * The example's browser app: Better Auth for sign-up/in/out, the backend client for live
- * queries over the WebSocket, with the JWT kept fresh through `GET /api/auth/backend/token`.
- * Every form reports its own errors and is disabled while its request is pending.
+ * The example's browser app: Better Auth for sign-up/in/out, organizations and two-factor
+ * (TOTP), the backend client for live queries over the WebSocket, with the JWT kept fresh through
+ * `GET /api/auth/backend/token`. Every form reports its own errors and is disabled while its
+ * request is pending.
  */
 import { createAuthClient } from "better-auth/client";
-import { adminClient } from "better-auth/client/plugins";
+import { adminClient, organizationClient, twoFactorClient } from "better-auth/client/plugins";
 import { BackendClient, type BackendError, backendClient } from "service-auth/client";
 import { api } from "./api.ts";
 import { isAuthError, signedOutReason } from "./signed-out-reason.ts";
 
-const authClient = createAuthClient({ baseURL: location.origin, plugins: [backendClient(), adminClient()] });
+const authClient = createAuthClient({
+  baseURL: location.origin,
+  plugins: [backendClient(), adminClient(), organizationClient(), twoFactorClient()],
+});
 const backend = new BackendClient(`${location.origin.replace(/^http/, "ws")}/api/sync`, {
   onConnectionChange: (state) => {
     $("connection").textContent = state;
@@ -40,9 +44,59 @@ function renderMessages(messages: { _id: string; author: string; body: string }[
   );
 }
 
+const FORMS = [
+  "sign-up",
+  "sign-in",
+  "two-factor-sign-in",
+  "send",
+  "create-org",
+  "switch-org",
+  "enable-two-factor",
+  "confirm-two-factor",
+];
+const ERRORS = [
+  "sign-up-error",
+  "sign-in-error",
+  "two-factor-sign-in-error",
+  "send-error",
+  "create-org-error",
+  "switch-org-error",
+  "two-factor-error",
+  "error",
+];
+
 function clearForms() {
-  for (const id of ["sign-up", "sign-in", "send"]) ($(id) as HTMLFormElement).reset();
-  for (const id of ["sign-up-error", "sign-in-error", "send-error", "error"]) say(id, "");
+  for (const id of FORMS) ($(id) as HTMLFormElement).reset();
+  for (const id of ERRORS) say(id, "");
+  $("two-factor").hidden = true;
+  $("totp-setup").hidden = true;
+  for (const id of ["totp-secret", "totp-uri"]) say(id, "");
+}
+
+/** The user's organizations (for the switcher) and the session's active one (live, `users:session`). */
+let organizations: { id: string; name: string }[] = [];
+let activeOrganizationId: string | null = null;
+
+function renderOrganizations() {
+  const select = $("org-select") as HTMLSelectElement;
+  select.replaceChildren(
+    ...organizations.map((o) => {
+      const option = document.createElement("option");
+      option.value = o.id;
+      option.textContent = o.name;
+      return option;
+    }),
+  );
+  if (activeOrganizationId) select.value = activeOrganizationId;
+  ($("switch-org") as HTMLFormElement).hidden = organizations.length === 0;
+  const active = organizations.find((o) => o.id === activeOrganizationId);
+  say("active-org", active?.name ?? (activeOrganizationId ? "…" : "none"));
+}
+
+async function loadOrganizations() {
+  const { data } = await authClient.organization.list();
+  organizations = (data ?? []).map((o) => ({ id: o.id, name: o.name }));
+  renderOrganizations();
 }
 
 function onQueryError(error: BackendError) {
@@ -59,7 +113,10 @@ function signedOut() {
   stopUserCount = watchUserCount();
   // Nothing of the signed-in user's stays in the page.
   renderMessages([]);
-  for (const id of ["me-name", "me-username", "me-role"]) say(id, "");
+  for (const id of ["me-name", "me-username", "me-role", "two-factor-status"]) say(id, "");
+  organizations = [];
+  activeOrganizationId = null;
+  renderOrganizations();
   clearForms();
   $("impersonating").hidden = true;
   if (wasSignedIn && !signingOut) say("notice", signedOutReason(authError));
@@ -78,17 +135,30 @@ function signedIn() {
     backend.subscribe(
       api.users.me,
       {},
-      (me: { name: string; username: string | null; role: string | null }) => {
+      (me) => {
         say("me-name", me.name);
         say("me-username", me.username ?? "");
         say("me-role", me.role ? `, ${me.role}` : "");
         say("impersonated-name", me.name);
+        say("two-factor-status", me.twoFactorEnabled ? "on" : "off");
+        ($("enable-two-factor") as HTMLFormElement).hidden = me.twoFactorEnabled;
       },
       onQueryError,
     ),
     backend.subscribe(api.messages.list, {}, renderMessages, onQueryError),
+    // The session document itself: switching organizations changes it, and the page follows.
+    backend.subscribe(
+      api.users.session,
+      {},
+      (session) => {
+        activeOrganizationId = session.activeOrganizationId;
+        renderOrganizations();
+      },
+      onQueryError,
+    ),
   ];
   void showImpersonation();
+  void loadOrganizations();
 }
 
 /** An administrator viewing the app as this user sees a way back. */
@@ -99,10 +169,20 @@ async function showImpersonation() {
   $("impersonating").hidden = !impersonatedBy;
 }
 
+/**
+ * A request that replaces the session (confirming two-factor deletes the old one and sets a new
+ * cookie). The old session's end reaches the live connection before the response reaches the
+ * page: token fetches wait for the response, so they ask with the new cookie, not the dead one.
+ */
+let replacingSession: Promise<unknown> = Promise.resolve();
+
 /** Wires the backend client to the session: a token while signed in, signed-out on 401. */
 function startAuth() {
   backend.setAuth(
-    async () => authClient.backend.getToken(),
+    async () => {
+      await replacingSession.catch(() => undefined);
+      return authClient.backend.getToken();
+    },
     (isAuthenticated) => (isAuthenticated ? signedIn() : signedOut()),
   );
 }
@@ -163,12 +243,81 @@ onSubmit("sign-up", async (form, button) => {
 
 onSubmit("sign-in", async (form, button) => {
   const { email, password } = formValues(form);
+  let needsCode = false;
+  const ok = await pending(button, "sign-in-error", "Sign-in failed", async () => {
+    const result = await authClient.signIn.email({ email, password });
+    // Two-factor users get no session yet: a code from their app completes the sign-in.
+    needsCode = Boolean((result.data as { twoFactorRedirect?: boolean } | null)?.twoFactorRedirect);
+    return result;
+  });
+  if (!ok) return;
+  if (!needsCode) return startAuth();
+  $("two-factor").hidden = false;
+  ($("two-factor-sign-in").querySelector("input") as HTMLInputElement).focus();
+});
+
+onSubmit("two-factor-sign-in", async (form, button) => {
+  const { code } = formValues(form);
   if (
-    await pending(button, "sign-in-error", "Sign-in failed", () =>
-      authClient.signIn.email({ email, password }),
+    await pending(button, "two-factor-sign-in-error", "Wrong code", () =>
+      authClient.twoFactor.verifyTotp({ code }),
     )
   )
     startAuth();
+});
+
+/** A URL-safe slug for an organization name, made unique with a random suffix. */
+function slugOf(name: string): string {
+  const base = name
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "-")
+    .replace(/^-|-$/g, "");
+  return `${base || "org"}-${crypto.randomUUID().slice(0, 6)}`;
+}
+
+onSubmit("create-org", async (form, button) => {
+  const { name } = formValues(form);
+  // Better Auth makes a new organization the active one.
+  if (
+    await pending(button, "create-org-error", "Could not create the organization", () =>
+      authClient.organization.create({ name, slug: slugOf(name) }),
+    )
+  ) {
+    form.reset();
+    await loadOrganizations();
+  }
+});
+
+onSubmit("switch-org", async (form, button) => {
+  const { organizationId } = formValues(form);
+  await pending(button, "switch-org-error", "Could not switch", () =>
+    authClient.organization.setActive({ organizationId }),
+  );
+});
+
+onSubmit("enable-two-factor", async (form, button) => {
+  const { password } = formValues(form);
+  await pending(button, "two-factor-error", "Could not enable two-factor", async () => {
+    const result = await authClient.twoFactor.enable({ password });
+    if (result.data) {
+      const uri = result.data.totpURI;
+      say("totp-uri", uri);
+      say("totp-secret", new URL(uri).searchParams.get("secret") ?? "");
+      $("totp-setup").hidden = false;
+      form.reset();
+    }
+    return result;
+  });
+});
+
+onSubmit("confirm-two-factor", async (form, button) => {
+  const { code } = formValues(form);
+  const verifying = authClient.twoFactor.verifyTotp({ code });
+  replacingSession = verifying;
+  if (await pending(button, "two-factor-error", "Wrong code", () => verifying)) {
+    $("totp-setup").hidden = true;
+    form.reset();
+  }
 });
 
 $("sign-out").addEventListener("click", async (event) => {

@@ -68,6 +68,14 @@ export interface ActionCtx {
     ref: R,
     args: R["_args"],
   ): Promise<R["_returns"]>;
+  /**
+   * Runs `fn` as one write transaction: every `runQuery` / `runMutation` it makes (also through
+   * actions it calls) joins that transaction, sees its earlier writes, and commits with it or not
+   * at all. A mutation that throws inside it fails the whole transaction, even when `fn` catches
+   * the error. The write lock is held until `fn` settles, so keep slow outside work out of it;
+   * `fn` may run again after a serialization conflict (PostgreSQL), like a mutation's handler.
+   */
+  runInTransaction<T>(fn: () => Promise<T>): Promise<T>;
 }
 
 /** An HTTP route handler: a web-standard Request in, a Response out. */

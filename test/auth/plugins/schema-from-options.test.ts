@@ -78,6 +78,14 @@ describe("defineAuthTables(options, extensions)", () => {
     expect(tables.invitation.fields.inviterId).toEqual(v.id("user"));
   });
 
+  it("references a renamed model's table (user.modelName), in core and plugin tables alike", () => {
+    const renamed = defineAuthTables({ user: { modelName: "users" }, plugins: [organization()] });
+    expect(Object.keys(renamed)).toContain("users");
+    expect(renamed.account.fields.userId).toEqual(v.id("users"));
+    expect(renamed.session.fields.userId).toEqual(v.id("users"));
+    expect((renamed as any).member.fields.userId).toEqual(v.id("users"));
+  });
+
   it("the zero-argument and extensions-only forms are unchanged", () => {
     expect(shapeOf(defineAuthTables())).toEqual(shapeOf(specTables));
     const extended = defineAuthTables(extensions);
