@@ -6,6 +6,8 @@ export default defineSchema({
   ...defineAuthTables({
     user: { fields: { username: v.optional(v.string()) }, indexes: { username: ["username"] } },
   }),
+  /** Rate-limit counts, shared by every instance (`withAuthDefaults`; README "Limits"). */
+  rateLimit: defineAuthTables({ rateLimit: { storage: "database" } }).rateLimit,
   /** One profile per user, made by the onCreate trigger. */
   profiles: defineTable({ userId: v.id("user"), bio: v.string() }).index("userId", ["userId"]),
   /** Counters kept by application triggers (e.g. the user count). */

@@ -5,7 +5,10 @@
 import type { BetterAuthOptions } from "better-auth";
 import { afterEach, describe, expect, it } from "vitest";
 import { withAuthDefaults as withDefaults } from "../../src/auth/defaults.ts";
-import { AUTH_RATE_LIMITS, CLIENT_IP_HEADER, rateLimitStore } from "../../src/auth/rate-limit.ts";
+import { AUTH_RATE_LIMITS, CLIENT_IP_HEADER } from "../../src/auth/rate-limit.ts";
+import { memoryRateLimitStore } from "../../src/auth/rate-limit-memory.ts";
+
+const rateLimitStore = () => memoryRateLimitStore(Object.keys(AUTH_RATE_LIMITS));
 
 /** The defaults as Better Auth sees them (the wrapper keeps the app's own option type). */
 const withAuthDefaults = (options: BetterAuthOptions): BetterAuthOptions => withDefaults(options);
