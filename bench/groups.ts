@@ -10,6 +10,7 @@ import { http } from "./http.ts";
 import type { BenchGroup } from "./lib/types.ts";
 import { platform } from "./platform.ts";
 import { postgres } from "./postgres.ts";
+import { storm } from "./storm.ts";
 import { sync } from "./sync.ts";
 
-export const groups: Record<string, BenchGroup> = { platform, http, auth, hash, sync, fanout, postgres };
+export const groups: Record<string, BenchGroup> = { platform, http, auth, hash, storm, sync, fanout, postgres };

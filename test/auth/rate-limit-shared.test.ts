@@ -114,14 +114,14 @@ describe("the database store", () => {
     // Better Auth's read-then-write, interleaved: each writes what it read plus one.
     const [readA, readB] = [await a.get(key), await b.get(key)];
     if (!readA || !readB) throw new Error("the count was written");
-    await a.set(key, { ...readA, count: readA.count + 1, lastRequest: 2_000 }, true);
-    await b.set(key, { ...readB, count: readB.count + 1, lastRequest: 2_001 }, true);
+    await a.set(key, { ...readA, count: readA.count + 1, lastRequest: 2_000 });
+    await b.set(key, { ...readB, count: readB.count + 1, lastRequest: 2_001 });
     expect(await b.get(key)).toMatchObject({ count: 4, lastRequest: 2_001 });
     // A reset (window over) racing an increment: the later write counts on top of the reset.
     const [resetA, resetB] = [await a.get(key), await b.get(key)];
     if (!resetA || !resetB) throw new Error("the count was written");
-    await a.set(key, { ...resetA, count: 1, lastRequest: 90_000 }, true);
-    await b.set(key, { ...resetB, count: 1, lastRequest: 90_001 }, true);
+    await a.set(key, { ...resetA, count: 1, lastRequest: 90_000 });
+    await b.set(key, { ...resetB, count: 1, lastRequest: 90_001 });
     expect(await a.get(key)).toMatchObject({ count: 2, lastRequest: 90_001 });
   });
 
@@ -130,7 +130,7 @@ describe("the database store", () => {
     for (const path of ["/sign-in/email", "/sign-in/made-up-1", "/sign-in/made-up-2"]) {
       const key = `198.51.100.8${path}`;
       const seen = await store.get(key);
-      await store.set(key, { key, count: (seen?.count ?? 0) + 1, lastRequest: 5_000 }, seen !== undefined);
+      await store.set(key, { key, count: (seen?.count ?? 0) + 1, lastRequest: 5_000 });
     }
     const rows = await apps[0].backend.read(async (db) => db.query("rateLimit").collect());
     expect(rows.filter((r: any) => r.key.startsWith("198.51.100.8|"))).toMatchObject([
