@@ -4,10 +4,13 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { authClient } from "../../examples/app/auth.ts";
+import { type AuthFunctions, createApi, createClient, defineAuthTables } from "../../src/auth/index.ts";
+import { anyApi, defineSchema } from "../../src/backend/server.ts";
 import { AUTH_RATE_LIMITS } from "../../src/auth/rate-limit.ts";
 import { adapterOf, databaseRateLimitStore } from "../../src/auth/rate-limit-database.ts";
 import { memoryRateLimitStore } from "../../src/auth/rate-limit-memory.ts";
 import { type ExampleApp, startExampleApp } from "../helpers/example-app.ts";
+import { startTestBackend } from "../helpers/service.ts";
 
 const SIGN_IN_MAX = AUTH_RATE_LIMITS["/sign-in/*"].max;
 
@@ -33,6 +36,23 @@ function signIn(app: ExampleApp, email: string, password: string, forwardedFor: 
 async function storedCount(i: number, client: string): Promise<number | undefined> {
   const rows = await apps[i].backend.read(async (db) => db.query("rateLimit").collect());
   return rows.find((r: any) => r.key === `${client}|/sign-in/*`)?.count;
+}
+
+/** A store over `backend`'s data functions, as its HTTP routes reach them. */
+function storeOver(
+  backend: Pick<ExampleApp["backend"], "runQuery" | "runMutation">,
+  client: Pick<typeof authClient, "httpAdapter">,
+) {
+  const ctx = {
+    runQuery: async (ref: any, args: any) => (await backend.runQuery(ref, args, { allowInternal: true })).value,
+    runMutation: async (ref: any, args: any) =>
+      (await backend.runMutation(ref, args, { allowInternal: true })).value,
+  } as Parameters<typeof authClient.httpAdapter>[0];
+  const database = client.httpAdapter(ctx);
+  const adapter = adapterOf(database, () => ({ database, rateLimit: { storage: "database" } }));
+  if (!adapter) throw new Error("the example's database is an adapter factory");
+  const patterns = Object.keys(AUTH_RATE_LIMITS);
+  return databaseRateLimitStore(adapter, patterns, memoryRateLimitStore(patterns));
 }
 
 describe("rate limits shared by instances", () => {
@@ -87,20 +107,8 @@ describe("rate limits shared by instances", () => {
 });
 
 describe("the database store", () => {
-  /** Instance `i`'s store, over the example app's data functions as its HTTP routes reach them. */
-  function storeOf(i: number) {
-    const backend = apps[i].backend;
-    const ctx = {
-      runQuery: async (ref: any, args: any) => (await backend.runQuery(ref, args, { allowInternal: true })).value,
-      runMutation: async (ref: any, args: any) =>
-        (await backend.runMutation(ref, args, { allowInternal: true })).value,
-    } as Parameters<typeof authClient.httpAdapter>[0];
-    const database = authClient.httpAdapter(ctx);
-    const adapter = adapterOf(database, () => ({ database, rateLimit: { storage: "database" } }));
-    if (!adapter) throw new Error("the example's database is an adapter factory");
-    const patterns = Object.keys(AUTH_RATE_LIMITS);
-    return databaseRateLimitStore(adapter, patterns, memoryRateLimitStore(patterns));
-  }
+  /** Instance `i`'s store. */
+  const storeOf = (i: number) => storeOver(apps[i].backend, authClient);
 
   it("loses no count when two instances read the same count and then both write", async () => {
     const [a, b] = [storeOf(0), storeOf(1)];
@@ -136,5 +144,21 @@ describe("the database store", () => {
     expect(rows.filter((r: any) => r.key.startsWith("198.51.100.8|"))).toMatchObject([
       { key: "198.51.100.8|/sign-in/*", count: 3 },
     ]);
+  });
+});
+
+describe("an app whose schema has no rateLimit table", () => {
+  it("counts in memory instead, and answers", async () => {
+    const schema = defineSchema({ ...defineAuthTables() });
+    const backend = await startTestBackend({ schema, modules: { auth: createApi(schema) } });
+    try {
+      const store = storeOver(backend, createClient({ authFunctions: anyApi.auth as AuthFunctions, schema }));
+      const key = "198.51.100.9/sign-in/email";
+      expect(await store.get(key)).toBeUndefined();
+      await store.set(key, { key, count: 1, lastRequest: 7_000 });
+      expect(await store.get(key)).toMatchObject({ count: 1, lastRequest: 7_000 });
+    } finally {
+      await backend.close();
+    }
   });
 });
