@@ -13,4 +13,13 @@ import { postgres } from "./postgres.ts";
 import { storm } from "./storm.ts";
 import { sync } from "./sync.ts";
 
-export const groups: Record<string, BenchGroup> = { platform, http, auth, hash, storm, sync, fanout, postgres };
+export const groups: Record<string, BenchGroup> = {
+  platform,
+  http,
+  auth,
+  hash,
+  storm,
+  sync,
+  fanout,
+  postgres,
+};

@@ -127,7 +127,9 @@ async function measure(ctx: BenchContext, hasher: Hasher): Promise<Measured> {
     await query(WARMUP_SEC);
     await underStorm(WARMUP_SEC);
     signInsPerSec.length = 0;
-    ctx.log(`measuring ${ROUNDS} interleaved rounds of ${LOAD_DEFAULTS.durationSec} s, idle and under the storm`);
+    ctx.log(
+      `measuring ${ROUNDS} interleaved rounds of ${LOAD_DEFAULTS.durationSec} s, idle and under the storm`,
+    );
     const rounds = await interleave<QueryRound>(ROUNDS, {
       idle: () => query(LOAD_DEFAULTS.durationSec),
       storm: () => underStorm(LOAD_DEFAULTS.durationSec),

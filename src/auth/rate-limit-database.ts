@@ -50,7 +50,9 @@ class CountsTable {
   constructor(private readonly adapter: () => Promise<CountsAdapter>) {}
 
   async read(key: string): Promise<Seen | undefined> {
-    const row = (await (await this.adapter()).findOne({
+    const row = (await (
+      await this.adapter()
+    ).findOne({
       model: RATE_LIMIT_MODEL,
       where: [{ field: "key", value: key }],
     })) as { count: number | bigint; lastRequest: number | bigint } | null;

@@ -5,10 +5,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { authClient } from "../../examples/app/auth.ts";
 import { type AuthFunctions, createApi, createClient, defineAuthTables } from "../../src/auth/index.ts";
-import { anyApi, defineSchema } from "../../src/backend/server.ts";
 import { AUTH_RATE_LIMITS } from "../../src/auth/rate-limit.ts";
 import { adapterOf, databaseRateLimitStore } from "../../src/auth/rate-limit-database.ts";
 import { memoryRateLimitStore } from "../../src/auth/rate-limit-memory.ts";
+import { anyApi, defineSchema } from "../../src/backend/server.ts";
 import { type ExampleApp, startExampleApp } from "../helpers/example-app.ts";
 import { startTestBackend } from "../helpers/service.ts";
 
@@ -44,7 +44,8 @@ function storeOver(
   client: Pick<typeof authClient, "httpAdapter">,
 ) {
   const ctx = {
-    runQuery: async (ref: any, args: any) => (await backend.runQuery(ref, args, { allowInternal: true })).value,
+    runQuery: async (ref: any, args: any) =>
+      (await backend.runQuery(ref, args, { allowInternal: true })).value,
     runMutation: async (ref: any, args: any) =>
       (await backend.runMutation(ref, args, { allowInternal: true })).value,
   } as Parameters<typeof authClient.httpAdapter>[0];
