@@ -116,12 +116,17 @@ export function adapterOf(
   };
 }
 
-/** True for the data functions' refusal of a model the schema does not declare. */
+/**
+ * True for the data functions' refusal of the `rateLimit` model when the schema does not declare
+ * it: `BAD_REQUEST` naming the model directly, `INVALID_ARGUMENTS` on `args.model` through the
+ * functions (the only model this store asks for).
+ */
 function isMissingTable(error: unknown): boolean {
+  if (!isServiceError(error)) return false;
+  const data = error.data as { model?: unknown; path?: unknown } | undefined;
   return (
-    isServiceError(error) &&
-    error.code === "BAD_REQUEST" &&
-    (error.data as { model?: unknown } | undefined)?.model === RATE_LIMIT_MODEL
+    (error.code === "BAD_REQUEST" && data?.model === RATE_LIMIT_MODEL) ||
+    (error.code === "INVALID_ARGUMENTS" && data?.path === "args.model")
   );
 }
 
