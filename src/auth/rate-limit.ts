@@ -56,8 +56,8 @@ const processStore = memoryRateLimitStore(Object.keys(AUTH_RATE_LIMITS));
 
 /**
  * The rate-limit options: on (unless `AUTH_RATE_LIMIT=off`), the rules above, counts of limited
- * endpoints in the database when `options` name an adapter (unless `AUTH_RATE_LIMIT_STORAGE=memory`)
- * and the bounded memory store for the rest; an app's own `rateLimit` fields win, and its
+ * endpoints in the database when `database` is an adapter factory (unless
+ * `AUTH_RATE_LIMIT_STORAGE=memory`) and the bounded memory store for the rest; an app's own `rateLimit` fields win, and its
  * `customRules` are added to (and override) the platform's. `database` holds the counts;
  * `options` gives the final options its adapter is made with (read at the first count).
  */
