@@ -12,6 +12,7 @@ import { pgThroughput } from "./pg-throughput.ts";
 import { platform } from "./platform.ts";
 import { postgres } from "./postgres.ts";
 import { sockets } from "./sockets.ts";
+import { storm } from "./storm.ts";
 import { sync } from "./sync.ts";
 
 export const groups: Record<string, BenchGroup> = {
@@ -24,4 +25,5 @@ export const groups: Record<string, BenchGroup> = {
   postgres,
   "pg-throughput": pgThroughput,
   sockets,
+  storm,
 };

@@ -10,6 +10,9 @@ import { admin, organization, twoFactor } from "better-auth/plugins";
 export const authSchemaOptions = {
   // Declared so Better Auth returns the trigger-made `username` with the user (session, JWT claims).
   user: { additionalFields: { username: { type: "string", required: false, input: false } } },
+  // The `rateLimit` table: sign-in, reset, OTP and token counts shared by every instance
+  // (`withAuthDefaults` stores them there; README "Limits"). Only the schema reads this option.
+  rateLimit: { storage: "database" },
   plugins: [
     admin(),
     // Organizations with members and invitations; the session records the active one.

@@ -39,6 +39,14 @@ const LOOKUP_INDEXES: Readonly<Record<string, readonly string[]>> = {
   rateLimit: ["key"],
 };
 
+/**
+ * Fields Better Auth does not mark unique but that are: one rate-limit row per key, so instances
+ * creating a client's first count at once cannot make two (the loser sees `CONFLICT`).
+ */
+const UNIQUE_FIELDS: Readonly<Record<string, readonly string[]>> = {
+  rateLimit: ["key"],
+};
+
 /** The jwks table the `backend` plugin (Better Auth's `jwt`) stores keys in, present whatever the options. */
 const JWKS_SCHEMA = {
   jwks: {
@@ -106,6 +114,10 @@ export function authTableSpecs(
         : (overrides[key] ?? validatorOf(attribute, undefined));
       if (attribute.unique) spec.unique.push(name);
       if (attribute.unique || attribute.index || referenced) spec.indexes[name] = [name];
+    }
+    for (const field of UNIQUE_FIELDS[model] ?? []) {
+      const name = table.fields[field]?.fieldName ?? field;
+      if (name in spec.fields && !spec.unique.includes(name)) spec.unique.push(name);
     }
     for (const field of LOOKUP_INDEXES[model] ?? []) {
       const name = table.fields[field]?.fieldName ?? field;

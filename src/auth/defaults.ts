@@ -17,7 +17,8 @@ import { withUserFieldLimits } from "./user-field-limits.ts";
  * - `emailAndPassword.password`: the native scrypt hasher (same hash format as Better Auth's), unless
  *   the app sets its own `hash` or `verify` (a pair: one is never mixed with the other's algorithm);
  * - `rateLimit`: on in every mode with the limits of `AUTH_RATE_LIMITS` (the app's fields win, its
- *   `customRules` add to them);
+ *   `customRules` add to them), the limited endpoints counted in the app's database (every
+ *   instance shares the counts) unless `AUTH_RATE_LIMIT_STORAGE=memory`;
  * - `advanced.ipAddress`: the client address is the one the platform puts in its private header
  *   (the socket's peer, or per `TRUSTED_PROXIES` the forwarded client), unless the app sets its own;
  * - `databaseHooks.user`: length limits on name, email, image and username before the app's hooks.
@@ -26,10 +27,11 @@ export function withAuthDefaults<O extends BetterAuthOptions>(options: O): O {
   const emailAndPassword = options.emailAndPassword;
   const password = emailAndPassword?.password;
   const ownHasher = password?.hash !== undefined || password?.verify !== undefined;
-  return {
+  const out: O = {
     ...options,
     logger: { ...betterAuthLogger(), ...options.logger },
-    rateLimit: rateLimitOptions(options.rateLimit),
+    // The counts' adapter is made from the final options (read at the first count, when `out` is set).
+    rateLimit: rateLimitOptions(options.rateLimit, options.database, () => out),
     advanced: {
       ...options.advanced,
       ipAddress: options.advanced?.ipAddress ?? { ipAddressHeaders: [CLIENT_IP_HEADER] },
@@ -39,4 +41,5 @@ export function withAuthDefaults<O extends BetterAuthOptions>(options: O): O {
       ? { emailAndPassword: { ...emailAndPassword, password: { ...password, ...nativePasswordHasher } } }
       : {}),
   };
+  return out;
 }

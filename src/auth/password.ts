@@ -7,8 +7,14 @@
  * scrypt N=16384, r=16, p=1, 64-byte key over the NFKC-normalised password, salted with the
  * 32-character hex string of 16 random bytes (the string's bytes, not the decoded bytes), stored
  * as `salt:key` in hex. Hashes made by either implementation verify with the other.
+ *
+ * At most one scrypt per CPU core but one runs at a time: the thread pool (4 threads) would
+ * otherwise take every core during a burst of sign-ins, and the event loop — every other request —
+ * would wait for CPU (the `storm` benchmark on 2 cores: query p99 20× its idle p99 with 4 at once,
+ * 1.3× with one; docs/decisions.md). Further sign-ins queue for their turn.
  */
 import { randomBytes, scrypt, timingSafeEqual } from "node:crypto";
+import { availableParallelism } from "node:os";
 
 const N = 16384;
 const R = 16;
@@ -18,12 +24,38 @@ const KEY_BYTES = 64;
 const MAX_MEMORY = 128 * N * R * 2;
 const HEX = /^(?:[0-9a-fA-F]{2})+$/;
 
+/** Scrypt computations allowed at once: the cores but the event loop's, at least one. */
+const MAX_CONCURRENT = Math.max(1, availableParallelism() - 1);
+let running = 0;
+const waiting: (() => void)[] = [];
+
+/** Runs `task` when fewer than {@link MAX_CONCURRENT} tasks are running, in arrival order. */
+async function inTurn<T>(task: () => Promise<T>): Promise<T> {
+  if (running >= MAX_CONCURRENT) await new Promise<void>((resolve) => waiting.push(resolve));
+  else running++;
+  try {
+    return await task();
+  } finally {
+    // The slot passes straight to the next in line (`running` unchanged), or is freed.
+    const next = waiting.shift();
+    if (next) next();
+    else running--;
+  }
+}
+
 function deriveKey(password: string, salt: string): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    scrypt(password.normalize("NFKC"), salt, KEY_BYTES, { N, r: R, p: P, maxmem: MAX_MEMORY }, (err, key) =>
-      err ? reject(err) : resolve(key),
-    );
-  });
+  return inTurn(
+    () =>
+      new Promise<Buffer>((resolve, reject) => {
+        scrypt(
+          password.normalize("NFKC"),
+          salt,
+          KEY_BYTES,
+          { N, r: R, p: P, maxmem: MAX_MEMORY },
+          (err, key) => (err ? reject(err) : resolve(key)),
+        );
+      }),
+  );
 }
 
 /** Hashes a password as `saltHex:keyHex`, compatible with Better Auth's `hashPassword`. */

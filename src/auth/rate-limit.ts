@@ -3,11 +3,13 @@
  * client address (which the platform hands over in a private header, see `http.ts`), IPv6 clients
  * by their /64, with limits on the endpoints that guess or spend secrets.
  *
- * Storage: a bounded in-memory store of this process. Shared counts (`storage: "database"`) need
- * Better Auth's `rateLimit` table in the app schema, which is not wired yet (README "Limits").
+ * Storage: the endpoints with a rule below are counted in the database (Better Auth's `rateLimit`
+ * model), shared by every instance; every other path under the general limit in a bounded memory
+ * store of this process. `AUTH_RATE_LIMIT_STORAGE=memory` keeps all counts in memory.
  */
 import type { BetterAuthOptions } from "better-auth";
-import { rateLimitKey } from "service-auth/server";
+import { adapterOf, databaseRateLimitStore } from "./rate-limit-database.ts";
+import { memoryRateLimitStore } from "./rate-limit-memory.ts";
 
 /** The request header carrying the client address to Better Auth; any client-sent copy is dropped. */
 export const CLIENT_IP_HEADER = "x-service-auth-client-ip";
@@ -40,88 +42,46 @@ export const AUTH_RATE_LIMITS: Readonly<Record<string, Rule>> = Object.freeze({
   "/backend/token": PER_MINUTE(120),
 });
 
-/** One client's count on one endpoint, as Better Auth stores it. */
-interface RateLimitEntry {
-  key: string;
-  count: number;
-  lastRequest: number;
-}
-
-/** Entries kept per store half; the least recently used go first. */
-const MAX_ENTRIES = 50_000;
-
-/**
- * A least-recently-used map of a fixed size: memory stays bounded whatever keys clients make up
- * (Better Auth's own memory store keeps every key forever).
- */
-class BoundedMap {
-  private readonly entries = new Map<string, RateLimitEntry>();
-  constructor(private readonly max: number) {}
-
-  get(key: string): RateLimitEntry | undefined {
-    return this.entries.get(key);
-  }
-
-  set(key: string, value: RateLimitEntry): void {
-    this.entries.delete(key);
-    this.entries.set(key, value);
-    if (this.entries.size > this.max) this.entries.delete(this.entries.keys().next().value as string);
-  }
-}
-
-/** Paths with a rule of {@link AUTH_RATE_LIMITS}, as Better Auth matches them. */
-function limitedPath(path: string): boolean {
-  return Object.keys(AUTH_RATE_LIMITS).some((p) =>
-    p.endsWith("/*") ? path.startsWith(p.slice(0, -1)) : p === path,
-  );
-}
-
-/**
- * The store: Better Auth's key (`<ip><path>`) with the address replaced by its rate-limit key
- * (an IPv6 /64). Entries of limited endpoints live apart from the rest, so flooding made-up paths
- * cannot push a client's sign-in count out of memory.
- */
-export function rateLimitStore(): NonNullable<NonNullable<BetterAuthOptions["rateLimit"]>["customStorage"]> {
-  const limited = new BoundedMap(MAX_ENTRIES);
-  const other = new BoundedMap(MAX_ENTRIES);
-  const place = (key: string): { map: BoundedMap; key: string } => {
-    // The address never contains "/"; the path starts with it (or is empty at the base path).
-    const slash = key.indexOf("/");
-    const ip = slash < 0 ? key : key.slice(0, slash);
-    const path = slash < 0 ? "" : key.slice(slash);
-    return { map: limitedPath(path) ? limited : other, key: `${rateLimitKey(ip)}|${path}` };
-  };
-  return {
-    async get(key) {
-      const at = place(key);
-      return at.map.get(at.key);
-    },
-    async set(key, value) {
-      const at = place(key);
-      at.map.set(at.key, value);
-    },
-  };
-}
-
 /**
  * The process setting that turns the limiter off (`AUTH_RATE_LIMIT=off`): for load tests and
  * benchmarks, whose whole load comes from one address.
  */
 export const RATE_LIMIT_SWITCH_VAR = "AUTH_RATE_LIMIT";
 
+/** The process setting choosing where counts live: `database` (default) or `memory`. */
+export const RATE_LIMIT_STORAGE_VAR = "AUTH_RATE_LIMIT_STORAGE";
+
 /** This process's store: auth instances are made per request, the counts must outlive them. */
-const processStore = rateLimitStore();
+const processStore = memoryRateLimitStore(Object.keys(AUTH_RATE_LIMITS));
 
 /**
- * The rate-limit options: on (unless `AUTH_RATE_LIMIT=off`), the rules above, the bounded store;
- * an app's own `rateLimit` fields win, and its `customRules` are added to (and override) the
- * platform's.
+ * The rate-limit options: on (unless `AUTH_RATE_LIMIT=off`), the rules above, counts of limited
+ * endpoints in the database when `database` is an adapter factory (unless
+ * `AUTH_RATE_LIMIT_STORAGE=memory`) and the bounded memory store for the rest; an app's own `rateLimit` fields win, and its
+ * `customRules` are added to (and override) the platform's. `database` holds the counts;
+ * `options` gives the final options its adapter is made with (read at the first count).
  */
-export function rateLimitOptions(own: BetterAuthOptions["rateLimit"]): BetterAuthOptions["rateLimit"] {
+export function rateLimitOptions(
+  own: BetterAuthOptions["rateLimit"],
+  database?: BetterAuthOptions["database"],
+  options: () => BetterAuthOptions = () => ({ database }),
+): BetterAuthOptions["rateLimit"] {
+  const customRules = { ...AUTH_RATE_LIMITS, ...own?.customRules };
+  const adapter = process.env[RATE_LIMIT_STORAGE_VAR] === "memory" ? undefined : adapterOf(database, options);
+  const ownStorage = own?.storage !== undefined || own?.customStorage !== undefined;
+  const storage: Pick<NonNullable<BetterAuthOptions["rateLimit"]>, "storage" | "customStorage"> = ownStorage
+    ? {}
+    : adapter
+      ? {
+          // Also what makes Better Auth's schema (and so the adapter) know the `rateLimit` model.
+          storage: "database",
+          customStorage: databaseRateLimitStore(adapter, Object.keys(customRules), processStore),
+        }
+      : { customStorage: processStore };
   return {
     enabled: process.env[RATE_LIMIT_SWITCH_VAR] !== "off",
-    customStorage: own?.storage ? undefined : processStore,
+    ...storage,
     ...own,
-    customRules: { ...AUTH_RATE_LIMITS, ...own?.customRules },
+    customRules,
   };
 }

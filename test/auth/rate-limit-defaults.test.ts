@@ -3,15 +3,20 @@
  * an app's own settings win, its hooks still run, and made-up paths cannot flush sign-in counts.
  */
 import type { BetterAuthOptions } from "better-auth";
+import { memoryAdapter } from "better-auth/adapters/memory";
 import { afterEach, describe, expect, it } from "vitest";
 import { withAuthDefaults as withDefaults } from "../../src/auth/defaults.ts";
-import { AUTH_RATE_LIMITS, CLIENT_IP_HEADER, rateLimitStore } from "../../src/auth/rate-limit.ts";
+import { AUTH_RATE_LIMITS, CLIENT_IP_HEADER } from "../../src/auth/rate-limit.ts";
+import { memoryRateLimitStore } from "../../src/auth/rate-limit-memory.ts";
+
+const rateLimitStore = () => memoryRateLimitStore(Object.keys(AUTH_RATE_LIMITS));
 
 /** The defaults as Better Auth sees them (the wrapper keeps the app's own option type). */
 const withAuthDefaults = (options: BetterAuthOptions): BetterAuthOptions => withDefaults(options);
 
 afterEach(() => {
   delete process.env.AUTH_RATE_LIMIT;
+  delete process.env.AUTH_RATE_LIMIT_STORAGE;
 });
 
 describe("withAuthDefaults", () => {
@@ -37,6 +42,18 @@ describe("withAuthDefaults", () => {
       cookiePrefix: "x",
     });
     expect(withAuthDefaults({ rateLimit: { enabled: false } }).rateLimit?.enabled).toBe(false);
+  });
+
+  it("counts in the app's database when it is an adapter, in memory with AUTH_RATE_LIMIT_STORAGE=memory", () => {
+    const database = memoryAdapter({});
+    const shared = withAuthDefaults({ database }).rateLimit;
+    expect(shared?.storage).toBe("database");
+    const memory = withAuthDefaults({}).rateLimit?.customStorage;
+    expect(shared?.customStorage).not.toBe(memory);
+    process.env.AUTH_RATE_LIMIT_STORAGE = "memory";
+    const local = withAuthDefaults({ database }).rateLimit;
+    expect(local?.storage).toBeUndefined();
+    expect(local?.customStorage).toBe(memory);
   });
 
   it("is off with AUTH_RATE_LIMIT=off", () => {

@@ -1,0 +1,165 @@
+/**
+ * Rate-limit counts shared through the database: two instances of the example app on one SQLite
+ * file count a client's wrong sign-ins together, and instances racing on one key lose no count.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { authClient } from "../../examples/app/auth.ts";
+import { type AuthFunctions, createApi, createClient, defineAuthTables } from "../../src/auth/index.ts";
+import { AUTH_RATE_LIMITS } from "../../src/auth/rate-limit.ts";
+import { adapterOf, databaseRateLimitStore } from "../../src/auth/rate-limit-database.ts";
+import { memoryRateLimitStore } from "../../src/auth/rate-limit-memory.ts";
+import { anyApi, defineSchema } from "../../src/backend/server.ts";
+import { type ExampleApp, startExampleApp } from "../helpers/example-app.ts";
+import { startTestBackend } from "../helpers/service.ts";
+
+const SIGN_IN_MAX = AUTH_RATE_LIMITS["/sign-in/*"].max;
+
+let apps: ExampleApp[] = [];
+beforeAll(async () => {
+  const first = await startExampleApp();
+  const second = await startExampleApp({ databaseUrl: first.service.databaseFile });
+  apps = [first, second];
+});
+afterAll(async () => {
+  await Promise.all(apps.map((a) => a.close()));
+});
+
+function signIn(app: ExampleApp, email: string, password: string, forwardedFor: string): Promise<Response> {
+  return fetch(`${app.url}/api/auth/sign-in/email`, {
+    method: "POST",
+    headers: { origin: app.url, "content-type": "application/json", "x-forwarded-for": forwardedFor },
+    body: JSON.stringify({ email, password }),
+  });
+}
+
+/** The stored count of `client` on the sign-in rule, read through instance `i`. */
+async function storedCount(i: number, client: string): Promise<number | undefined> {
+  const rows = await apps[i].backend.read(async (db) => db.query("rateLimit").collect());
+  return rows.find((r: any) => r.key === `${client}|/sign-in/*`)?.count;
+}
+
+/** A store over `backend`'s data functions, as its HTTP routes reach them. */
+function storeOver(
+  backend: Pick<ExampleApp["backend"], "runQuery" | "runMutation">,
+  client: Pick<typeof authClient, "httpAdapter">,
+) {
+  const ctx = {
+    runQuery: async (ref: any, args: any) =>
+      (await backend.runQuery(ref, args, { allowInternal: true })).value,
+    runMutation: async (ref: any, args: any) =>
+      (await backend.runMutation(ref, args, { allowInternal: true })).value,
+  } as Parameters<typeof authClient.httpAdapter>[0];
+  const database = client.httpAdapter(ctx);
+  const adapter = adapterOf(database, () => ({ database, rateLimit: { storage: "database" } }));
+  if (!adapter) throw new Error("the example's database is an adapter factory");
+  const patterns = Object.keys(AUTH_RATE_LIMITS);
+  return databaseRateLimitStore(adapter, patterns, memoryRateLimitStore(patterns));
+}
+
+describe("rate limits shared by instances", () => {
+  beforeAll(async () => {
+    await apps[0].signUp("shared@example.com");
+    // Each test's client is an address behind the trusted local proxy.
+    for (const app of apps) await app.backend.env.set("TRUSTED_PROXIES", "127.0.0.1");
+  });
+
+  it(`limit a client whose ${SIGN_IN_MAX} wrong sign-ins are split across both instances`, async () => {
+    const client = "203.0.113.10";
+    const statuses: number[] = [];
+    for (let i = 0; i < SIGN_IN_MAX; i++) {
+      statuses.push((await signIn(apps[i % 2], "shared@example.com", `wrong-${i}`, client)).status);
+    }
+    expect(statuses).toEqual(Array(SIGN_IN_MAX).fill(401));
+    for (const app of apps) {
+      const res = await signIn(app, "shared@example.com", "wrong-again", client);
+      expect(res.status).toBe(429);
+      expect(await res.json()).toMatchObject({ code: "TOO_MANY_REQUESTS" });
+    }
+    // The count lives in the database, where either instance reads it.
+    expect(await storedCount(1, client)).toBe(SIGN_IN_MAX);
+    // Another client is not limited.
+    expect((await signIn(apps[1], "shared@example.com", "wrong", "203.0.113.11")).status).toBe(401);
+  });
+
+  it("counts every one of concurrent sign-ins sent to both instances", async () => {
+    const client = "203.0.113.20";
+    const perInstance = 4;
+    const statuses = await Promise.all(
+      Array.from({ length: 2 * perInstance }, (_, i) =>
+        signIn(apps[i % 2], "shared@example.com", `wrong-${i}`, client).then((r) => r.status),
+      ),
+    );
+    expect(statuses).toEqual(Array(2 * perInstance).fill(401));
+    expect(await storedCount(0, client)).toBe(2 * perInstance);
+  });
+
+  it("counts an IPv6 client by its /64 in the shared store", async () => {
+    await signIn(apps[0], "shared@example.com", "wrong", "2001:db8:5:6::1");
+    await signIn(apps[1], "shared@example.com", "wrong", "2001:db8:5:6::2");
+    expect(await storedCount(0, "2001:db8:5:6::/64")).toBe(2);
+  });
+
+  it("counts other endpoints apart from sign-in, outside the database", async () => {
+    const before = await apps[0].backend.read(async (db) => (await db.query("rateLimit").collect()).length);
+    expect((await apps[0].browser().get("/api/auth/get-session")).status).toBe(200);
+    const after = await apps[0].backend.read(async (db) => (await db.query("rateLimit").collect()).length);
+    expect(after).toBe(before);
+  });
+});
+
+describe("the database store", () => {
+  /** Instance `i`'s store. */
+  const storeOf = (i: number) => storeOver(apps[i].backend, authClient);
+
+  it("loses no count when two instances read the same count and then both write", async () => {
+    const [a, b] = [storeOf(0), storeOf(1)];
+    const key = "198.51.100.7/sign-in/email";
+    // Both create the client's first count: the unique key makes the second one an increment.
+    expect(await a.get(key)).toBeUndefined();
+    expect(await b.get(key)).toBeUndefined();
+    await a.set(key, { key, count: 1, lastRequest: 1_000 });
+    await b.set(key, { key, count: 1, lastRequest: 1_001 });
+    expect(await a.get(key)).toMatchObject({ count: 2, lastRequest: 1_001 });
+    // Better Auth's read-then-write, interleaved: each writes what it read plus one.
+    const [readA, readB] = [await a.get(key), await b.get(key)];
+    if (!readA || !readB) throw new Error("the count was written");
+    await a.set(key, { ...readA, count: readA.count + 1, lastRequest: 2_000 });
+    await b.set(key, { ...readB, count: readB.count + 1, lastRequest: 2_001 });
+    expect(await b.get(key)).toMatchObject({ count: 4, lastRequest: 2_001 });
+    // A reset (window over) racing an increment: the later write counts on top of the reset.
+    const [resetA, resetB] = [await a.get(key), await b.get(key)];
+    if (!resetA || !resetB) throw new Error("the count was written");
+    await a.set(key, { ...resetA, count: 1, lastRequest: 90_000 });
+    await b.set(key, { ...resetB, count: 1, lastRequest: 90_001 });
+    expect(await a.get(key)).toMatchObject({ count: 2, lastRequest: 90_001 });
+  });
+
+  it("keeps one row per client and rule, whatever path below the rule is asked for", async () => {
+    const store = storeOf(0);
+    for (const path of ["/sign-in/email", "/sign-in/made-up-1", "/sign-in/made-up-2"]) {
+      const key = `198.51.100.8${path}`;
+      const seen = await store.get(key);
+      await store.set(key, { key, count: (seen?.count ?? 0) + 1, lastRequest: 5_000 });
+    }
+    const rows = await apps[0].backend.read(async (db) => db.query("rateLimit").collect());
+    expect(rows.filter((r: any) => r.key.startsWith("198.51.100.8|"))).toMatchObject([
+      { key: "198.51.100.8|/sign-in/*", count: 3 },
+    ]);
+  });
+});
+
+describe("an app whose schema has no rateLimit table", () => {
+  it("counts in memory instead, and answers", async () => {
+    const schema = defineSchema({ ...defineAuthTables() });
+    const backend = await startTestBackend({ schema, modules: { auth: createApi(schema) } });
+    try {
+      const store = storeOver(backend, createClient({ authFunctions: anyApi.auth as AuthFunctions, schema }));
+      const key = "198.51.100.9/sign-in/email";
+      expect(await store.get(key)).toBeUndefined();
+      await store.set(key, { key, count: 1, lastRequest: 7_000 });
+      expect(await store.get(key)).toMatchObject({ count: 1, lastRequest: 7_000 });
+    } finally {
+      await backend.close();
+    }
+  });
+});
