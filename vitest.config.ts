@@ -19,6 +19,14 @@ const DIRECT_ADAPTER_SUBSET = [
   "plugins/two-factor/two-factor.test.ts",
 ].map((file) => `test/better-auth/${file}`);
 
+/** Better Auth's tests run once more on PostgreSQL in `npm test` (HTTP adapter). */
+const POSTGRES_SUBSET = [
+  "api/routes/sign-up.test.ts",
+  "api/routes/sign-in.test.ts",
+  "plugins/two-factor/two-factor.test.ts",
+  "plugins/organization/routes/crud-members.test.ts",
+].map((file) => `test/better-auth/${file}`);
+
 function testFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
     entry.isDirectory()
@@ -74,6 +82,17 @@ export default defineConfig({
           include:
             process.env.BETTER_AUTH_TESTS === "all" ? testFiles("test/better-auth") : DIRECT_ADAPTER_SUBSET,
           env: { BETTER_AUTH_TESTS_ADAPTER: "direct" },
+          silent: "passed-only",
+        },
+      },
+      {
+        extends: true,
+        // A representative subset on PostgreSQL (a server started by the tests); every file with
+        // BETTER_AUTH_TESTS=all BETTER_AUTH_TESTS_DATABASE=postgres.
+        test: {
+          name: "better-auth-postgres",
+          include: POSTGRES_SUBSET,
+          env: { BETTER_AUTH_TESTS_DATABASE: "postgres" },
           silent: "passed-only",
         },
       },
