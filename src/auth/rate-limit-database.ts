@@ -11,7 +11,10 @@
  *
  * Only endpoints with a rule of their own (sign-in, reset, OTP, …) are counted here, one row per
  * client (IPv6: per /64) and rule pattern, so made-up paths cannot grow the table; every other path
- * stays under the general limit of this process's memory store.
+ * stays under the general limit of this process's memory store. Rows whose last request is older
+ * than the longest rule's window count nothing any more (Better Auth starts such a count afresh);
+ * they are deleted, at most once per window, before a new row is created, so the table holds the
+ * clients of about one window rather than every client ever seen.
  */
 import type { BetterAuthOptions } from "better-auth";
 import { isServiceError, logger } from "service-auth/server";
@@ -40,14 +43,44 @@ interface CountsAdapter {
     where: { field: string; value: string | number }[];
     update: Record<string, unknown>;
   }): Promise<number>;
+  deleteMany(args: {
+    model: string;
+    where: { field: string; operator: "lt"; value: number }[];
+  }): Promise<number>;
 }
 
 /** Conditional writes before a request is given up on (logged, not counted). */
 const MAX_ATTEMPTS = 5;
 
+/** When the counts' rows are pruned, see the module comment. */
+export interface PruneOptions {
+  /** Rows whose `lastRequest` is older than this many ms are deleted: the longest rule's window. */
+  retainMs: number;
+  /** The clock (ms since epoch); `Date.now` unless a test sets it. */
+  now?: () => number;
+}
+
 /** The rows of the counts, by the platform's key (`<client>|<rule pattern>`). */
 class CountsTable {
-  constructor(private readonly adapter: () => Promise<CountsAdapter>) {}
+  /** When the next prune is due (ms since epoch); the first new row prunes. */
+  private nextPrune = 0;
+
+  constructor(
+    private readonly adapter: () => Promise<CountsAdapter>,
+    private readonly prune: PruneOptions,
+  ) {}
+
+  /** Deletes the rows no rule counts any more, at most once per `retainMs`. */
+  private async pruneIfDue(): Promise<void> {
+    const now = (this.prune.now ?? Date.now)();
+    if (now < this.nextPrune) return;
+    this.nextPrune = now + this.prune.retainMs;
+    const deleted = await (await this.adapter()).deleteMany({
+      model: RATE_LIMIT_MODEL,
+      where: [{ field: "lastRequest", operator: "lt", value: now - this.prune.retainMs }],
+    });
+    if (deleted > 0) logger.info("rate limit counts pruned", { rows: deleted });
+  }
 
   async read(key: string): Promise<Seen | undefined> {
     const row = (await (
@@ -61,6 +94,7 @@ class CountsTable {
 
   /** Creates the row; false when another instance created it first (the key is unique). */
   async insert(key: string, value: Seen): Promise<boolean> {
+    await this.pruneIfDue();
     try {
       await (await this.adapter()).create({ model: RATE_LIMIT_MODEL, data: { key, ...value } });
       return true;
@@ -134,15 +168,16 @@ let missingTableLogged = false;
 
 /**
  * The shared store: paths under one of `limitedPatterns` counted in the database through
- * `adapter`, every other path in `local`. An app whose schema lacks the `rateLimit` table is
+ * `adapter` (rows past `prune.retainMs` deleted), every other path in `local`. An app whose schema lacks the `rateLimit` table is
  * counted in `local` instead, with an error logged once (README "Limits").
  */
 export function databaseRateLimitStore(
   adapter: () => Promise<CountsAdapter>,
   limitedPatterns: readonly string[],
   local: RateLimitStorage,
+  prune: PruneOptions,
 ): RateLimitStorage {
-  const table = new CountsTable(adapter);
+  const table = new CountsTable(adapter, prune);
   const sharedKey = (key: string): string | undefined => {
     const { client, path } = clientAndPath(key);
     const rule = ruleOf(path, limitedPatterns);

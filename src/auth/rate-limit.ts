@@ -42,6 +42,21 @@ export const AUTH_RATE_LIMITS: Readonly<Record<string, Rule>> = Object.freeze({
   "/backend/token": PER_MINUTE(120),
 });
 
+/** Better Auth's general window (seconds) when the app sets none. */
+const DEFAULT_WINDOW_SECONDS = 10;
+
+/**
+ * The longest window (ms) of the rules and the general limit: a count older than that counts
+ * nothing. Rules given as functions (computed per request) count as one day.
+ */
+function longestWindowMs(rules: Readonly<Record<string, unknown>>, general = DEFAULT_WINDOW_SECONDS): number {
+  const DAY = 86_400;
+  const windows = Object.values(rules).map((rule) =>
+    typeof rule === "function" ? DAY : ((rule as Partial<Rule> | false)?.window ?? 0),
+  );
+  return Math.max(general, ...windows) * 1000;
+}
+
 /**
  * The process setting that turns the limiter off (`AUTH_RATE_LIMIT=off`): for load tests and
  * benchmarks, whose whole load comes from one address.
@@ -75,7 +90,9 @@ export function rateLimitOptions(
       ? {
           // Also what makes Better Auth's schema (and so the adapter) know the `rateLimit` model.
           storage: "database",
-          customStorage: databaseRateLimitStore(adapter, Object.keys(customRules), processStore),
+          customStorage: databaseRateLimitStore(adapter, Object.keys(customRules), processStore, {
+            retainMs: longestWindowMs(customRules, own?.window),
+          }),
         }
       : { customStorage: processStore };
   return {

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { authClient } from "../../examples/app/auth.ts";
 import { type AuthFunctions, createApi, createClient, defineAuthTables } from "../../src/auth/index.ts";
 import { AUTH_RATE_LIMITS } from "../../src/auth/rate-limit.ts";
-import { adapterOf, databaseRateLimitStore } from "../../src/auth/rate-limit-database.ts";
+import { adapterOf, databaseRateLimitStore, type PruneOptions } from "../../src/auth/rate-limit-database.ts";
 import { memoryRateLimitStore } from "../../src/auth/rate-limit-memory.ts";
 import { anyApi, defineSchema } from "../../src/backend/server.ts";
 import { type ExampleApp, startExampleApp } from "../helpers/example-app.ts";
@@ -42,6 +42,8 @@ async function storedCount(i: number, client: string): Promise<number | undefine
 function storeOver(
   backend: Pick<ExampleApp["backend"], "runQuery" | "runMutation">,
   client: Pick<typeof authClient, "httpAdapter">,
+  // The other tests write small timestamps: with the clock at 0 nothing is old enough to prune.
+  prune: PruneOptions = { retainMs: 60_000, now: () => 0 },
 ) {
   const ctx = {
     runQuery: async (ref: any, args: any) =>
@@ -53,7 +55,7 @@ function storeOver(
   const adapter = adapterOf(database, () => ({ database, rateLimit: { storage: "database" } }));
   if (!adapter) throw new Error("the example's database is an adapter factory");
   const patterns = Object.keys(AUTH_RATE_LIMITS);
-  return databaseRateLimitStore(adapter, patterns, memoryRateLimitStore(patterns));
+  return databaseRateLimitStore(adapter, patterns, memoryRateLimitStore(patterns), prune);
 }
 
 describe("rate limits shared by instances", () => {
@@ -145,6 +147,37 @@ describe("the database store", () => {
     expect(rows.filter((r: any) => r.key.startsWith("198.51.100.8|"))).toMatchObject([
       { key: "198.51.100.8|/sign-in/*", count: 3 },
     ]);
+  });
+});
+
+describe("pruning the counts", () => {
+  const rows = async () =>
+    (await apps[0].backend.read(async (db) => db.query("rateLimit").collect())).filter((r: any) =>
+      r.key.startsWith("192.0.2."),
+    ) as { key: string; lastRequest: number }[];
+
+  it("deletes rows past the longest window before creating a row, at most once per window", async () => {
+    let now = 10_000_000;
+    const store = storeOver(apps[0].backend, authClient, { retainMs: 60_000, now: () => now });
+    const count = async (client: string, at: number) => {
+      const key = `${client}/sign-in/email`;
+      const seen = await store.get(key);
+      await store.set(key, { key, count: (seen?.count ?? 0) + 1, lastRequest: at });
+    };
+    await count("192.0.2.1", now - 120_000); // a client last seen two windows ago
+    await count("192.0.2.2", now - 30_000); // one seen within the window
+    expect((await rows()).map((r) => r.key).sort()).toEqual(["192.0.2.1|/sign-in/*", "192.0.2.2|/sign-in/*"]);
+    // Within the window since the last prune, a new row prunes nothing.
+    now += 59_000;
+    await count("192.0.2.3", now);
+    expect((await rows()).length).toBe(3);
+    // A window later, the next new row deletes every row older than a window; the rest stay.
+    now += 2_000;
+    await count("192.0.2.4", now);
+    expect((await rows()).map((r) => r.key).sort()).toEqual(["192.0.2.3|/sign-in/*", "192.0.2.4|/sign-in/*"]);
+    // An update of a live row prunes nothing and counts on.
+    await count("192.0.2.4", now);
+    expect((await rows()).find((r) => r.key === "192.0.2.4|/sign-in/*")).toMatchObject({ count: 2 });
   });
 });
 
