@@ -52,7 +52,7 @@ const DEFAULT_WINDOW_SECONDS = 10;
 function longestWindowMs(rules: Readonly<Record<string, unknown>>, general = DEFAULT_WINDOW_SECONDS): number {
   const DAY = 86_400;
   const windows = Object.values(rules).map((rule) =>
-    typeof rule === "function" ? DAY : ((rule as Partial<Rule> | false)?.window ?? 0),
+    typeof rule === "function" ? DAY : rule ? ((rule as Partial<Rule>).window ?? 0) : 0,
   );
   return Math.max(general, ...windows) * 1000;
 }
