@@ -153,4 +153,5 @@ export const {
   deleteMany,
   getLatestJwks,
   rotateKeys,
+  checkOptions,
 } = authClient.createAuthFunctions(createAuth);

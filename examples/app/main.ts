@@ -6,7 +6,9 @@
  * refuses to start. SIGTERM / SIGINT stop it gracefully (requests in flight finish, at most SHUTDOWN_TIMEOUT_MS).
  */
 import {
+  AdvisoryRefusal,
   AUTH_ENV_COMMAND,
+  checkAuthStarts,
   ensureAuthEnv,
   MailSettingsError,
   mailSenderOf,
@@ -57,6 +59,13 @@ try {
       } catch (error) {
         if (error instanceof MailSettingsError)
           throw new RefusedToStart(`refusing to start: ${error.message}`);
+        throw error;
+      }
+      // The auth is made per request; made once here, a refused plugin stops the start.
+      try {
+        await checkAuthStarts(backend, internal.auth.checkOptions);
+      } catch (error) {
+        if (error instanceof AdvisoryRefusal) throw new RefusedToStart(`refusing to start: ${error.message}`);
         throw error;
       }
     },

@@ -37,3 +37,15 @@ export async function ensureAuthEnv(
   }
   return generated;
 }
+
+/**
+ * Initialises the app's auth once through its `checkOptions` function (exported by the `auth`
+ * module with the other data functions), so that a refused configuration stops the start: rejects
+ * with `AdvisoryRefusal` (one line naming the advisories and the way out) before the server listens.
+ */
+export async function checkAuthStarts(
+  backend: Backend,
+  checkOptions: FunctionReference<"action", any, Record<string, never>, null> | string,
+): Promise<void> {
+  await backend.runAction(checkOptions, {}, { allowInternal: true });
+}

@@ -11,7 +11,7 @@ export type {
   AdminViewer,
 } from "./admin/functions.ts";
 export { createAdminFunctions, hasRole, requireAdmin } from "./admin/functions.ts";
-
+export { AdvisoryRefusal } from "./advisories/refuse.ts";
 export type { BetterAuthLogger } from "./better-auth-logger.ts";
 export { betterAuthLogger } from "./better-auth-logger.ts";
 export type { AppCommand, CommandIo } from "./cli.ts";
@@ -22,7 +22,14 @@ export { AUDIENCE, authConfig, getAuthConfigProvider, siteOriginOf, siteUrlOf } 
 export type { AuthFunctions, AuthTriggers, CreateApiOptions, ModelTriggers } from "./data-functions.ts";
 export { createApi } from "./data-functions.ts";
 export { withAuthDefaults } from "./defaults.ts";
-export { AUTH_ENV_COMMAND, AUTH_SECRET_VAR, ensureAuthEnv, JWKS_VAR, missingAuthEnv } from "./env.ts";
+export {
+  AUTH_ENV_COMMAND,
+  AUTH_SECRET_VAR,
+  checkAuthStarts,
+  ensureAuthEnv,
+  JWKS_VAR,
+  missingAuthEnv,
+} from "./env.ts";
 export { freshSessionFor, SENSITIVE_PATHS } from "./fresh-session.ts";
 export type { GetSessionOptions, IdentityCtx, SessionDocument } from "./helpers.ts";
 export { getAuthUserId, getAuthUserIdentity, getHeaders, getSession } from "./helpers.ts";

@@ -1,12 +1,17 @@
 /**
  * `getLatestJwks` and `rotateKeys` (SPEC §4.2) as internal actions, so they run from the CLI:
- * `npm run --silent cli -- run auth:rotateKeys | npm run --silent cli -- env set JWKS`.
+ * `npm run --silent cli -- run auth:rotateKeys | npm run --silent cli -- env set JWKS`; and
+ * `checkOptions`, which a server runs once at start (`checkAuthStarts`).
  */
 import { type ActionCtx, functionsFor, ServiceError } from "service-auth/server";
 import { AUTH_ENV_COMMAND, AUTH_SECRET_VAR } from "./env.ts";
 
-/** The part of an auth instance the key functions call (the `backend` plugin's server-only endpoints). */
+/**
+ * The part of an auth instance the key functions call: the `backend` plugin's server-only
+ * endpoints, and the initialisation every Better Auth instance has (`$context`).
+ */
 export interface KeyManagingAuth {
+  $context: Promise<unknown>;
   api: {
     getLatestJwks(input?: object): Promise<{ jwks: string }>;
     rotateKeys(input?: object): Promise<{ jwks: string }>;
@@ -44,6 +49,17 @@ export function keyFunctions(createAuth: (ctx: ActionCtx) => KeyManagingAuth) {
       handler: async (ctx): Promise<string> => {
         requireSecret(ctx);
         return (await createAuth(ctx).api.rotateKeys({})).jwks;
+      },
+    }),
+    /**
+     * Initialises the auth once, plugins included: a configuration refused for an unfixed
+     * advisory (docs/security.md) fails here, at start, and not at the first request.
+     */
+    checkOptions: internalAction({
+      args: {},
+      handler: async (ctx): Promise<null> => {
+        await createAuth(ctx).$context;
+        return null;
       },
     }),
   };

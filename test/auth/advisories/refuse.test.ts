@@ -6,10 +6,20 @@
 import { type BetterAuthOptions, betterAuth } from "better-auth";
 import { memoryAdapter } from "better-auth/adapters/memory";
 import { deviceAuthorization, mcp, oidcProvider } from "better-auth/plugins";
-import { authConfig, backend } from "service-auth/auth";
+import {
+  type AuthFunctions,
+  authConfig,
+  backend,
+  checkAuthStarts,
+  createClient,
+  defineAuthTables,
+  AdvisoryRefusal as ExportedRefusal,
+} from "service-auth/auth";
+import { type ActionCtx, anyApi, defineSchema } from "service-auth/server";
 import { describe, expect, it } from "vitest";
 import { ADVISORY, REFUSED_PLUGINS } from "../../../src/auth/advisories/catalog.ts";
 import { AdvisoryRefusal } from "../../../src/auth/advisories/refuse.ts";
+import { startTestService } from "../../helpers/service.ts";
 
 const env = { get: (name: string) => ({ SITE_URL: "http://localhost:3999" })[name] };
 
@@ -108,5 +118,52 @@ describe(`implicit OAuth account linking (${ADVISORY.implicitOAuthLinking})`, ()
     expect((await optedIn.$context).options.account?.accountLinking?.enabled).toBe(true);
     const accepted = authWith({}, ADVISORY.implicitOAuthLinking);
     expect((await accepted.$context).options.account?.accountLinking?.enabled).toBeUndefined();
+  });
+});
+
+describe("refusal at the start of a service", () => {
+  /** A service whose auth has the oidc-provider plugin and checks its auth in `prepare`. */
+  function refusedApp(acceptAdvisories?: string) {
+    const schema = defineSchema({ ...defineAuthTables() });
+    const client = createClient({ authFunctions: anyApi.auth as AuthFunctions, schema });
+    const createAuth = (ctx: ActionCtx) =>
+      betterAuth({
+        baseURL: "http://localhost:3999",
+        secret: "refuse-test-secret-refuse-test-secret-0123",
+        database: client.httpAdapter(ctx),
+        telemetry: { enabled: false },
+        logger: { disabled: true },
+        plugins: [
+          backend({ authConfig: authConfig(ctx.env), acceptAdvisories }),
+          oidcProvider({ loginPage: "/login" }),
+        ],
+      });
+    return {
+      schema,
+      modules: { auth: client.createAuthFunctions(createAuth) },
+      prepare: (b: Parameters<typeof checkAuthStarts>[0]) => checkAuthStarts(b, anyApi.auth.checkOptions),
+    };
+  }
+
+  it("rejects with the one-line refusal before the server listens", async () => {
+    const error = await startTestService(refusedApp()).then(
+      async (service) => {
+        await service.close();
+        return undefined;
+      },
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(ExportedRefusal);
+    expect((error as AdvisoryRefusal).advisories).toEqual(OIDC);
+    expect((error as Error).message).not.toContain("\n");
+  });
+
+  it("starts when every advisory is accepted", async () => {
+    const service = await startTestService(refusedApp(OIDC.join(",")));
+    try {
+      expect((await fetch(`${service.url}/healthz`)).status).toBe(200);
+    } finally {
+      await service.close();
+    }
   });
 });
