@@ -59,6 +59,11 @@ export const ERROR_CODES = {
   DATABASE_UNAVAILABLE: spec(503, "reply", "the database cannot be reached"),
   DATABASE_BUSY: spec(503, "reply", "the database is locked by another writer"),
   DATABASE_UNREACHABLE: spec(503, "http-only", "`GET /healthz`: the database does not answer"),
+  DRAINING: spec(
+    503,
+    "http-only",
+    "`GET /healthz`: the server is shutting down (finishing what it accepted)",
+  ),
   // The sync protocol's own codes: they never travel over HTTP; the statuses say what they are.
   BAD_MESSAGE: spec(400, "refused", "a message is not JSON, not an object or lacks fields"),
   UNKNOWN_MESSAGE_TYPE: spec(400, "refused", "a message has a type the server does not know"),
