@@ -8,10 +8,10 @@ import type { BetterAuthOptions } from "better-auth";
 import { describe, expect, it } from "vitest";
 import { withAuthDefaults } from "../../src/auth/defaults.ts";
 import { hashPassword, verifyPassword } from "../../src/auth/password.ts";
-import { useLogCapture } from "../helpers/log-capture.ts";
+import { setupLogCapture } from "../helpers/log-capture.ts";
 
 /** Console output is captured too, to catch a bypass of the platform logger. */
-const capture = useLogCapture({ console: true });
+const capture = setupLogCapture({ console: true });
 
 const betterAuthLog = (options: BetterAuthOptions = {}) => createLogger(withAuthDefaults(options).logger);
 /** The result as plain options (its static type is the input's). */

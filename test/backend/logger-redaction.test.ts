@@ -1,9 +1,9 @@
 /** The platform logger scrubs personal data and credentials from every string, not only by key. */
 import { expect, it } from "vitest";
 import { logger } from "../../src/backend/logger.ts";
-import { useLogCapture } from "../helpers/log-capture.ts";
+import { setupLogCapture } from "../helpers/log-capture.ts";
 
-const capture = useLogCapture();
+const capture = setupLogCapture();
 
 it("scrubs emails, JWTs and bearer credentials in messages and field values", () => {
   process.env.LOG_LEVEL = "info";

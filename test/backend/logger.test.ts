@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { parseEnvFile } from "../../src/backend/env/store.ts";
 import { logger } from "../../src/backend/logger.ts";
-import { useLogCapture } from "../helpers/log-capture.ts";
+import { setupLogCapture } from "../helpers/log-capture.ts";
 
-const capture = useLogCapture();
+const capture = setupLogCapture();
 
 describe("logger", () => {
   it("redacts secret-looking fields, nested ones included", () => {

@@ -1,6 +1,6 @@
 /**
  * What the platform logger writes, captured for assertions: its JSON lines go to stderr, so
- * stderr is replaced by a recorder. Call {@link useLogCapture} once per test file; it restores
+ * stderr is replaced by a recorder. Call {@link setupLogCapture} once per test file; it restores
  * `LOG_LEVEL` and every spy after each test, so a test may set `LOG_LEVEL` freely.
  */
 import { afterEach, vi } from "vitest";
@@ -11,7 +11,7 @@ export interface CaptureOptions {
 }
 
 /** Registers the restoring `afterEach` and returns `capture`, which starts recording. */
-export function useLogCapture(options: CaptureOptions = {}): () => string[] {
+export function setupLogCapture(options: CaptureOptions = {}): () => string[] {
   const saved = process.env.LOG_LEVEL;
   afterEach(() => {
     if (saved === undefined) delete process.env.LOG_LEVEL;
