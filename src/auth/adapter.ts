@@ -22,26 +22,23 @@ import {
   type DBAdapterDebugLogOption,
 } from "better-auth/adapters";
 import type { ActionCtx, MutationCtx, QueryCtx, SchemaDefinition } from "service-auth/server";
-import {
-  type AuthFunctions,
-  type CountArgs,
-  type CreateArgs,
-  type DataConfig,
-  type DeleteArgs,
-  dbCount,
-  dbCreate,
-  dbDeleteMany,
-  dbDeleteOne,
-  dbFindMany,
-  dbFindOne,
-  dbUpdateMany,
-  dbUpdateOne,
-  type FindManyArgs,
-  type FindOneArgs,
-  isWriteCtx,
-  type StoredDoc,
-  type UpdateArgs,
-} from "./data-functions.ts";
+import { dbCount } from "./data/count.ts";
+import { dbCreate } from "./data/create.ts";
+import { dbDeleteMany, dbDeleteOne } from "./data/delete.ts";
+import { dbFindMany, dbFindOne } from "./data/find.ts";
+import type {
+  CountArgs,
+  CreateArgs,
+  DataConfig,
+  DeleteArgs,
+  FindManyArgs,
+  FindOneArgs,
+  StoredDoc,
+  UpdateArgs,
+} from "./data/types.ts";
+import { dbUpdateMany, dbUpdateOne } from "./data/update.ts";
+import { isWriteCtx } from "./data/writer.ts";
+import type { AuthFunctions } from "./data-functions.ts";
 import type { WhereClause } from "./where.ts";
 
 export type { AuthFunctions } from "./data-functions.ts";

@@ -5,7 +5,8 @@
  */
 import type { ActionCtx, MutationCtx, QueryCtx, SchemaDefinition } from "service-auth/server";
 import { adapter, httpAdapter } from "./adapter.ts";
-import { type AuthFunctions, type AuthTriggers, type CreateApiOptions, createApi } from "./data-functions.ts";
+import type { AuthTriggers } from "./data/types.ts";
+import { type AuthFunctions, type CreateApiOptions, createApi } from "./data-functions.ts";
 import { getAuthUserId, getAuthUserIdentity, getHeaders, getSession, type IdentityCtx } from "./helpers.ts";
 import { type KeyManagingAuth, keyFunctions } from "./key-functions.ts";
 

@@ -19,7 +19,8 @@ export { authCommand } from "./cli.ts";
 export type { ClientOptions } from "./client.ts";
 export { createClient } from "./client.ts";
 export { AUDIENCE, authConfig, getAuthConfigProvider, siteOriginOf, siteUrlOf } from "./config.ts";
-export type { AuthFunctions, AuthTriggers, CreateApiOptions, ModelTriggers } from "./data-functions.ts";
+export type { AuthTriggers, ModelTriggers } from "./data/types.ts";
+export type { AuthFunctions, CreateApiOptions } from "./data-functions.ts";
 export { createApi } from "./data-functions.ts";
 export { withAuthDefaults } from "./defaults.ts";
 export {

@@ -19,6 +19,8 @@ export function checkUserFieldLengths(user: Record<string, unknown>): void {
   for (const [field, max] of Object.entries(USER_FIELD_LIMITS)) {
     const value = user[field];
     if (typeof value === "string" && value.length > max) {
+      // An APIError is what a Better Auth hook throws to answer; the code is registered (with
+      // this status) in src/backend/errors.ts.
       throw new APIError("BAD_REQUEST", {
         code: "FIELD_TOO_LONG",
         message: `${field} must be at most ${max} characters`,

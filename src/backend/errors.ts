@@ -59,6 +59,11 @@ export const ERROR_CODES = {
   DATABASE_UNAVAILABLE: spec(503, "reply", "the database cannot be reached"),
   DATABASE_BUSY: spec(503, "reply", "the database is locked by another writer"),
   DATABASE_UNREACHABLE: spec(503, "http-only", "`GET /healthz`: the database does not answer"),
+  DRAINING: spec(
+    503,
+    "http-only",
+    "`GET /healthz`: the server is shutting down (finishing what it accepted)",
+  ),
   // The sync protocol's own codes: they never travel over HTTP; the statuses say what they are.
   BAD_MESSAGE: spec(400, "refused", "a message is not JSON, not an object or lacks fields"),
   UNKNOWN_MESSAGE_TYPE: spec(400, "refused", "a message has a type the server does not know"),
@@ -70,6 +75,29 @@ export const ERROR_CODES = {
     "refused",
     "the connection or the server holds the most bytes allowed (subscriptions, requests awaiting an answer)",
   ),
+  // Sent on Better Auth's routes (`/api/auth/*`) by the auth integration, in Better Auth's error
+  // shape: they are thrown as Better Auth's `APIError` (from its hooks and middleware, where only
+  // an `APIError` becomes Better Auth's answer), and never reach a socket. Each throw's status
+  // name is checked against these by test/architecture/error-registry.test.ts.
+  FIELD_TOO_LONG: spec(
+    400,
+    "http-only",
+    "a user field (name, email, image, username) exceeds its length limit",
+  ),
+  INVALID_TOKEN: spec(
+    401,
+    "http-only",
+    "a magic-link token that is not one (Better Auth's own code and message)",
+  ),
+  EMAIL_NOT_VERIFIED: spec(403, "http-only", "an invitation is used before the email address is verified"),
+  SESSION_NOT_FRESH: spec(403, "http-only", "a sensitive account change needs a recent sign-in"),
+  MAIL_UNAVAILABLE: spec(
+    503,
+    "http-only",
+    "an auth email (verification, reset, magic link) could not be sent",
+  ),
+  // The Next.js route handler (`src/nextjs`, bundled into the Next app without the platform).
+  BACKEND_UNREACHABLE: spec(502, "http-only", "the Next.js auth route cannot reach the backend"),
 } as const satisfies Record<string, ErrorCodeSpec>;
 
 /** A registered code, or an application's own (which answers 400 unless given a status). */

@@ -6,11 +6,11 @@
  */
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import type { Browser, BrowserContext, Page } from "playwright-core";
+import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { findChromium, TestBrowser } from "../helpers/chromium.ts";
 import { type ExampleApp, PASSWORD, startExampleApp } from "../helpers/example-app.ts";
 import { ROOT } from "../helpers/process.ts";
-import { findChromium, launchChromium } from "../web-ui/chromium.ts";
 
 const SCREENSHOTS = join(ROOT, "test-results/admin");
 /** Generous per-step wait: the first page load bundles the page scripts with esbuild. */
@@ -22,13 +22,14 @@ const chromiumPath = findChromium();
 
 describe.skipIf(!chromiumPath)("admin console in Chromium", { timeout: 90_000 }, () => {
   let app: ExampleApp;
-  let browser: Browser;
-  let contexts: BrowserContext[] = [];
-  let errors: string[] = [];
+  let browser: TestBrowser;
 
   beforeAll(async () => {
     mkdirSync(SCREENSHOTS, { recursive: true });
-    [app, browser] = await Promise.all([startExampleApp(), launchChromium(chromiumPath as string)]);
+    [app, browser] = await Promise.all([
+      startExampleApp(),
+      TestBrowser.launch(chromiumPath as string, STEP_TIMEOUT_MS),
+    ]);
     await app.signUp("admin@example.com", PASSWORD, "Ada Admin");
     await app.makeAdmin("admin@example.com");
   });
@@ -37,20 +38,11 @@ describe.skipIf(!chromiumPath)("admin console in Chromium", { timeout: 90_000 },
     await app?.close();
   });
   afterEach(async () => {
-    await Promise.all(contexts.map((c) => c.close()));
-    contexts = [];
-    // Uncaught exceptions in any page are bugs, whatever the scenario.
-    const seen = errors;
-    errors = [];
-    expect(seen).toEqual([]);
+    expect(await browser.endTest()).toEqual([]);
   });
 
-  async function newContext(width = 1100, height = 800): Promise<BrowserContext> {
-    const context = await browser.newContext({ viewport: { width, height } });
-    context.setDefaultTimeout(STEP_TIMEOUT_MS);
-    context.on("page", (page) => page.on("pageerror", (e) => errors.push(e.message)));
-    contexts.push(context);
-    return context;
+  function newContext(width = 1100, height = 800): Promise<BrowserContext> {
+    return browser.newContext({ viewport: { width, height } });
   }
 
   /** A user's example-app page, signed in through its own form. */

@@ -5,29 +5,13 @@
  */
 import { createLogger } from "@better-auth/core/env";
 import type { BetterAuthOptions } from "better-auth";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { withAuthDefaults } from "../../src/auth/defaults.ts";
 import { hashPassword, verifyPassword } from "../../src/auth/password.ts";
+import { setupLogCapture } from "../helpers/log-capture.ts";
 
-const saved = process.env.LOG_LEVEL;
-afterEach(() => {
-  process.env.LOG_LEVEL = saved;
-  vi.restoreAllMocks();
-});
-
-/** Lines written to stderr from now on (console output is captured too, to catch bypasses). */
-function capture(): string[] {
-  const lines: string[] = [];
-  vi.spyOn(process.stderr, "write").mockImplementation((chunk: any) => {
-    lines.push(String(chunk));
-    return true;
-  });
-  for (const m of ["log", "info", "warn", "error"] as const)
-    vi.spyOn(console, m).mockImplementation((...args: unknown[]) => {
-      lines.push(`console.${m}: ${args.map(String).join(" ")}`);
-    });
-  return lines;
-}
+/** Console output is captured too, to catch a bypass of the platform logger. */
+const capture = setupLogCapture({ console: true });
 
 const betterAuthLog = (options: BetterAuthOptions = {}) => createLogger(withAuthDefaults(options).logger);
 /** The result as plain options (its static type is the input's). */

@@ -5,7 +5,9 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { adapter } from "../../src/auth/adapter.ts";
-import { createApi, dbCreate, type StoredDoc } from "../../src/auth/data-functions.ts";
+import { dbCreate } from "../../src/auth/data/create.ts";
+import type { StoredDoc } from "../../src/auth/data/types.ts";
+import { createApi } from "../../src/auth/data-functions.ts";
 import { authEntSchema, defineAuthTables } from "../../src/auth/schema.ts";
 import type { WhereClause } from "../../src/auth/where.ts";
 import { customMutation, functionsFor } from "../../src/backend/functions/define.ts";

@@ -1,21 +1,9 @@
 /** The platform logger scrubs personal data and credentials from every string, not only by key. */
-import { afterEach, expect, it, vi } from "vitest";
+import { expect, it } from "vitest";
 import { logger } from "../../src/backend/logger.ts";
+import { setupLogCapture } from "../helpers/log-capture.ts";
 
-const saved = process.env.LOG_LEVEL;
-afterEach(() => {
-  process.env.LOG_LEVEL = saved;
-  vi.restoreAllMocks();
-});
-
-function capture(): string[] {
-  const lines: string[] = [];
-  vi.spyOn(process.stderr, "write").mockImplementation((chunk: any) => {
-    lines.push(String(chunk));
-    return true;
-  });
-  return lines;
-}
+const capture = setupLogCapture();
 
 it("scrubs emails, JWTs and bearer credentials in messages and field values", () => {
   process.env.LOG_LEVEL = "info";

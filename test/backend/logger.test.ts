@@ -1,21 +1,9 @@
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { parseEnvFile } from "../../src/backend/env/store.ts";
 import { logger } from "../../src/backend/logger.ts";
+import { setupLogCapture } from "../helpers/log-capture.ts";
 
-const saved = process.env.LOG_LEVEL;
-afterEach(() => {
-  process.env.LOG_LEVEL = saved;
-  vi.restoreAllMocks();
-});
-
-function capture(): string[] {
-  const lines: string[] = [];
-  vi.spyOn(process.stderr, "write").mockImplementation((chunk: any) => {
-    lines.push(String(chunk));
-    return true;
-  });
-  return lines;
-}
+const capture = setupLogCapture();
 
 describe("logger", () => {
   it("redacts secret-looking fields, nested ones included", () => {

@@ -11,8 +11,8 @@ import { api } from "../../examples/nextjs/lib/api.ts";
 import { ensureAuthEnv } from "../../src/auth/env.ts";
 import { fetchMutation } from "../../src/client/server-rendering.ts";
 import { browserAt, type FixtureBrowser, freePort } from "../helpers/browser.ts";
+import { findChromium, launchChromium } from "../helpers/chromium.ts";
 import { startTestService, type TestService } from "../helpers/service.ts";
-import { findChromium, launchChromium } from "../web-ui/chromium.ts";
 import { buildExample, type NextServer, startExample } from "./next-example.ts";
 
 const PASSWORD = "correct horse battery";

@@ -4,10 +4,10 @@
  * messages live over the WebSocket; sign-out and an administrator's revocation switch a page
  * back to the sign-in forms and stop its live queries.
  */
-import type { Browser, BrowserContext, Page } from "playwright-core";
+import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { findChromium, TestBrowser } from "../helpers/chromium.ts";
 import { type ExampleApp, PASSWORD, startExampleApp } from "../helpers/example-app.ts";
-import { findChromium, launchChromium } from "./chromium.ts";
 
 /** Screenshots for a person to look at after a run (the tests check the DOM, not pixels). */
 const SCREENSHOT = "/tmp/e2e-signed-in.png";
@@ -17,21 +17,22 @@ const STEP_TIMEOUT_MS = 15_000;
 
 const chromiumPath = findChromium();
 
-/** One user's browser: its own context (cookie jar) and page, plus the page's uncaught errors. */
+/** One user's browser: its own context (cookie jar) and page. */
 interface UserPage {
   context: BrowserContext;
   page: Page;
-  errors: string[];
 }
 
 // Each scenario signs up two users (password hashing) and waits on real pushes: allow for a busy CI machine.
 describe.skipIf(!chromiumPath)("example web UI in Chromium", { timeout: 45_000 }, () => {
   let app: ExampleApp;
-  let browser: Browser;
-  let open: UserPage[] = [];
+  let browser: TestBrowser;
 
   beforeAll(async () => {
-    [app, browser] = await Promise.all([startExampleApp(), launchChromium(chromiumPath as string)]);
+    [app, browser] = await Promise.all([
+      startExampleApp(),
+      TestBrowser.launch(chromiumPath as string, STEP_TIMEOUT_MS),
+    ]);
   });
 
   afterAll(async () => {
@@ -40,20 +41,13 @@ describe.skipIf(!chromiumPath)("example web UI in Chromium", { timeout: 45_000 }
   });
 
   afterEach(async () => {
-    // Uncaught exceptions and unhandled rejections in the page are bugs, whatever the scenario.
-    const errors = open.flatMap((u) => u.errors);
-    await Promise.all(open.map((u) => u.context.close()));
-    open = [];
-    expect(errors).toEqual([]);
+    expect(await browser.endTest()).toEqual([]);
   });
 
   async function openPage(): Promise<UserPage> {
     const context = await browser.newContext({ viewport: { width: 900, height: 640 } });
-    context.setDefaultTimeout(STEP_TIMEOUT_MS);
     const page = await context.newPage();
-    const user: UserPage = { context, page, errors: [] };
-    page.on("pageerror", (error) => user.errors.push(error.message));
-    open.push(user);
+    const user: UserPage = { context, page };
     await page.goto(app.url);
     await page.locator("#signed-out").waitFor({ state: "visible" });
     // Set once per page load: still there later means the page was never reloaded.

@@ -45,6 +45,8 @@ export interface HttpAppOptions {
   maxBodyBytes?: number;
   /** Reads the client address of a request (the Node server knows the socket). */
   clientIp?: (request: Request, env: unknown) => string | undefined;
+  /** Whether shutdown has begun (the Node server's drain knows): `/healthz` then answers 503. */
+  draining?: () => boolean;
 }
 
 export function createHttpApp(backend: Backend, options: HttpAppOptions = {}): Hono {
@@ -66,6 +68,11 @@ export function createHttpApp(backend: Backend, options: HttpAppOptions = {}): H
     );
 
   app.get("/healthz", async (c) => {
+    // Load balancers take a draining instance out of rotation while it finishes what it accepted.
+    if (options.draining?.()) {
+      const code = "DRAINING";
+      return send(c, jsonResponse(httpStatusOf(code), { status: "draining", code }));
+    }
     try {
       await backend.engine.ping();
       // PostgreSQL: how other instances' commits reach this one ("listening", "reconnecting", "polling").

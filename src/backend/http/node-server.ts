@@ -44,9 +44,11 @@ export async function listenHttp(
   options: HttpAppOptions & HttpServerOptions = {},
 ): Promise<RunningHttpServer> {
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const drain = new RequestDrain();
   const app = createHttpApp(backend, {
     ...options,
     maxBodyBytes,
+    draining: () => drain.closing,
     clientIp: (req, env) =>
       requestClientAddress(
         backend.env,
@@ -56,7 +58,6 @@ export async function listenHttp(
   });
   // The same options @hono/node-server's `serve` passes.
   const honoListener = getRequestListener(app.fetch, { hostname: options.hostname });
-  const drain = new RequestDrain();
   const server = createServer(
     drain.listener(fastApiListener(backend, { maxBodyBytes, cors: options.routes?.cors }, honoListener)),
   );

@@ -16,6 +16,11 @@ export class RequestDrain {
   private draining = false;
   private onIdle: (() => void) | null = null;
 
+  /** Whether {@link close} has begun: the server is shutting down. */
+  get closing(): boolean {
+    return this.draining;
+  }
+
   /** Requests handed to the app and not answered yet. */
   get inFlight(): number {
     return this.active.size;

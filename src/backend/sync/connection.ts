@@ -1,34 +1,31 @@
 /**
- * One WebSocket connection: handshake, cached identity (re-checked whenever a commit touches what
- * it was resolved from), subscriptions, calls and limits. Small on purpose: a server holds tens of
- * thousands of these, so it keeps no timers of its own (the server's sweep checks deadlines).
+ * One WebSocket connection: the socket, the handshake, reading client messages and dispatching
+ * them, and timeouts. Its parts hold the rest: `connection-identity.ts` (token, identity, the
+ * gate while a check runs), `connection-subscriptions.ts` (shared query groups, held updates) and
+ * `connection-calls.ts` (function calls, close at shutdown). Small on purpose: a server holds tens
+ * of thousands of these, so it keeps no timers of its own (the server's sweep checks deadlines).
  */
 import type { WebSocket } from "ws";
 import { CloseCode } from "../../protocol/close-codes.ts";
 import {
-  type CallMessage,
   type ClientMessage,
   type ConnectionLimits,
-  type Outcome,
   PROTOCOL_VERSION,
   type RequestId,
   type ServerMessage,
   type WireError,
 } from "../../protocol/messages.ts";
-import { tokenExpired } from "../auth/token-clock.ts";
 import type { RequestMeta, UserIdentity } from "../functions/define.ts";
-import { parseArgs } from "../functions/registry.ts";
-import type { Authenticated, Backend, Caller } from "../runtime.ts";
+import type { Backend } from "../runtime.ts";
 import { BytePool, type Reservation, reserve, type SyncBudget } from "./budget.ts";
-import { IdentityWatch, sameIdentity } from "./identity-watch.ts";
+import { ConnectionCalls } from "./connection-calls.ts";
+import { ConnectionIdentity } from "./connection-identity.ts";
+import { ConnectionSubscriptions } from "./connection-subscriptions.ts";
 import type { SyncLimits, TierLimits } from "./limits.ts";
 import { PROTOCOL_VERSIONS, ProtocolError, parseClientMessage } from "./protocol.ts";
-import { identityKey, type QueryGroups, type Subscriber, type Subscription } from "./query-group.ts";
+import type { QueryGroups } from "./query-group.ts";
 import type { Reactor } from "./reactor.ts";
 import { wireError } from "./wire-error.ts";
-
-/** How soon an identity check that met a database outage runs again (by the sweep). */
-const AUTH_RETRY_MS = 1000;
 
 /** What a connection needs from its server. */
 export interface ConnectionHost {
@@ -41,37 +38,13 @@ export interface ConnectionHost {
   closed(conn: Connection): void;
 }
 
-export class Connection implements Subscriber {
+export class Connection {
   state: "handshake" | "open" | "closed" = "handshake";
-  token: string | null = null;
-  identity: UserIdentity | null = null;
-  /** Set after an auth error until the client authenticates again. */
-  private failed: WireError | null = null;
-  private watch: IdentityWatch | null = null;
-  /** `exp` of the token (seconds) and the session's end (ms), enforced by the sweep. */
-  private tokenExp: number | undefined;
-  private sessionEnd: number | undefined;
-  private lastAuthAt = 0;
-  /** Set while an identity check waits to be retried after a database outage. */
-  private authRetryAt: number | undefined;
-  /**
-   * Replies owed for `connect` / `authenticate` messages still being checked, oldest first: a
-   * client that sends `authenticate` before `connected` arrived still gets both answers.
-   */
-  private replies: ("connect" | "authenticate")[] = [];
-  /** While the identity is being (re-)checked: requests wait, updates are held back. */
-  private pending: Promise<void> | null = null;
-  private releasePending: (() => void) | null = null;
-  private held: Map<Subscription, string> | null = null;
-  private readonly subs = new Map<RequestId, Subscription>();
-  /** The bytes each subscription holds in the budgets, given back when it ends. */
-  private readonly subBytes = new Map<RequestId, Reservation>();
-  // Ceilings follow the tier: a connection gets the wider limits once it has an identity.
-  private readonly subscriptionPool = new BytePool(() => this.tier.maxSubscriptionBytes);
+  private readonly auth: ConnectionIdentity;
+  private readonly subscriptions: ConnectionSubscriptions;
+  private readonly calls: ConnectionCalls;
+  // The ceiling follows the tier: a connection gets the wider limits once it has an identity.
   private readonly pendingPool = new BytePool(() => this.tier.maxPendingBytes);
-  private inFlight = 0;
-  /** Set at shutdown: the connection closes with 1001 once its calls in flight have answered. */
-  private goingAway: string | null = null;
   private protocolErrors = 0;
   private readonly openedAt = Date.now();
   private lastSeen = this.openedAt;
@@ -83,6 +56,34 @@ export class Connection implements Subscriber {
     /** The client address the server counts this connection under. */
     readonly address: string,
   ) {
+    const tier = () => this.tier;
+    const sendMessage = (message: ServerMessage) => this.sendMessage(message);
+    this.subscriptions = new ConnectionSubscriptions({
+      backend: host.backend,
+      groups: host.groups,
+      reactor: host.reactor,
+      tier,
+      principal: () => this.auth.principal(),
+      reserve: (bytes, pool) => this.reserve(bytes, pool),
+      send: (text) => this.send(text),
+      sendMessage,
+      sendError: (id, error) => this.sendError(id, error),
+    });
+    this.auth = new ConnectionIdentity(
+      {
+        host,
+        meta,
+        closed: () => this.state === "closed",
+        sendConnected: (authenticated) => this.sendConnected(authenticated),
+        sendMessage,
+      },
+      this.subscriptions,
+    );
+    this.calls = new ConnectionCalls(
+      { backend: host.backend, meta, tier, sendMessage, close: (code, reason) => this.close(code, reason) },
+      this.auth,
+      this.subscriptions,
+    );
     ws.on("message", (data, isBinary) => this.onMessage(data as Buffer, isBinary));
     ws.on("close", () => this.dispose());
     // `ws` reports a refused frame (e.g. over `maxMessageBytes`) after it has started the closing
@@ -97,17 +98,27 @@ export class Connection implements Subscriber {
   }
 
   get subscriptionCount(): number {
-    return this.subs.size;
+    return this.subscriptions.count;
+  }
+
+  /** The token the connection authenticated with (null: anonymous). */
+  get token(): string | null {
+    return this.auth.token;
+  }
+
+  /** The identity resolved from the token; null while anonymous or refused. */
+  get identity(): UserIdentity | null {
+    return this.auth.identity;
   }
 
   /** The limits in force: tighter while the connection has no identity. */
   private get tier(): TierLimits {
-    return this.identity ? this.host.budget.identified : this.host.budget.anonymous;
+    return this.auth.identity ? this.host.budget.identified : this.host.budget.anonymous;
   }
 
   /** Takes `bytes` from one of this connection's pools and from the server-wide ones. */
   private reserve(bytes: number, pool: BytePool): Reservation | undefined {
-    return reserve(bytes, [pool, ...this.host.budget.pools(this.identity === null)]);
+    return reserve(bytes, [pool, ...this.host.budget.pools(this.auth.identity === null)]);
   }
 
   // ------------------------------------------------------------------------------ sending
@@ -129,117 +140,8 @@ export class Connection implements Subscriber {
     this.sendMessage(id === undefined ? { type: "error", ...error } : { type: "error", id, ...error });
   }
 
-  private sendResult(id: RequestId, body: Outcome): void {
-    this.sendMessage({ type: "result", id, ...body });
-  }
-
   private sendConnected(authenticated: boolean): void {
     this.sendMessage({ type: "connected", v: PROTOCOL_VERSION, authenticated, ...this.limitsInfo() });
-  }
-
-  /**
-   * Subscriber: a group's new result for one of our subscriptions. An `update` message
-   * ({@link ServerMessage}) spliced from pre-serialized parts: one result fans out to many sockets.
-   */
-  deliver(sub: Subscription, body: string): void {
-    if (this.held) {
-      this.held.set(sub, body);
-      return;
-    }
-    this.send(`{"type":"update","id":${sub.idJson},${body.slice(1)}`);
-  }
-
-  close(code: number, reason: string): void {
-    if (this.state === "closed") return;
-    this.ws.close(code, reason);
-    this.dispose();
-  }
-
-  /**
-   * Shutdown: closes with 1001 (`reason`) as soon as no call is in flight, so every call the
-   * server accepted gets its result first. Calls arriving meanwhile still run.
-   */
-  closeWhenIdle(reason: string): void {
-    this.goingAway = reason;
-    if (this.inFlight === 0) this.close(CloseCode.GOING_AWAY, reason);
-  }
-
-  // ------------------------------------------------------------------------------ identity
-
-  holdUpdates(): void {
-    this.held ??= new Map();
-    if (!this.pending) this.pending = new Promise((resolve) => (this.releasePending = resolve));
-  }
-
-  private release(): void {
-    const held = this.held;
-    this.held = null;
-    if (held) for (const [sub, body] of held) if (this.subs.get(sub.id) === sub) this.deliver(sub, body);
-    const done = this.releasePending;
-    this.pending = null;
-    this.releasePending = null;
-    done?.();
-  }
-
-  private startAuthentication(): void {
-    if (this.watch) {
-      this.host.reactor.invalidate(this.watch);
-    } else {
-      this.watch = new IdentityWatch(this);
-      this.host.reactor.add(this.watch);
-    }
-  }
-
-  authSucceeded(auth: Authenticated): void {
-    if (this.state === "closed") return;
-    const before = this.identity;
-    const keyChanged = identityKey(before) !== identityKey(auth.identity);
-    const changed = !sameIdentity(before, auth.identity);
-    this.identity = auth.identity;
-    this.failed = null;
-    this.tokenExp = auth.expiresAt;
-    const end = (auth.identity as { sessionExpiresAt?: unknown }).sessionExpiresAt;
-    this.sessionEnd = typeof end === "number" ? end : undefined;
-    this.lastAuthAt = Date.now();
-    if (keyChanged) this.rejoinAll();
-    else if (changed) this.refreshPrincipal();
-    this.answer(true);
-    this.release();
-  }
-
-  /**
-   * The identity check met a database outage: updates stay held (a revocation may be behind it)
-   * and the server's sweep runs the check again from {@link AUTH_RETRY_MS} on.
-   */
-  authUnavailable(): void {
-    if (this.state === "closed") return;
-    this.holdUpdates();
-    this.authRetryAt = Date.now() + AUTH_RETRY_MS;
-  }
-
-  /** Ends the identity: pushes the auth error and stops every subscription of this connection. */
-  authFailed(error: WireError): void {
-    if (this.state === "closed") return;
-    if (this.watch) this.host.reactor.remove(this.watch);
-    this.watch = null;
-    this.leaveAll();
-    this.held = null;
-    this.identity = null;
-    this.tokenExp = this.sessionEnd = undefined;
-    this.failed = error;
-    // `auth_error` answers the authentication; a pending handshake still gets its `connected`.
-    if (this.replies.includes("connect")) this.sendConnected(false);
-    this.replies = [];
-    this.sendMessage({ type: "auth_error", ...error });
-    this.release();
-  }
-
-  private answer(authenticated: boolean): void {
-    for (const reply of this.replies) {
-      if (reply === "connect") this.sendConnected(authenticated);
-      else this.sendMessage({ type: "authenticated", authenticated });
-    }
-    this.replies = [];
   }
 
   /** The limits of the tier the connection is in when `connected` is sent. */
@@ -254,41 +156,20 @@ export class Connection implements Subscriber {
     };
   }
 
-  /** Ends one subscription and gives its bytes back. */
-  private leave(sub: Subscription): void {
-    this.subs.delete(sub.id);
-    this.held?.delete(sub);
-    this.host.groups.leave(sub);
-    this.subBytes.get(sub.id)?.release();
-    this.subBytes.delete(sub.id);
+  // ------------------------------------------------------------------------------ lifecycle
+
+  close(code: number, reason: string): void {
+    if (this.state === "closed") return;
+    this.ws.close(code, reason);
+    this.dispose();
   }
 
-  private leaveAll(): void {
-    for (const sub of [...this.subs.values()]) this.leave(sub);
-  }
-
-  /** The identity key changed (another user, or anonymous): move every subscription. */
-  private rejoinAll(): void {
-    const subs = [...this.subs.values()];
-    this.subs.clear();
-    for (const sub of subs) {
-      this.held?.delete(sub);
-      this.host.groups.leave(sub);
-      const group = sub.group;
-      this.subs.set(sub.id, this.host.groups.join(this, sub.id, group.path, group.args, this.principal()));
-    }
-  }
-
-  /** Same caller, changed identity fields (e.g. a renamed user): re-run the shared queries with it. */
-  private refreshPrincipal(): void {
-    for (const sub of this.subs.values()) {
-      sub.group.principal = this.principal();
-      this.host.reactor.invalidate(sub.group);
-    }
-  }
-
-  private principal(): Caller & { identity: UserIdentity | null; token: string | null } {
-    return { identity: this.identity, token: this.token };
+  /**
+   * Shutdown: closes with 1001 (`reason`) as soon as no call is in flight, so every call the
+   * server accepted gets its result first. Calls arriving meanwhile still run.
+   */
+  closeWhenIdle(reason: string): void {
+    this.calls.closeWhenIdle(reason);
   }
 
   /**
@@ -296,7 +177,7 @@ export class Connection implements Subscriber {
    * refuses ends the identity with an auth error, like a revocation.
    */
   recheckIdentity(): void {
-    if (this.identity && this.watch) this.host.reactor.invalidate(this.watch);
+    this.auth.recheck();
   }
 
   /** Called by the server's sweep: idle and handshake timeouts, token and session expiry. */
@@ -310,20 +191,17 @@ export class Connection implements Subscriber {
       this.close(CloseCode.IDLE_TIMEOUT, "idle timeout");
       return;
     }
-    if (this.authRetryAt !== undefined && this.watch && now >= this.authRetryAt) {
-      this.authRetryAt = undefined;
-      this.host.reactor.invalidate(this.watch);
-      return;
-    }
-    if (!this.identity || !this.watch) return;
-    if (this.tokenExp !== undefined && tokenExpired(this.tokenExp, now)) {
-      this.authFailed({ code: "UNAUTHORIZED", message: "Token expired" });
-    } else if (this.sessionEnd !== undefined && now >= this.sessionEnd) {
-      this.host.reactor.invalidate(this.watch); // the resolver refuses the expired session
-    } else if (l.identityRecheckMs > 0 && now - this.lastAuthAt > l.identityRecheckMs) {
-      this.lastAuthAt = now;
-      this.host.reactor.invalidate(this.watch);
-    }
+    this.auth.sweep(now);
+  }
+
+  private dispose(): void {
+    if (this.state === "closed") return;
+    this.state = "closed";
+    this.auth.stopWatching();
+    this.subscriptions.leaveAll();
+    this.subscriptions.discardHeld();
+    this.auth.release();
+    this.host.closed(this);
   }
 
   // ------------------------------------------------------------------------------ messages
@@ -384,38 +262,13 @@ export class Connection implements Subscriber {
       return;
     }
     this.state = "open";
-    this.token = token;
-    if (token) {
-      this.replies.push("connect");
-      this.startAuthentication();
-    } else {
-      this.sendConnected(false);
-    }
-  }
-
-  private onAuthenticate(token: string | null): void {
-    this.token = token;
-    if (token) {
-      this.replies.push("authenticate");
-      this.startAuthentication();
-      return;
-    }
-    // Going anonymous: no identity to watch, queries move to the anonymous groups.
-    if (this.watch) this.host.reactor.remove(this.watch);
-    this.watch = null;
-    const hadIdentity = this.identity !== null;
-    this.identity = null;
-    this.failed = null;
-    this.tokenExp = this.sessionEnd = undefined;
-    if (hadIdentity) this.rejoinAll();
-    this.replies.push("authenticate");
-    this.answer(false);
-    this.release();
+    this.auth.authenticate(token, "connect");
   }
 
   /**
    * Handles one parsed message; `size` is its length in bytes as received, `pending` the bytes it
-   * holds until answered.
+   * holds until answered. The one switch over {@link ClientMessage}: a new message type fails to
+   * compile here until it is handled.
    */
   private async dispatch(message: ClientMessage, size: number, pending?: Reservation): Promise<void> {
     switch (message.type) {
@@ -423,119 +276,33 @@ export class Connection implements Subscriber {
         this.sendError(undefined, { code: "PROTOCOL_ERROR", message: "Already connected" });
         return;
       case "authenticate":
-        this.onAuthenticate(message.token);
+        this.auth.authenticate(message.token, "authenticate");
         return;
       case "ping":
         this.sendMessage({ type: "pong" });
         return;
       case "unsubscribe": {
-        if (this.pending) await this.pending;
-        const sub = this.subs.get(message.id);
-        if (sub) this.leave(sub);
+        const settling = this.auth.settling;
+        if (settling) await settling;
+        this.subscriptions.unsubscribe(message.id);
         return;
       }
       case "subscribe": {
-        if (this.pending) await this.pending;
+        const settling = this.auth.settling;
+        if (settling) await settling;
         if (this.state === "closed") return;
-        if (this.failed) return this.sendError(message.id, this.failed);
-        if (this.subs.has(message.id)) {
-          return this.sendError(message.id, {
-            code: "DUPLICATE_ID",
-            message: "Subscription id already in use",
-          });
-        }
-        const max = this.tier.maxSubscriptions;
-        if (this.subs.size >= max) {
-          return this.sendError(message.id, {
-            code: "TOO_MANY_SUBSCRIPTIONS",
-            message: `At most ${max} subscriptions per connection${this.identity ? "" : " before authenticating"}`,
-          });
-        }
-        // A subscription that can never run (no such query, arguments its validator refuses) is
-        // answered with its error and not kept: holding it would cost memory for nothing.
-        try {
-          parseArgs(this.host.backend.lookup(message.path, "query"), message.args);
-        } catch (e) {
-          return this.sendMessage({ type: "update", id: message.id, error: wireError(e) });
-        }
-        // The message's bytes move from pending to the subscription: not counted twice.
-        pending?.release();
-        const held = this.reserve(size, this.subscriptionPool);
-        if (!held) {
-          return this.sendError(message.id, {
-            code: "BUDGET_EXCEEDED",
-            message: "The connection's (or the server's) subscriptions hold too many bytes",
-          });
-        }
-        this.subBytes.set(message.id, held);
-        this.subs.set(
-          message.id,
-          this.host.groups.join(this, message.id, message.path, message.args, this.principal()),
-        );
+        if (this.auth.failed) return this.sendError(message.id, this.auth.failed);
+        this.subscriptions.subscribe(message, size, pending);
         return;
       }
       case "query":
       case "mutation":
       case "action":
-        return this.call(message);
+        return this.calls.call(message);
       default: {
         const unhandled: never = message;
         throw new Error(`unhandled message ${JSON.stringify(unhandled)}`);
       }
     }
-  }
-
-  private async call(message: CallMessage): Promise<void> {
-    const { id, path, args } = message;
-    const max = this.tier.maxInFlight;
-    if (this.inFlight >= max) {
-      return this.sendResult(id, {
-        error: { code: "TOO_MANY_REQUESTS", message: `At most ${max} requests in flight` },
-      });
-    }
-    this.inFlight++;
-    try {
-      if (this.pending) await this.pending;
-      if (this.failed) return this.sendResult(id, { error: this.failed });
-      const backend = this.host.backend;
-      const caller: Caller = { ...this.principal(), meta: this.meta };
-      let value: unknown;
-      if (message.type === "query") {
-        value = (await backend.runQuery(path, args, caller)).value;
-      } else if (message.type === "mutation") {
-        const result = await backend.runMutation(path, args, caller);
-        value = result.value;
-        await this.whenFresh(result.sequence);
-      } else {
-        value = await backend.runAction(path, args, caller);
-        await this.whenFresh(backend.lastSequence);
-      }
-      this.sendResult(id, { value });
-    } catch (e) {
-      this.sendResult(id, { error: wireError(e) });
-    } finally {
-      if (--this.inFlight === 0 && this.goingAway !== null) this.close(CloseCode.GOING_AWAY, this.goingAway);
-    }
-  }
-
-  /** Resolves once every subscription of this connection has been pushed commits up to `seq`. */
-  private async whenFresh(seq: number): Promise<void> {
-    const waits: Promise<void>[] = [];
-    for (const sub of this.subs.values()) {
-      if (sub.group.dirty || sub.group.running) waits.push(this.host.reactor.whenFresh(sub.group, seq));
-    }
-    if (waits.length) await Promise.all(waits);
-    if (this.pending) await this.pending;
-  }
-
-  private dispose(): void {
-    if (this.state === "closed") return;
-    this.state = "closed";
-    if (this.watch) this.host.reactor.remove(this.watch);
-    this.watch = null;
-    this.leaveAll();
-    this.held = null;
-    this.release();
-    this.host.closed(this);
   }
 }

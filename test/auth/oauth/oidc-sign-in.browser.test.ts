@@ -6,11 +6,11 @@
  * arriving in a browser that did not start the sign-in (login CSRF, state mismatch) end on Better
  * Auth's error page with a named error, no session and no JWT.
  */
-import type { Browser, BrowserContext, Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { findChromium, TestBrowser } from "../../helpers/chromium.ts";
 import { type ExampleApp, startExampleApp } from "../../helpers/example-app.ts";
 import { startOidcProvider, type TestOidcProvider } from "../../helpers/oidc-provider.ts";
-import { findChromium, launchChromium } from "../../web-ui/chromium.ts";
 
 /** Generous per-step wait: the first load of the app page bundles its scripts with esbuild. */
 const STEP_TIMEOUT_MS = 20_000;
@@ -25,12 +25,13 @@ const chromiumPath = findChromium();
 describe.skipIf(!chromiumPath)("OpenID Connect sign-in in Chromium", { timeout: 90_000 }, () => {
   let app: ExampleApp;
   let idp: TestOidcProvider;
-  let browser: Browser;
-  let contexts: BrowserContext[] = [];
-  let errors: string[] = [];
+  let browser: TestBrowser;
 
   beforeAll(async () => {
-    [app, browser] = await Promise.all([startExampleApp(), launchChromium(chromiumPath as string)]);
+    [app, browser] = await Promise.all([
+      startExampleApp(),
+      TestBrowser.launch(chromiumPath as string, STEP_TIMEOUT_MS),
+    ]);
     idp = await startOidcProvider({ redirectUri: `${app.url}/api/auth/oauth2/callback/oidc`, users: USERS });
     await app.backend.env.set("OIDC_ISSUER", idp.issuer);
     await app.backend.env.set("OIDC_CLIENT_ID", idp.clientId);
@@ -42,19 +43,11 @@ describe.skipIf(!chromiumPath)("OpenID Connect sign-in in Chromium", { timeout: 
     await app?.close();
   });
   afterEach(async () => {
-    await Promise.all(contexts.map((c) => c.close()));
-    contexts = [];
-    const seen = errors;
-    errors = [];
-    expect(seen).toEqual([]);
+    expect(await browser.endTest()).toEqual([]);
   });
 
   async function newPage(): Promise<Page> {
-    const context = await browser.newContext();
-    context.setDefaultTimeout(STEP_TIMEOUT_MS);
-    context.on("page", (page) => page.on("pageerror", (e) => errors.push(e.message)));
-    contexts.push(context);
-    return context.newPage();
+    return (await browser.newContext()).newPage();
   }
 
   /** Starts the sign-in from an app page, as a "Sign in with …" button would; returns the provider URL. */

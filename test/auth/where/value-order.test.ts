@@ -3,7 +3,8 @@
  * the same answer whether an index range or the filter decides it (issue 8 item 6).
  */
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { createApi, type StoredDoc } from "../../../src/auth/data-functions.ts";
+import type { StoredDoc } from "../../../src/auth/data/types.ts";
+import { createApi } from "../../../src/auth/data-functions.ts";
 import { defineAuthTables } from "../../../src/auth/schema.ts";
 import { matchesWhere, type WhereClause } from "../../../src/auth/where.ts";
 import { Backend } from "../../../src/backend/runtime.ts";

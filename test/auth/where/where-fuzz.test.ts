@@ -5,7 +5,8 @@
  * astral (surrogate pair) and U+E000+ strings, whose UTF-16 order differs from code point order.
  */
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { createApi, type StoredDoc } from "../../../src/auth/data-functions.ts";
+import type { StoredDoc } from "../../../src/auth/data/types.ts";
+import { createApi } from "../../../src/auth/data-functions.ts";
 import { defineAuthTables } from "../../../src/auth/schema.ts";
 import { matchesWhere, type WhereClause } from "../../../src/auth/where.ts";
 import { Backend } from "../../../src/backend/runtime.ts";

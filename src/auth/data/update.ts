@@ -1,0 +1,60 @@
+/** `updateOne` / `updateMany`: beforeUpdate → unique check → patch → onUpdate, per document. */
+import { type MutationCtx, ServiceError } from "service-auth/server";
+import { findDocs, findFirst, type TableShape } from "../where.ts";
+import { isObject, withoutNulls } from "./documents.ts";
+import { shapeOf, triggersOf } from "./models.ts";
+import type { AnyCtx, DataConfig, StoredDoc, UpdateArgs } from "./types.ts";
+import { checkUnique } from "./unique.ts";
+import { requireWriter } from "./writer.ts";
+
+async function updateDoc(
+  ctx: MutationCtx<any>,
+  config: DataConfig,
+  model: string,
+  shape: TableShape,
+  doc: StoredDoc,
+  update: Record<string, unknown>,
+): Promise<StoredDoc> {
+  const triggers = triggersOf(config, model);
+  let patch = withoutNulls(shape, update, true);
+  if (triggers.beforeUpdate) {
+    const replaced = await triggers.beforeUpdate(ctx, doc, patch as any);
+    if (replaced !== undefined && replaced !== null) {
+      if (!isObject(replaced))
+        throw new ServiceError("BAD_REQUEST", `beforeUpdate of "${model}" must return an object or nothing`);
+      patch = withoutNulls(shape, replaced, true);
+    }
+  }
+  await checkUnique(ctx, config, model, shape, patch, doc._id);
+  await ctx.db.patch(model, doc._id, patch as any);
+  const next = (await ctx.db.get(model, doc._id)) as StoredDoc;
+  if (triggers.onUpdate) await triggers.onUpdate(ctx, next, doc);
+  return next;
+}
+
+function checkUpdate(update: unknown): asserts update is Record<string, unknown> {
+  if (!isObject(update)) throw new ServiceError("BAD_REQUEST", "update must be an object");
+}
+
+/** Updates the first matching document; returns it updated, or null when none matched. */
+export async function dbUpdateOne(
+  ctx: AnyCtx,
+  config: DataConfig,
+  args: UpdateArgs,
+): Promise<StoredDoc | null> {
+  const shape = shapeOf(config, args.model);
+  const writer = requireWriter(ctx, "update", args.model);
+  checkUpdate(args.update);
+  const doc = await findFirst(writer.db, args.model, shape, args.where);
+  return doc ? updateDoc(writer, config, args.model, shape, doc, args.update) : null;
+}
+
+/** Updates every matching document; returns how many. */
+export async function dbUpdateMany(ctx: AnyCtx, config: DataConfig, args: UpdateArgs): Promise<number> {
+  const shape = shapeOf(config, args.model);
+  const writer = requireWriter(ctx, "update", args.model);
+  checkUpdate(args.update);
+  const docs = await findDocs(writer.db, args.model, shape, { where: args.where });
+  for (const doc of docs) await updateDoc(writer, config, args.model, shape, doc, args.update);
+  return docs.length;
+}
