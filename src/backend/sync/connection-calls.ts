@@ -1,6 +1,7 @@
 /**
  * The function calls of one WebSocket connection (`query` / `mutation` / `action` messages): the
- * in-flight limit, the wait for a settling identity check, read-your-writes (a mutation's result
+ * in-flight limit, the wait for a current identity (caught up with other instances' commits, no
+ * check settling; see {@link ConnectionIdentity.whenCurrent}), read-your-writes (a mutation's result
  * is sent after the connection's subscriptions show its commit) and the close at shutdown once the
  * last call has answered.
  */
@@ -54,8 +55,9 @@ export class ConnectionCalls {
     }
     this.inFlight++;
     try {
-      const settling = this.identity.settling;
-      if (settling) await settling;
+      // Revocation takes effect on the next request, also one made on another instance.
+      const current = this.identity.whenCurrent();
+      if (current) await current;
       if (this.identity.failed) return this.sendResult(id, { error: this.identity.failed });
       const backend = this.port.backend;
       const caller: Caller = { ...this.identity.principal(), meta: this.port.meta };

@@ -70,6 +70,29 @@ export class ConnectionIdentity implements IdentityOwner {
     return this.pending;
   }
 
+  /**
+   * What a request (a call or a subscribe) must wait for before it runs as this connection's
+   * identity; null when it may run at once. Where other instances share the database (the engine
+   * has `syncExternalCommits`), a connection with a token first catches up with every commit made
+   * anywhere before the request: delivering one that touches the identity (a revocation, a ban)
+   * invalidates the identity watch, and so closes this gate, before the catch-up resolves; the
+   * request then waits for that re-check like for any other. Catch-up rounds are shared by every
+   * request of the instance that arrives before one starts. Without `syncExternalCommits` (SQLite
+   * in one process) this is the plain gate: nothing to wait for unless a check is settling.
+   */
+  whenCurrent(): Promise<void> | null {
+    const syncing = this.token ? this.port.host.backend.engine.syncExternalCommits?.() : undefined;
+    if (!syncing && !this.pending) return null;
+    return this.untilCurrent(syncing);
+  }
+
+  private async untilCurrent(syncing: Promise<void> | undefined): Promise<void> {
+    if (syncing) await syncing;
+    // A settling check releases its waiters, and another commit may close the gate again before
+    // they resume: the identity is only read through an open gate.
+    for (let pending = this.pending; pending; pending = this.pending) await pending;
+  }
+
   /** Who the connection's queries and calls run as. */
   principal(): Principal {
     return { identity: this.identity, token: this.token };

@@ -288,8 +288,8 @@ export class Connection {
         return;
       }
       case "subscribe": {
-        const settling = this.auth.settling;
-        if (settling) await settling;
+        const current = this.auth.whenCurrent();
+        if (current) await current;
         if (this.state === "closed") return;
         if (this.auth.failed) return this.sendError(message.id, this.auth.failed);
         this.subscriptions.subscribe(message, size, pending);
