@@ -6,8 +6,8 @@
  * catch-up can make it learn of A's commit.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { postgresBinDir, usePostgres } from "../helpers/postgres.ts";
 import { callFunction } from "../helpers/http.ts";
+import { postgresBinDir, usePostgres } from "../helpers/postgres.ts";
 import { RawSocket } from "../sync/fixtures/harness.ts";
 import { type Instances, startInstances } from "./fixtures/instances.ts";
 
@@ -132,7 +132,9 @@ describe.skipIf(!postgresBinDir)("an open WebSocket on instance B after a revoca
     // Messages of one socket arrive in order: after `pong`, everything sent before it is here.
     s.send({ type: "ping" });
     await s.next((m) => m.type === "pong");
-    const leaked = s.pending().filter((m) => m.type === "update" && JSON.stringify(m).includes("after revoke"));
+    const leaked = s
+      .pending()
+      .filter((m) => m.type === "update" && JSON.stringify(m).includes("after revoke"));
     expect(leaked).toEqual([]);
   }, 60_000);
 });
