@@ -14,6 +14,7 @@ import { postgres } from "./postgres.ts";
 import { sockets } from "./sockets.ts";
 import { storm } from "./storm.ts";
 import { sync } from "./sync.ts";
+import { wsCallsPg } from "./ws-calls-pg.ts";
 
 export const groups: Record<string, BenchGroup> = {
   platform,
@@ -26,4 +27,5 @@ export const groups: Record<string, BenchGroup> = {
   "pg-throughput": pgThroughput,
   sockets,
   storm,
+  "ws-pg": wsCallsPg,
 };
