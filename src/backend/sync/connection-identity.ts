@@ -76,9 +76,10 @@ export class ConnectionIdentity implements IdentityOwner {
    * has `syncExternalCommits`), a connection with a token first catches up with every commit made
    * anywhere before the request: delivering one that touches the identity (a revocation, a ban)
    * invalidates the identity watch, and so closes this gate, before the catch-up resolves; the
-   * request then waits for that re-check like for any other. Catch-up rounds are shared by every
-   * request of the instance that arrives before one starts. Without `syncExternalCommits` (SQLite
-   * in one process) this is the plain gate: nothing to wait for unless a check is settling.
+   * request then waits for that re-check like for any other (PostgreSQL shares one catch-up round
+   * among every request of the instance that arrives before it starts). Without
+   * `syncExternalCommits` (SQLite in one process) this is the plain gate: nothing to wait for
+   * unless a check is settling.
    */
   whenCurrent(): Promise<void> | null {
     const syncing = this.token ? this.port.host.backend.engine.syncExternalCommits?.() : undefined;
