@@ -7,6 +7,7 @@
 import type { BetterAuthOptions } from "better-auth";
 import { betterAuthLogger } from "./better-auth-logger.ts";
 import { nativePasswordHasher } from "./password.ts";
+import { prehashedPasswords } from "./password-prehash.ts";
 import { CLIENT_IP_HEADER, rateLimitOptions } from "./rate-limit.ts";
 import { withUserFieldLimits } from "./user-field-limits.ts";
 
@@ -16,6 +17,8 @@ import { withUserFieldLimits } from "./user-field-limits.ts";
  *   still silences it, `{ log }` replaces it);
  * - `emailAndPassword.password`: the native scrypt hasher (same hash format as Better Auth's), unless
  *   the app sets its own `hash` or `verify` (a pair: one is never mixed with the other's algorithm);
+ *   either way a sign-up's password is hashed before its transaction (`password-prehash.ts`, one
+ *   more plugin), not while it holds the database's write lock;
  * - `rateLimit`: on in every mode with the limits of `AUTH_RATE_LIMITS` (the app's fields win, its
  *   `customRules` add to them), the limited endpoints counted in the app's database (every
  *   instance shares the counts) unless `AUTH_RATE_LIMIT_STORAGE=memory`;
@@ -27,6 +30,9 @@ export function withAuthDefaults<O extends BetterAuthOptions>(options: O): O {
   const emailAndPassword = options.emailAndPassword;
   const password = emailAndPassword?.password;
   const ownHasher = password?.hash !== undefined || password?.verify !== undefined;
+  const hasher = ownHasher ? password : nativePasswordHasher;
+  // Sign-up hashes inside its transaction (the write lock): hash ahead of it instead.
+  const prehash = emailAndPassword && hasher?.hash ? prehashedPasswords(hasher.hash) : undefined;
   const out: O = {
     ...options,
     logger: { ...betterAuthLogger(), ...options.logger },
@@ -37,9 +43,15 @@ export function withAuthDefaults<O extends BetterAuthOptions>(options: O): O {
       ipAddress: options.advanced?.ipAddress ?? { ipAddressHeaders: [CLIENT_IP_HEADER] },
     },
     databaseHooks: withUserFieldLimits(options.databaseHooks),
-    ...(emailAndPassword && !ownHasher
-      ? { emailAndPassword: { ...emailAndPassword, password: { ...password, ...nativePasswordHasher } } }
+    ...(emailAndPassword
+      ? {
+          emailAndPassword: {
+            ...emailAndPassword,
+            password: { ...password, ...hasher, ...(prehash ? { hash: prehash.hash } : {}) },
+          },
+        }
       : {}),
+    ...(prehash ? { plugins: [...(options.plugins ?? []), prehash.plugin] } : {}),
   };
   return out;
 }

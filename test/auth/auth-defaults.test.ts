@@ -67,16 +67,23 @@ describe("Better Auth logger bridge", () => {
 });
 
 describe("password hasher default", () => {
-  it("uses the native hasher when the app sets none, and keeps the other password options", () => {
+  it("uses the native hasher when the app sets none, and keeps the other password options", async () => {
     const options = defaults({ emailAndPassword: { enabled: true, minPasswordLength: 12 } });
-    expect(options.emailAndPassword?.password).toEqual({ hash: hashPassword, verify: verifyPassword });
+    const password = options.emailAndPassword?.password;
+    expect(password?.verify).toBe(verifyPassword);
+    // The hash is the native one behind the sign-up pre-hashing (password-prehash.ts).
+    const made = await password!.hash!("pw-123456");
+    expect(await verifyPassword({ hash: made, password: "pw-123456" })).toBe(true);
+    expect(hashPassword).not.toBe(password?.hash);
+    expect(options.plugins?.map((p) => p.id)).toEqual(["service-auth-password-prehash"]);
     expect(options.emailAndPassword?.minPasswordLength).toBe(12);
   });
 
-  it("keeps an app's own hash or verify as they are (never mixed with the native one)", () => {
+  it("keeps an app's own hash or verify (never mixed with the native one), hashing ahead with the app's", async () => {
     const hash = async (p: string) => `plain:${p}`;
     const options = defaults({ emailAndPassword: { enabled: true, password: { hash } } });
-    expect(options.emailAndPassword?.password).toEqual({ hash });
+    expect(options.emailAndPassword?.password?.verify).toBeUndefined();
+    expect(await options.emailAndPassword?.password?.hash?.("x")).toBe("plain:x");
   });
 
   it("adds no email and password section to options without one", () => {
