@@ -1,0 +1,90 @@
+/**
+ * The PostgreSQL transaction loop: a connection, `BEGIN`, the body, `COMMIT`, and what to do when
+ * one of them fails — run again after a serialization failure or deadlock, reconnect when a pooled
+ * connection turns out dead before anything ran, and otherwise end as a typed error.
+ */
+import type pg from "pg";
+import { ServiceError } from "../errors.ts";
+import { logger } from "../logger.ts";
+import { classifyDatabaseError, databaseUnavailable, isConflict, isConnectionFault } from "./db-errors.ts";
+import type { PostgresPools } from "./postgres-pools.ts";
+import type { PgReader } from "./postgres-transaction.ts";
+import type { SqlStatements } from "./sql-statements.ts";
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Where a transaction attempt failed, which decides whether it may run again. */
+type Phase = "begin" | "body" | "commit";
+
+/** How to open one kind of transaction. */
+export interface TransactionKind<Tx extends PgReader> {
+  /** The opening statements (one round trip). */
+  begin: string;
+  Transaction: new (client: pg.PoolClient, sql: SqlStatements) => Tx;
+  /** Reads what the opening statements answered (e.g. the commit log head). */
+  onBegin?: (tx: Tx, begun: unknown) => void;
+}
+
+/**
+ * Runs `fn` in a transaction of `kind`, on a connection of its own. Runs it again after a
+ * serialization failure or deadlock (with a growing, jittered backoff, at most `maxAttempts`
+ * times), and once on a fresh connection when the pooled one turned out dead at BEGIN (nothing was
+ * sent yet). A lost connection or an unanswered statement ends as `DATABASE_UNAVAILABLE`, whatever
+ * `fn` made of the error; the connection is then discarded, never returned to the pool.
+ */
+export async function runTransaction<T, Tx extends PgReader>(
+  pools: PostgresPools,
+  sql: SqlStatements,
+  kind: TransactionKind<Tx>,
+  maxAttempts: number,
+  fn: (tx: Tx) => Promise<T>,
+): Promise<T> {
+  let reconnected = false;
+  for (let attempt = 1; ; attempt++) {
+    const client = await pools.connect();
+    const tx = new kind.Transaction(client, sql);
+    let phase: Phase = "begin";
+    // A connection whose BEGIN, COMMIT or ROLLBACK failed is not returned to the pool.
+    let broken: unknown;
+    try {
+      const begun = await client.query(kind.begin);
+      kind.onBegin?.(tx, begun);
+      phase = "body";
+      const result = await pools.insideTransaction(() => fn(tx));
+      phase = "commit";
+      await client.query("COMMIT");
+      return result;
+    } catch (error) {
+      const fault = pools.lostReason(client) ?? tx.fault ?? (isConnectionFault(error) ? error : undefined);
+      if (fault === undefined) {
+        await client.query("ROLLBACK").catch((e) => (broken = e));
+      } else {
+        broken = fault;
+      }
+      if (broken === undefined && (tx.conflicted || isConflict(error))) {
+        if (attempt >= maxAttempts) {
+          throw new ServiceError(
+            "CONFLICT",
+            "The transaction kept conflicting with concurrent writes; try again",
+          );
+        }
+        // Jittered, growing backoff so the conflicting transactions stop meeting each other.
+        await sleep(Math.random() * Math.min(100, 2 * 2 ** Math.min(attempt, 6)));
+        continue;
+      }
+      if (fault === undefined) throw broken === undefined ? error : classifyDatabaseError(broken);
+      if (phase === "begin" && !reconnected) {
+        // A pooled connection that died while idle (server restart): nothing ran, try a new one.
+        reconnected = true;
+        continue;
+      }
+      logger.warn("PostgreSQL transaction failed: database unavailable", { phase, error: String(fault) });
+      // At COMMIT the outcome is unknown: the client is told to try again, like for any outage.
+      throw databaseUnavailable();
+    } finally {
+      client.release(
+        broken === undefined ? undefined : broken instanceof Error ? broken : new Error(String(broken)),
+      );
+    }
+  }
+}
