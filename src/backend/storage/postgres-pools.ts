@@ -9,6 +9,10 @@
  * - `follower`: the commit log follower's. Requests wait for it while holding a transaction's
  *   connection, so sharing the main pool would deadlock a busy server (every connection held by a
  *   request waiting for the follower, which waits for a connection).
+ *
+ * Connections run in pg's pipeline mode: a statement goes out without waiting for the answers to
+ * those before it, so a read snapshot's `BEGIN` and its first `SELECT` share one round trip. Code
+ * that needs one statement's outcome before the next simply awaits it, as before.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import pg from "pg";
@@ -37,7 +41,7 @@ export class PostgresPools {
 
   constructor(options: PostgresOptions) {
     const statementTimeoutMs = options.statementTimeoutMs ?? POSTGRES_TIMEOUT_DEFAULTS.statementTimeoutMs;
-    const config: pg.PoolConfig = {
+    const config: pg.PoolConfig & { pipeline: boolean } = {
       connectionString: options.connectionString,
       connectionTimeoutMillis: options.connectTimeoutMs ?? POSTGRES_TIMEOUT_DEFAULTS.connectTimeoutMs,
       statement_timeout: statementTimeoutMs,
@@ -46,6 +50,7 @@ export class PostgresPools {
       keepAlive: true,
       max: options.maxConnections ?? 10,
       application_name: "service-auth",
+      pipeline: true,
       ...(options.pooler === "transaction" ? { Client: UnnamedStatementClient } : {}),
     };
     this.main = new pg.Pool(config);

@@ -23,13 +23,23 @@ export interface TransactionKind<Tx extends PgReader> {
   Transaction: new (client: pg.PoolClient, sql: SqlStatements) => Tx;
   /** Reads what the opening statements answered (e.g. the commit log head). */
   onBegin?: (tx: Tx, begun: unknown) => void;
+  /**
+   * A read-only snapshot: the body's statements go out behind `begin` without waiting for it
+   * (one round trip for both), and the result is handed back without waiting for `COMMIT`, which
+   * cannot change a read-only transaction's answer; the connection returns to the pool only once
+   * `COMMIT` is done. Writes wait for each, so nothing is sent outside a transaction that failed
+   * to open, and the caller learns the commit's outcome.
+   */
+  readOnly?: boolean;
 }
+
+const asError = (e: unknown) => (e instanceof Error ? e : new Error(String(e)));
 
 /**
  * Runs `fn` in a transaction of `kind`, on a connection of its own. Runs it again after a
  * serialization failure or deadlock (with a growing, jittered backoff, at most `maxAttempts`
- * times), and once on a fresh connection when the pooled one turned out dead at BEGIN (nothing was
- * sent yet). A lost connection or an unanswered statement ends as `DATABASE_UNAVAILABLE`, whatever
+ * times), and once on a fresh connection when the pooled one turned out dead at BEGIN (nothing
+ * ran). A lost connection or an unanswered statement ends as `DATABASE_UNAVAILABLE`, whatever
  * `fn` made of the error; the connection is then discarded, never returned to the pool.
  */
 export async function runTransaction<T, Tx extends PgReader>(
@@ -46,12 +56,34 @@ export async function runTransaction<T, Tx extends PgReader>(
     let phase: Phase = "begin";
     // A connection whose BEGIN, COMMIT or ROLLBACK failed is not returned to the pool.
     let broken: unknown;
+    // Set once COMMIT's completion releases the connection (read-only transactions).
+    let handedOver = false;
     try {
-      const begun = await client.query(kind.begin);
-      kind.onBegin?.(tx, begun);
-      phase = "body";
-      const result = await pools.insideTransaction(() => fn(tx));
+      let result: T;
+      if (kind.readOnly) {
+        const opened = tx.open(kind.begin, kind.onBegin);
+        const body = pools.insideTransaction(() => fn(tx));
+        // The body may finish (or fail) only after BEGIN was answered: its statements wait for it.
+        const [opening, outcome] = await Promise.allSettled([opened, body]);
+        if (opening.status === "rejected") throw opening.reason;
+        phase = "body";
+        if (outcome.status === "rejected") throw outcome.reason;
+        result = outcome.value;
+      } else {
+        const begun = await client.query(kind.begin);
+        kind.onBegin?.(tx, begun);
+        phase = "body";
+        result = await pools.insideTransaction(() => fn(tx));
+      }
       phase = "commit";
+      if (kind.readOnly) {
+        handedOver = true;
+        client.query("COMMIT").then(
+          () => client.release(),
+          (error) => client.release(asError(pools.lostReason(client) ?? error)),
+        );
+        return result;
+      }
       await client.query("COMMIT");
       return result;
     } catch (error) {
@@ -82,9 +114,7 @@ export async function runTransaction<T, Tx extends PgReader>(
       // At COMMIT the outcome is unknown: the client is told to try again, like for any outage.
       throw databaseUnavailable();
     } finally {
-      client.release(
-        broken === undefined ? undefined : broken instanceof Error ? broken : new Error(String(broken)),
-      );
+      if (!handedOver) client.release(broken === undefined ? undefined : asError(broken));
     }
   }
 }

@@ -29,6 +29,34 @@ export class PgReader implements ReadTransaction {
   fault?: unknown;
   /** The newest commit log number this snapshot sees (read snapshots only). */
   logHead?: number;
+  /**
+   * The opening statements, while their answer is outstanding (pipelined: the body's statements
+   * go out behind them without waiting). Cleared once they succeeded.
+   */
+  opening?: Promise<void>;
+  /** Why the opening statements failed: no statement of the body may then count. */
+  private openFailure?: { error: unknown };
+
+  /**
+   * Sends `begin` without waiting for its answer; `onBegin` reads the answer when it arrives.
+   * Returns the settled outcome, for the transaction loop.
+   */
+  open(begin: string, onBegin?: (tx: this, begun: unknown) => void): Promise<void> {
+    const opening = this.client.query(begin).then(
+      (begun) => {
+        onBegin?.(this, begun);
+        this.opening = undefined;
+      },
+      (error) => {
+        this.openFailure = { error };
+        throw error;
+      },
+    );
+    this.opening = opening;
+    // Observed by the loop and by every statement; this only keeps an early failure from counting as unhandled.
+    opening.catch(() => {});
+    return opening;
+  }
 
   constructor(
     protected readonly client: pg.PoolClient,
@@ -39,8 +67,15 @@ export class PgReader implements ReadTransaction {
     text: string,
     values: unknown[],
   ): Promise<pg.QueryResult<R>> {
+    if (this.openFailure) throw this.openFailure.error;
     try {
-      return await this.client.query<R>(prepared(text, values));
+      const answer = this.client.query<R>(prepared(text, values));
+      if (this.opening) {
+        // BEGIN is answered first; a statement's answer counts only inside the snapshot.
+        answer.catch(() => {});
+        await this.opening;
+      }
+      return await answer;
     } catch (error) {
       // Application code may catch this error and go on; the outcome must not depend on it.
       if (isConflict(error)) this.conflicted = true;

@@ -53,11 +53,16 @@ const PLAIN_READ_BEGIN = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
 const readWithHead: TransactionKind<PgReader> = {
   begin: READ_BEGIN,
   Transaction: PgReader,
+  readOnly: true,
   onBegin: (tx, begun) => {
     tx.logHead = snapshotHead(begun);
   },
 };
-const plainRead: TransactionKind<PgReader> = { begin: PLAIN_READ_BEGIN, Transaction: PgReader };
+const plainRead: TransactionKind<PgReader> = {
+  begin: PLAIN_READ_BEGIN,
+  Transaction: PgReader,
+  readOnly: true,
+};
 const engineWrite: TransactionKind<PgWriter> = { begin: ENGINE_WRITE_BEGIN, Transaction: PgWriter };
 
 export class PostgresEngine implements StorageEngine {
@@ -160,13 +165,19 @@ export class PostgresEngine implements StorageEngine {
 
   /**
    * Nothing to wait for when `snapshot` is a read whose newest commit this instance has already
-   * delivered (the common case, free: `READ_BEGIN` fetched the number with BEGIN); otherwise one
-   * catch-up round shared with every caller that arrived meanwhile.
+   * delivered (the common case, free: `READ_BEGIN` fetches the number with BEGIN, in the round
+   * trip that opens the snapshot, awaited here when still outstanding); otherwise one catch-up
+   * round shared with every caller that arrived meanwhile.
    */
   syncExternalCommits(snapshot?: ReadTransaction): Promise<void> | undefined {
     if (!this.crossInstanceCheck) return undefined;
+    const reader = snapshot instanceof PgReader ? snapshot : undefined;
+    if (reader?.opening) return reader.opening.then(() => this.caughtUpTo(reader.logHead));
+    return this.caughtUpTo(reader?.logHead);
+  }
+
+  private caughtUpTo(head: number | undefined): Promise<void> | undefined {
     const { follower } = this.instances;
-    const head = snapshot instanceof PgReader ? snapshot.logHead : undefined;
     if (head !== undefined && head <= follower.position) return undefined;
     return follower.sync();
   }
