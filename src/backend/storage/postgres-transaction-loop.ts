@@ -24,13 +24,11 @@ export interface TransactionKind<Tx extends PgReader> {
   /** Reads what the opening statements answered (e.g. the commit log head). */
   onBegin?: (tx: Tx, begun: unknown) => void;
   /**
-   * A read-only snapshot: the body's statements go out behind `begin` without waiting for it
-   * (one round trip for both), and the result is handed back without waiting for `COMMIT`, which
-   * cannot change a read-only transaction's answer; the connection returns to the pool only once
-   * `COMMIT` is done. Writes wait for each, so nothing is sent outside a transaction that failed
-   * to open, and the caller learns the commit's outcome.
+   * The body's statements go out behind `begin` without waiting for its answer (one round trip
+   * for both); their answers count only once `begin` succeeded. For read-only snapshots: a
+   * statement sent behind a `BEGIN` that failed runs on its own, which a read may, a write not.
    */
-  readOnly?: boolean;
+  pipelined?: boolean;
 }
 
 const asError = (e: unknown) => (e instanceof Error ? e : new Error(String(e)));
@@ -56,11 +54,9 @@ export async function runTransaction<T, Tx extends PgReader>(
     let phase: Phase = "begin";
     // A connection whose BEGIN, COMMIT or ROLLBACK failed is not returned to the pool.
     let broken: unknown;
-    // Set once COMMIT's completion releases the connection (read-only transactions).
-    let handedOver = false;
     try {
       let result: T;
-      if (kind.readOnly) {
+      if (kind.pipelined) {
         const opened = tx.open(kind.begin, kind.onBegin);
         const body = pools.insideTransaction(() => fn(tx));
         // The body may finish (or fail) only after BEGIN was answered: its statements wait for it.
@@ -76,14 +72,8 @@ export async function runTransaction<T, Tx extends PgReader>(
         result = await pools.insideTransaction(() => fn(tx));
       }
       phase = "commit";
-      if (kind.readOnly) {
-        handedOver = true;
-        client.query("COMMIT").then(
-          () => client.release(),
-          (error) => client.release(asError(pools.lostReason(client) ?? error)),
-        );
-        return result;
-      }
+      // Awaited also for reads: answering before a read-only COMMIT completed, with the connection
+      // kept out of the pool until then, measured slower (docs/decisions.md).
       await client.query("COMMIT");
       return result;
     } catch (error) {
@@ -114,7 +104,7 @@ export async function runTransaction<T, Tx extends PgReader>(
       // At COMMIT the outcome is unknown: the client is told to try again, like for any outage.
       throw databaseUnavailable();
     } finally {
-      if (!handedOver) client.release(broken === undefined ? undefined : asError(broken));
+      client.release(broken === undefined ? undefined : asError(broken));
     }
   }
 }

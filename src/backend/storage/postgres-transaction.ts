@@ -37,9 +37,14 @@ export class PgReader implements ReadTransaction {
   /** Why the opening statements failed: no statement of the body may then count. */
   private openFailure?: { error: unknown };
 
+  constructor(
+    protected readonly client: pg.PoolClient,
+    protected readonly sql: SqlStatements,
+  ) {}
+
   /**
-   * Sends `begin` without waiting for its answer; `onBegin` reads the answer when it arrives.
-   * Returns the settled outcome, for the transaction loop.
+   * Sends `begin` without waiting for its answer (the body's statements go out right behind it);
+   * `onBegin` reads the answer when it arrives. Returns the outcome, for the transaction loop.
    */
   open(begin: string, onBegin?: (tx: this, begun: unknown) => void): Promise<void> {
     const opening = this.client.query(begin).then(
@@ -57,11 +62,6 @@ export class PgReader implements ReadTransaction {
     opening.catch(() => {});
     return opening;
   }
-
-  constructor(
-    protected readonly client: pg.PoolClient,
-    protected readonly sql: SqlStatements,
-  ) {}
 
   protected async run<R extends pg.QueryResultRow>(
     text: string,

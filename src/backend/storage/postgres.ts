@@ -53,7 +53,7 @@ const PLAIN_READ_BEGIN = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
 const readWithHead: TransactionKind<PgReader> = {
   begin: READ_BEGIN,
   Transaction: PgReader,
-  readOnly: true,
+  pipelined: true,
   onBegin: (tx, begun) => {
     tx.logHead = snapshotHead(begun);
   },
@@ -61,7 +61,7 @@ const readWithHead: TransactionKind<PgReader> = {
 const plainRead: TransactionKind<PgReader> = {
   begin: PLAIN_READ_BEGIN,
   Transaction: PgReader,
-  readOnly: true,
+  pipelined: true,
 };
 const engineWrite: TransactionKind<PgWriter> = { begin: ENGINE_WRITE_BEGIN, Transaction: PgWriter };
 
