@@ -24,6 +24,11 @@ export interface TransactionKind<Tx extends PgReader> {
   /** Reads what the opening statements answered (e.g. the commit log head). */
   onBegin?: (tx: Tx, begun: unknown) => void;
   /**
+   * For a body that trusted something before `begin` was answered (`tx.trustedAt`): undefined
+   * when that stands, else a promise to await before the body runs again, non-speculatively.
+   */
+  confirm?: (tx: Tx) => Promise<void> | undefined;
+  /**
    * The body's statements go out behind `begin` without waiting for its answer (one round trip
    * for both); their answers count only once `begin` succeeded. For read-only snapshots: a
    * statement sent behind a `BEGIN` that failed runs on its own, which a read may, a write not.
@@ -48,9 +53,11 @@ export async function runTransaction<T, Tx extends PgReader>(
   fn: (tx: Tx) => Promise<T>,
 ): Promise<T> {
   let reconnected = false;
+  let speculative = true;
   for (let attempt = 1; ; attempt++) {
     const client = await pools.connect();
     const tx = new kind.Transaction(client, sql);
+    tx.speculative = speculative && kind.confirm !== undefined;
     let phase: Phase = "begin";
     // A connection whose BEGIN, COMMIT or ROLLBACK failed is not returned to the pool.
     let broken: unknown;
@@ -63,6 +70,14 @@ export async function runTransaction<T, Tx extends PgReader>(
         const [opening, outcome] = await Promise.allSettled([opened, body]);
         if (opening.status === "rejected") throw opening.reason;
         phase = "body";
+        const catchingUp = tx.trustedAt !== undefined ? kind.confirm?.(tx) : undefined;
+        if (catchingUp) {
+          // What the body trusted may be stale (result and error alike): once caught up, run it again.
+          await catchingUp;
+          await client.query("COMMIT");
+          speculative = false;
+          continue;
+        }
         if (outcome.status === "rejected") throw outcome.reason;
         result = outcome.value;
       } else {

@@ -34,6 +34,16 @@ export class PgReader implements ReadTransaction {
    * go out behind them without waiting). Cleared once they succeeded.
    */
   opening?: Promise<void>;
+  /**
+   * Whether a cached identity may be trusted before the snapshot's head arrived, to be confirmed
+   * when it has (the transaction loop re-runs the body if it cannot be). Off for a re-run.
+   */
+  speculative = true;
+  /**
+   * Set when a cached identity was trusted before the head was known: the commit number this
+   * instance had delivered up to then (the lowest, if several). The loop must confirm it.
+   */
+  trustedAt?: number;
   /** Why the opening statements failed: no statement of the body may then count. */
   private openFailure?: { error: unknown };
 

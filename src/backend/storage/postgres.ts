@@ -50,14 +50,6 @@ export { POSTGRES_TIMEOUT_DEFAULTS, type PostgresOptions } from "./postgres-opti
 /** A read snapshot before the commit log exists. */
 const PLAIN_READ_BEGIN = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
 
-const readWithHead: TransactionKind<PgReader> = {
-  begin: READ_BEGIN,
-  Transaction: PgReader,
-  pipelined: true,
-  onBegin: (tx, begun) => {
-    tx.logHead = snapshotHead(begun);
-  },
-};
 const plainRead: TransactionKind<PgReader> = {
   begin: PLAIN_READ_BEGIN,
   Transaction: PgReader,
@@ -76,6 +68,22 @@ export class PostgresEngine implements StorageEngine {
   /** Statement texts of the migrated layout. */
   private sql = new SqlStatements(postgresDialect, { tables: {} });
   private readonly maxWriteAttempts: number;
+
+  /** Read snapshots once the commit log exists: with its head, which confirms cached identities. */
+  private readonly readWithHead: TransactionKind<PgReader> = {
+    begin: READ_BEGIN,
+    Transaction: PgReader,
+    pipelined: true,
+    onBegin: (tx, begun) => {
+      tx.logHead = snapshotHead(begun);
+    },
+    // Against what had been delivered when the identity was trusted, not now: a commit delivered
+    // meanwhile may have dropped it.
+    confirm: (tx) =>
+      tx.logHead !== undefined && tx.trustedAt !== undefined && tx.logHead <= tx.trustedAt
+        ? undefined
+        : this.instances.follower.sync(),
+  };
 
   constructor(options: PostgresOptions) {
     this.pools = new PostgresPools(options);
@@ -122,7 +130,7 @@ export class PostgresEngine implements StorageEngine {
   }
 
   async read<T>(fn: (tx: ReadTransaction) => Promise<T>): Promise<T> {
-    const kind = this.logInstalled && this.crossInstanceCheck ? readWithHead : plainRead;
+    const kind = this.logInstalled && this.crossInstanceCheck ? this.readWithHead : plainRead;
     return runTransaction(this.pools, this.sql, kind, this.maxWriteAttempts, fn);
   }
 
@@ -166,13 +174,25 @@ export class PostgresEngine implements StorageEngine {
   /**
    * Nothing to wait for when `snapshot` is a read whose newest commit this instance has already
    * delivered (the common case, free: `READ_BEGIN` fetches the number with BEGIN, in the round
-   * trip that opens the snapshot, awaited here when still outstanding); otherwise one catch-up
-   * round shared with every caller that arrived meanwhile.
+   * trip that opens the snapshot); otherwise one catch-up round shared with every caller that
+   * arrived meanwhile. While that number is still on its way the caller goes on at once and the
+   * read confirms it before answering: when the snapshot saw a commit not heard of yet, the read
+   * catches up and runs again (then waiting here for the number), so nothing built on a stale
+   * identity is ever answered.
    */
   syncExternalCommits(snapshot?: ReadTransaction): Promise<void> | undefined {
     if (!this.crossInstanceCheck) return undefined;
     const reader = snapshot instanceof PgReader ? snapshot : undefined;
-    if (reader?.opening) return reader.opening.then(() => this.caughtUpTo(reader.logHead));
+    if (reader?.opening) {
+      if (reader.speculative) {
+        reader.trustedAt = Math.min(
+          reader.trustedAt ?? Number.POSITIVE_INFINITY,
+          this.instances.follower.position,
+        );
+        return undefined;
+      }
+      return reader.opening.then(() => this.caughtUpTo(reader.logHead));
+    }
     return this.caughtUpTo(reader?.logHead);
   }
 
