@@ -82,8 +82,9 @@ export interface StorageEngine {
    * Where other instances commit to the same database (PostgreSQL): resolves once every commit
    * made anywhere before the call has been delivered to the `onExternalCommit` listeners, so a
    * cached identity may be trusted; undefined when that is already so — e.g. `snapshot`, a read
-   * begun after the request arrived, sees no commit this instance has not heard of. Absent where
-   * commits of others are only polled for (SQLite).
+   * begun after the request arrived, sees no commit this instance has not heard of — or when the
+   * engine confirms it itself before `snapshot`'s read answers (running the read again if it
+   * cannot). Absent where commits of others are only polled for (SQLite).
    */
   syncExternalCommits?(snapshot?: ReadTransaction): Promise<void> | undefined;
   /**
