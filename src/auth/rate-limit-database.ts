@@ -2,12 +2,13 @@
  * Rate-limit counts in the database (Better Auth's `rateLimit` model: key, count, lastRequest), so
  * every instance of the service counts the same client together.
  *
- * Better Auth's storage API is a read (`get`) followed by a write of the count it computed (`set`);
- * two instances serving the same client at once would both write `count + 1` and lose one. Here
- * each write is conditional on the row still holding what was read (a compare-and-set through
+ * Better Auth 1.4's storage API is a read (`get`) followed by a write of the count it computed
+ * (`set`); two instances serving the same client at once would both write `count + 1` and lose one.
+ * Here each write is conditional on the row still holding what was read (a compare-and-set through
  * `updateMany`, one transaction), and the key is unique, so a lost race is seen and the request is
  * counted again on top of the winner's count. No count is lost; at most the requests in flight at
- * the moment a limit is reached get through (each was checked against the count it read).
+ * the moment a limit is reached get through (each was checked against the count it read). 1.7
+ * calls `consume`, the same read and conditional write, decided again after a lost race.
  *
  * Only endpoints with a rule of their own (sign-in, reset, OTP, …) are counted here, one row per
  * client (IPv6: per /64) and rule pattern, so made-up paths cannot grow the table; every other path
@@ -15,13 +16,14 @@
  */
 import type { BetterAuthOptions } from "better-auth";
 import { isServiceError, logger } from "service-auth/server";
-import { clientAndPath, type RateLimitEntry, type RateLimitStorage, ruleOf } from "./rate-limit-keys.ts";
+import { clientAndPath, ruleOf } from "./rate-limit-keys.ts";
+import { consumeStep, type RateLimitCount, type RateLimitEntry, type RateLimitStore } from "./rate-limit-store.ts";
 
 /** Better Auth's model name of the counts. */
 export const RATE_LIMIT_MODEL = "rateLimit";
 
 /** The count and time a row held when read: what a later write is conditional on. */
-type Seen = Pick<RateLimitEntry, "count" | "lastRequest">;
+type Seen = RateLimitCount;
 
 /**
  * Where a read entry remembers what the row held. Better Auth hands the entry back to `set` as
@@ -140,8 +142,8 @@ let missingTableLogged = false;
 export function databaseRateLimitStore(
   adapter: () => Promise<CountsAdapter>,
   limitedPatterns: readonly string[],
-  local: RateLimitStorage,
-): RateLimitStorage {
+  local: RateLimitStore,
+): RateLimitStore {
   const table = new CountsTable(adapter);
   const sharedKey = (key: string): string | undefined => {
     const { client, path } = clientAndPath(key);
@@ -188,6 +190,24 @@ export function databaseRateLimitStore(
           if (!written) await table.hit(shared, value.lastRequest);
         },
         async () => local.set(key, value),
+      );
+    },
+    async consume(key, rule) {
+      const shared = sharedKey(key);
+      if (shared === undefined) return local.consume(key, rule);
+      return orLocal(
+        async () => {
+          for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+            const seen = await table.read(shared);
+            const { next, verdict } = consumeStep(seen, rule, Date.now());
+            if (!next) return verdict;
+            // Another instance wrote since this one read: decide again on what it wrote.
+            if (seen ? await table.replace(shared, seen, next) : await table.insert(shared, next)) return verdict;
+          }
+          logger.warn("rate limit count not written: too much contention on one key", { attempts: MAX_ATTEMPTS });
+          return { allowed: true, retryAfter: null };
+        },
+        async () => local.consume(key, rule),
       );
     },
   };
