@@ -28,6 +28,7 @@ import {
   findFirst,
   type SortBy,
   type TableShape,
+  WHERE_MODES,
   WHERE_OPERATORS,
   type WhereClause,
 } from "./where.ts";
@@ -369,6 +370,7 @@ const whereClause = v.object({
   value: whereValue,
   operator: v.optional(v.union(...WHERE_OPERATORS.map((op) => v.literal(op)))),
   connector: v.optional(v.union(v.literal("AND"), v.literal("OR"))),
+  mode: v.optional(v.union(...WHERE_MODES.map((mode) => v.literal(mode)))),
 });
 const sortByValidator = v.object({
   field: v.string(),
