@@ -17,7 +17,12 @@
 import type { BetterAuthOptions } from "better-auth";
 import { isServiceError, logger } from "service-auth/server";
 import { clientAndPath, ruleOf } from "./rate-limit-keys.ts";
-import { consumeStep, type RateLimitCount, type RateLimitEntry, type RateLimitStore } from "./rate-limit-store.ts";
+import {
+  consumeStep,
+  type RateLimitCount,
+  type RateLimitEntry,
+  type RateLimitStore,
+} from "./rate-limit-store.ts";
 
 /** Better Auth's model name of the counts. */
 export const RATE_LIMIT_MODEL = "rateLimit";
@@ -202,9 +207,12 @@ export function databaseRateLimitStore(
             const { next, verdict } = consumeStep(seen, rule, Date.now());
             if (!next) return verdict;
             // Another instance wrote since this one read: decide again on what it wrote.
-            if (seen ? await table.replace(shared, seen, next) : await table.insert(shared, next)) return verdict;
+            if (seen ? await table.replace(shared, seen, next) : await table.insert(shared, next))
+              return verdict;
           }
-          logger.warn("rate limit count not written: too much contention on one key", { attempts: MAX_ATTEMPTS });
+          logger.warn("rate limit count not written: too much contention on one key", {
+            attempts: MAX_ATTEMPTS,
+          });
           return { allowed: true, retryAfter: null };
         },
         async () => local.consume(key, rule),

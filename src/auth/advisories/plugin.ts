@@ -98,7 +98,8 @@ export function advisoryLayer(accept: AcceptedAdvisories = undefined): AdvisoryL
 
   return {
     init: (ctx) => {
-      refuseUnpatchedFeatures(ctx.options, accepted);
+      // 1.6+ reports its version; 1.4.9 does not (the default).
+      refuseUnpatchedFeatures(ctx.options, accepted, (ctx as { version?: string }).version);
       // Defaults only: an app's own `account.accountLinking.enabled` wins (defu merge).
       const account = on(ADVISORY.implicitOAuthLinking) ? { accountLinking: { enabled: false } } : undefined;
       return { options: { databaseHooks, ...(account ? { account } : {}) } };

@@ -48,7 +48,9 @@ function comparable(doc: Record<string, unknown>, clause: WhereClause): { stored
 export function matchesClause(doc: Record<string, unknown>, clause: WhereClause): boolean {
   const operator = clause.operator ?? "eq";
   const ordering = operator === "lt" || operator === "lte" || operator === "gt" || operator === "gte";
-  const { stored, value } = ordering ? { stored: doc[clause.field], value: clause.value } : comparable(doc, clause);
+  const { stored, value } = ordering
+    ? { stored: doc[clause.field], value: clause.value }
+    : comparable(doc, clause);
   switch (operator) {
     case "eq":
       return equals(stored, value);
