@@ -48,11 +48,15 @@ async function count(where: WhereClause[]): Promise<number> {
   return (await backend.runQuery("auth:count", { model: "user", where }, internal)).value as number;
 }
 
-const insensitive = (clause: Omit<WhereClause, "mode">): WhereClause[] => [{ ...clause, mode: "insensitive" }];
+const insensitive = (clause: Omit<WhereClause, "mode">): WhereClause[] => [
+  { ...clause, mode: "insensitive" },
+];
 
 describe("where mode insensitive", () => {
   test("eq on the indexed email matches whatever the stored case; sensitive (the default) does not", async () => {
-    expect(await emails(insensitive({ field: "email", value: "ADA@EXAMPLE.COM" }))).toEqual(["Ada@Example.com"]);
+    expect(await emails(insensitive({ field: "email", value: "ADA@EXAMPLE.COM" }))).toEqual([
+      "Ada@Example.com",
+    ]);
     expect(await emails([{ field: "email", value: "ADA@EXAMPLE.COM" }])).toEqual([]);
     expect(await emails([{ field: "email", value: "ada@example.com", mode: "sensitive" }])).toEqual([]);
     expect(await count(insensitive({ field: "email", value: "ada@example.com" }))).toBe(1);
