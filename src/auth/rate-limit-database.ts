@@ -210,10 +210,11 @@ export function databaseRateLimitStore(
             if (seen ? await table.replace(shared, seen, next) : await table.insert(shared, next))
               return verdict;
           }
+          // One client racing itself this hard is refused rather than let through uncounted.
           logger.warn("rate limit count not written: too much contention on one key", {
             attempts: MAX_ATTEMPTS,
           });
-          return { allowed: true, retryAfter: null };
+          return { allowed: false, retryAfter: 1 };
         },
         async () => local.consume(key, rule),
       );

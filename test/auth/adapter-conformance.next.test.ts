@@ -20,7 +20,11 @@ import type { BetterAuthOptions } from "better-auth";
 import { afterAll, describe } from "vitest";
 import { httpAdapter } from "../../src/auth/adapter.ts";
 import { startTestBackend } from "../helpers/service.ts";
-import { authFunctions, directAdapterThroughFunctions, migratingBackend } from "./fixtures/adapter-harness.ts";
+import {
+  authFunctions,
+  directAdapterThroughFunctions,
+  migratingBackend,
+} from "./fixtures/adapter-harness.ts";
 
 /** The suites run on every adapter and database of this line. */
 const nextLineSuites = () => [caseInsensitiveTestSuite(), transactionsTestSuite(), authFlowTestSuite()];
