@@ -15,3 +15,19 @@ export const BETTER_AUTH_VERSION: string = packageJson.version;
 
 /** True on the pinned 1.4 line, false on the newest patched line. */
 export const ON_PINNED_LINE: boolean = BETTER_AUTH_VERSION.startsWith("1.4.");
+
+/**
+ * The generic OAuth plugin's routes (below the auth base path): its own on 1.4, the core social
+ * sign-in and callback on 1.7, which registers its providers as social providers.
+ */
+export const GENERIC_OAUTH = ON_PINNED_LINE
+  ? {
+      signIn: "/sign-in/oauth2",
+      signInBody: (providerId: string, callbackURL: string) => ({ providerId, callbackURL }),
+      callback: (providerId: string) => `/oauth2/callback/${providerId}`,
+    }
+  : {
+      signIn: "/sign-in/social",
+      signInBody: (providerId: string, callbackURL: string) => ({ provider: providerId, callbackURL }),
+      callback: (providerId: string) => `/callback/${providerId}`,
+    };
