@@ -8,7 +8,8 @@
  * `updateMany`, one transaction), and the key is unique, so a lost race is seen and the request is
  * counted again on top of the winner's count. No count is lost; at most the requests in flight at
  * the moment a limit is reached get through (each was checked against the count it read). 1.7
- * calls `consume`, the same read and conditional write, decided again after a lost race.
+ * calls `consume`, the same read and conditional write, decided again after a lost race; one
+ * process runs the consumes of a key one after another, so only other instances can race it.
  *
  * Only endpoints with a rule of their own (sign-in, reset, OTP, …) are counted here, one row per
  * client (IPv6: per /64) and rule pattern, so made-up paths cannot grow the table; every other path
@@ -139,6 +140,26 @@ function isMissingTable(error: unknown): boolean {
 
 let missingTableLogged = false;
 
+/** The last `consume` of each shared key in this process, which the next one waits for. */
+const consuming = new Map<string, Promise<unknown>>();
+
+/**
+ * Runs `task` once every earlier `consume` of `key` in this process has settled, so requests of one
+ * client to one instance never race each other for the row; only other instances can.
+ */
+function afterEarlierConsumes<T>(key: string, task: () => Promise<T>): Promise<T> {
+  const run = (consuming.get(key) ?? Promise.resolve()).then(task, task);
+  const settled = run.then(
+    () => undefined,
+    () => undefined,
+  );
+  consuming.set(key, settled);
+  void settled.then(() => {
+    if (consuming.get(key) === settled) consuming.delete(key);
+  });
+  return run;
+}
+
 /**
  * The shared store: paths under one of `limitedPatterns` counted in the database through
  * `adapter`, every other path in `local`. An app whose schema lacks the `rateLimit` table is
@@ -200,23 +221,25 @@ export function databaseRateLimitStore(
     async consume(key, rule) {
       const shared = sharedKey(key);
       if (shared === undefined) return local.consume(key, rule);
-      return orLocal(
-        async () => {
-          for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-            const seen = await table.read(shared);
-            const { next, verdict } = consumeStep(seen, rule, Date.now());
-            if (!next) return verdict;
-            // Another instance wrote since this one read: decide again on what it wrote.
-            if (seen ? await table.replace(shared, seen, next) : await table.insert(shared, next))
-              return verdict;
-          }
-          // One client racing itself this hard is refused rather than let through uncounted.
-          logger.warn("rate limit count not written: too much contention on one key", {
-            attempts: MAX_ATTEMPTS,
-          });
-          return { allowed: false, retryAfter: 1 };
-        },
-        async () => local.consume(key, rule),
+      return afterEarlierConsumes(shared, () =>
+        orLocal(
+          async () => {
+            for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+              const seen = await table.read(shared);
+              const { next, verdict } = consumeStep(seen, rule, Date.now());
+              if (!next) return verdict;
+              // Another instance wrote since this one read: decide again on what it wrote.
+              if (seen ? await table.replace(shared, seen, next) : await table.insert(shared, next))
+                return verdict;
+            }
+            // Instances racing this hard for one client's row: refused rather than let through uncounted.
+            logger.warn("rate limit count not written: too much contention on one key", {
+              attempts: MAX_ATTEMPTS,
+            });
+            return { allowed: false, retryAfter: 1 };
+          },
+          async () => local.consume(key, rule),
+        ),
       );
     },
   };

@@ -67,6 +67,7 @@ describe(`magic-link verify takes only magic-link tokens (${ADVISORY.magicLinkFo
   it("refused: INVALID_TOKEN, no session, no JWT, the state row untouched", async () => {
     const attacker = app.browser();
     const state = await forgedState();
+    const rowsBefore = await app.rows("verification");
     const res = await fetch(`${app.url}/api/auth/magic-link/verify?token=${state}`, {
       headers: { cookie: attacker.jar.header() },
       redirect: "manual",
@@ -83,7 +84,9 @@ describe(`magic-link verify takes only magic-link tokens (${ADVISORY.magicLinkFo
     }
     expect(attacker.jar.get("service-auth.session_token")).toBeUndefined();
     expect(attacker.jar.get("service-auth.jwt")).toBeUndefined();
-    expect((await app.rows("verification")).some((r) => r.identifier === state)).toBe(true);
+    // 1.7 stores the state under an identifier of its own; on both lines no row went.
+    expect(await app.rows("verification")).toEqual(rowsBefore);
+    if (ON_PINNED_LINE) expect(rowsBefore.some((r) => r.identifier === state)).toBe(true);
   });
 
   it("a real magic link still signs in", async () => {
