@@ -39,7 +39,7 @@ import type {
 import { dbUpdateMany, dbUpdateOne } from "./data/update.ts";
 import { isWriteCtx } from "./data/writer.ts";
 import type { AuthFunctions } from "./data-functions.ts";
-import type { WhereClause } from "./where.ts";
+import type { WhereClause, WhereMode } from "./where.ts";
 
 export type { AuthFunctions } from "./data-functions.ts";
 
@@ -108,6 +108,8 @@ class FieldNames {
       field: this.field(model, w.field),
       operator: w.operator,
       connector: w.connector,
+      // Better Auth 1.7's case sensitivity (1.4's clauses have none); only a non-default is passed on.
+      ...((w as { mode?: WhereMode }).mode === "insensitive" && { mode: "insensitive" as const }),
       value: toStoredValue(w.value) as WhereClause["value"],
     }));
   }

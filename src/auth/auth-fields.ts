@@ -83,9 +83,14 @@ export const verificationFields = {
   updatedAt: v.optional(v.number()),
 };
 
-/** SPEC §2.5. */
+/**
+ * SPEC §2.5, and the key's algorithm and curve, which Better Auth 1.7 records with each key it
+ * makes (1.4 leaves them out; 1.7 signs with a key without them by the configured algorithm).
+ */
 export const jwksFields = {
   publicKey: v.string(),
   privateKey: v.string(),
   createdAt: v.number(),
+  alg: v.optional(v.string()),
+  crv: v.optional(v.string()),
 };

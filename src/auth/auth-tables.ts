@@ -55,6 +55,9 @@ const JWKS_SCHEMA = {
       privateKey: { type: "string", required: true },
       createdAt: { type: "date", required: true },
       expiresAt: { type: "date", required: false },
+      // Better Auth 1.7's jwt plugin records them (auth-fields.ts).
+      alg: { type: "string", required: false },
+      crv: { type: "string", required: false },
     },
   },
 } as const;

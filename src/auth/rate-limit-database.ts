@@ -2,12 +2,14 @@
  * Rate-limit counts in the database (Better Auth's `rateLimit` model: key, count, lastRequest), so
  * every instance of the service counts the same client together.
  *
- * Better Auth's storage API is a read (`get`) followed by a write of the count it computed (`set`);
- * two instances serving the same client at once would both write `count + 1` and lose one. Here
- * each write is conditional on the row still holding what was read (a compare-and-set through
+ * Better Auth 1.4's storage API is a read (`get`) followed by a write of the count it computed
+ * (`set`); two instances serving the same client at once would both write `count + 1` and lose one.
+ * Here each write is conditional on the row still holding what was read (a compare-and-set through
  * `updateMany`, one transaction), and the key is unique, so a lost race is seen and the request is
  * counted again on top of the winner's count. No count is lost; at most the requests in flight at
- * the moment a limit is reached get through (each was checked against the count it read).
+ * the moment a limit is reached get through (each was checked against the count it read). 1.7
+ * calls `consume`, the same read and conditional write, decided again after a lost race; one
+ * process runs the consumes of a key one after another, so only other instances can race it.
  *
  * Only endpoints with a rule of their own (sign-in, reset, OTP, …) are counted here, one row per
  * client (IPv6: per /64) and rule pattern, so made-up paths cannot grow the table; every other path
@@ -18,13 +20,19 @@
  */
 import type { BetterAuthOptions } from "better-auth";
 import { isServiceError, logger } from "service-auth/server";
-import { clientAndPath, type RateLimitEntry, type RateLimitStorage, ruleOf } from "./rate-limit-keys.ts";
+import { clientAndPath, ruleOf } from "./rate-limit-keys.ts";
+import {
+  consumeStep,
+  type RateLimitCount,
+  type RateLimitEntry,
+  type RateLimitStore,
+} from "./rate-limit-store.ts";
 
 /** Better Auth's model name of the counts. */
 export const RATE_LIMIT_MODEL = "rateLimit";
 
 /** The count and time a row held when read: what a later write is conditional on. */
-type Seen = Pick<RateLimitEntry, "count" | "lastRequest">;
+type Seen = RateLimitCount;
 
 /**
  * Where a read entry remembers what the row held. Better Auth hands the entry back to `set` as
@@ -166,17 +174,37 @@ function isMissingTable(error: unknown): boolean {
 
 let missingTableLogged = false;
 
+/** The last `consume` of each shared key in this process, which the next one waits for. */
+const consuming = new Map<string, Promise<unknown>>();
+
+/**
+ * Runs `task` once every earlier `consume` of `key` in this process has settled, so requests of one
+ * client to one instance never race each other for the row; only other instances can.
+ */
+function afterEarlierConsumes<T>(key: string, task: () => Promise<T>): Promise<T> {
+  const run = (consuming.get(key) ?? Promise.resolve()).then(task, task);
+  const settled = run.then(
+    () => undefined,
+    () => undefined,
+  );
+  consuming.set(key, settled);
+  void settled.then(() => {
+    if (consuming.get(key) === settled) consuming.delete(key);
+  });
+  return run;
+}
+
 /**
  * The shared store: paths under one of `limitedPatterns` counted in the database through
- * `adapter` (rows past `prune.retainMs` deleted), every other path in `local`. An app whose schema lacks the `rateLimit` table is
- * counted in `local` instead, with an error logged once (README "Limits").
+ * `adapter` (rows past `prune.retainMs` deleted), every other path in `local`. An app whose schema
+ * lacks the `rateLimit` table is counted in `local` instead, with an error logged once (README "Limits").
  */
 export function databaseRateLimitStore(
   adapter: () => Promise<CountsAdapter>,
   limitedPatterns: readonly string[],
-  local: RateLimitStorage,
+  local: RateLimitStore,
   prune: PruneOptions,
-): RateLimitStorage {
+): RateLimitStore {
   const table = new CountsTable(adapter, prune);
   const sharedKey = (key: string): string | undefined => {
     const { client, path } = clientAndPath(key);
@@ -223,6 +251,30 @@ export function databaseRateLimitStore(
           if (!written) await table.hit(shared, value.lastRequest);
         },
         async () => local.set(key, value),
+      );
+    },
+    async consume(key, rule) {
+      const shared = sharedKey(key);
+      if (shared === undefined) return local.consume(key, rule);
+      return afterEarlierConsumes(shared, () =>
+        orLocal(
+          async () => {
+            for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+              const seen = await table.read(shared);
+              const { next, verdict } = consumeStep(seen, rule, Date.now());
+              if (!next) return verdict;
+              // Another instance wrote since this one read: decide again on what it wrote.
+              if (seen ? await table.replace(shared, seen, next) : await table.insert(shared, next))
+                return verdict;
+            }
+            // Instances racing this hard for one client's row: refused rather than let through uncounted.
+            logger.warn("rate limit count not written: too much contention on one key", {
+              attempts: MAX_ATTEMPTS,
+            });
+            return { allowed: false, retryAfter: 1 };
+          },
+          async () => local.consume(key, rule),
+        ),
       );
     },
   };

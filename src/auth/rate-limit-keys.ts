@@ -1,27 +1,20 @@
 /**
- * How the platform files Better Auth's rate-limit keys. Better Auth keys a count by `<ip><path>`;
- * the platform counts a client by its rate-limit key (an IPv6 client by its /64) and keeps the
- * endpoints with a rule of their own apart from every other path.
+ * How the platform files Better Auth's rate-limit keys. Better Auth keys a count by `<ip><path>`
+ * (1.4) or `<ip>|<path>` (1.7); the platform counts a client by its rate-limit key (an IPv6 client
+ * by its /64) and keeps the endpoints with a rule of their own apart from every other path.
  */
-import type { BetterAuthOptions } from "better-auth";
 import { rateLimitKey } from "service-auth/server";
-
-/** A rate-limit store as Better Auth calls it (`rateLimit.customStorage`). */
-export type RateLimitStorage = NonNullable<NonNullable<BetterAuthOptions["rateLimit"]>["customStorage"]>;
-
-/** One client's count on one endpoint, as Better Auth stores it. */
-export interface RateLimitEntry {
-  key: string;
-  count: number;
-  lastRequest: number;
-}
 
 /** Better Auth's key split into the client's rate-limit key and the endpoint path. */
 export function clientAndPath(key: string): { client: string; path: string } {
-  // The address never contains "/"; the path starts with it (or is empty at the base path).
+  // The address contains neither "/" nor "|"; the path starts with "/" (or is empty at the base
+  // path), so a "|" before the first "/" is 1.7's separator.
   const slash = key.indexOf("/");
-  const ip = slash < 0 ? key : key.slice(0, slash);
-  return { client: rateLimitKey(ip), path: slash < 0 ? "" : key.slice(slash) };
+  const bar = key.indexOf("|");
+  const separated = bar >= 0 && (slash < 0 || bar < slash);
+  const end = separated ? bar : slash < 0 ? key.length : slash;
+  const path = separated ? key.slice(bar + 1) : key.slice(end);
+  return { client: rateLimitKey(key.slice(0, end)), path };
 }
 
 /**

@@ -4,7 +4,8 @@
  * of their own apart from the rest, so flooding made-up paths cannot push a client's sign-in count
  * out of memory.
  */
-import { clientAndPath, type RateLimitEntry, type RateLimitStorage, ruleOf } from "./rate-limit-keys.ts";
+import { clientAndPath, ruleOf } from "./rate-limit-keys.ts";
+import { consumeStep, type RateLimitEntry, type RateLimitStore } from "./rate-limit-store.ts";
 
 /** Entries kept per store half; the least recently used go first. */
 const MAX_ENTRIES = 50_000;
@@ -29,7 +30,7 @@ class BoundedMap {
  * A bounded store keyed by `<client>|<path>` (the client an IPv6 /64); paths under one of
  * `limitedPatterns` live in their own half.
  */
-export function memoryRateLimitStore(limitedPatterns: readonly string[]): RateLimitStorage {
+export function memoryRateLimitStore(limitedPatterns: readonly string[]): RateLimitStore {
   const limited = new BoundedMap(MAX_ENTRIES);
   const other = new BoundedMap(MAX_ENTRIES);
   const place = (key: string): { map: BoundedMap; key: string } => {
@@ -44,6 +45,13 @@ export function memoryRateLimitStore(limitedPatterns: readonly string[]): RateLi
     async set(key, value) {
       const at = place(key);
       at.map.set(at.key, value);
+    },
+    // One step, no await in between: atomic within this process.
+    async consume(key, rule) {
+      const at = place(key);
+      const { next, verdict } = consumeStep(at.map.get(at.key), rule, Date.now());
+      if (next) at.map.set(at.key, { key, ...next });
+      return verdict;
     },
   };
 }

@@ -10,8 +10,10 @@ export {
   isKnownField,
   type SortBy,
   type TableShape,
+  WHERE_MODES,
   WHERE_OPERATORS,
   type WhereClause,
+  type WhereMode,
   type WhereOperator,
   type WhereValue,
 } from "./where/clause.ts";

@@ -116,4 +116,35 @@ describe("rateLimitStore", () => {
     expect(await store.get("203.0.113.2/made-up-0")).toBeUndefined();
     expect(await store.get("203.0.113.2/made-up-59999")).toMatchObject({ count: 1 });
   });
+
+  // Better Auth 1.7 calls `consume` with keys `<ip>|<path>`; 1.4 calls get/set with `<ip><path>`.
+  it("consume (1.7) counts and refuses as get/set (1.4) do, in the same entries", async () => {
+    const store = rateLimitStore();
+    const rule = { window: 60, max: 2 };
+    expect(await store.consume("2001:db8:1:2::1|/sign-in/email", rule)).toEqual({
+      allowed: true,
+      retryAfter: null,
+    });
+    expect(await store.consume("2001:db8:1:2::2|/sign-in/email", rule)).toEqual({
+      allowed: true,
+      retryAfter: null,
+    });
+    const refused = await store.consume("2001:db8:1:2::3|/sign-in/email", rule);
+    expect(refused.allowed).toBe(false);
+    expect(refused.retryAfter).toBeGreaterThan(0);
+    expect(refused.retryAfter).toBeLessThanOrEqual(60);
+    // The same /64 and endpoint, whichever key format asks.
+    expect(await store.get("2001:db8:1:2::9/sign-in/email")).toMatchObject({ count: 2 });
+    expect(await store.consume("2001:db8:1:3::1|/sign-in/email", rule)).toMatchObject({ allowed: true });
+  });
+
+  it("consume starts a new count once a whole window has passed since the last request", async () => {
+    const store = rateLimitStore();
+    const long = Date.now() - 61_000;
+    await store.set("203.0.113.5/sign-in/email", { key: "x", count: 9, lastRequest: long });
+    expect(await store.consume("203.0.113.5|/sign-in/email", { window: 60, max: 2 })).toMatchObject({
+      allowed: true,
+    });
+    expect(await store.get("203.0.113.5/sign-in/email")).toMatchObject({ count: 1 });
+  });
 });

@@ -136,6 +136,21 @@ describe("the database store", () => {
     expect(await a.get(key)).toMatchObject({ count: 2, lastRequest: 90_001 });
   });
 
+  it("consume (Better Auth 1.7) admits exactly the limit, each admission counted, when requests race on one key", async () => {
+    const [a, b] = [storeOf(0), storeOf(1)];
+    const rule = { window: 60, max: 5 };
+    const key = (i: number) => `198.51.100.10|/sign-in/attempt-${i}`;
+    const verdicts = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => (i % 2 === 0 ? a : b).consume(key(i), rule)),
+    );
+    expect(verdicts.filter((v) => v.allowed)).toHaveLength(rule.max);
+    for (const refused of verdicts.filter((v) => !v.allowed)) expect(refused.retryAfter).toBeGreaterThan(0);
+    const rows = await apps[0].backend.read(async (db) => db.query("rateLimit").collect());
+    expect(rows.filter((r: any) => r.key === "198.51.100.10|/sign-in/*")).toMatchObject([
+      { count: rule.max },
+    ]);
+  });
+
   it("keeps one row per client and rule, whatever path below the rule is asked for", async () => {
     const store = storeOf(0);
     for (const path of ["/sign-in/email", "/sign-in/made-up-1", "/sign-in/made-up-2"]) {

@@ -6,6 +6,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { ON_PINNED_LINE } from "../helpers/better-auth-line.ts";
 import { PASSWORD } from "../helpers/example-app.ts";
 import { type ExampleServer, spawnExampleServer } from "../helpers/example-server.ts";
 import { tempDatabaseFile } from "../helpers/temp.ts";
@@ -51,7 +52,8 @@ it("logs a sign-in with an unknown email as JSON, without the email", async () =
   const res = await post("/sign-in/email", { email, password: PASSWORD });
   expect(res.status).toBe(401);
   const [line] = await logLines("User not found");
-  expect(line).toMatchObject({ level: "error", source: "better-auth" });
+  // Better Auth logs it as an error on 1.4.9, as a warning on the patched line.
+  expect(line).toMatchObject({ level: ON_PINNED_LINE ? "error" : "warn", source: "better-auth" });
   expect(server.stderr()).not.toContain(email);
   expect(server.stderr()).not.toMatch(/[\w.+-]+@[\w-]+\.[\w.-]+/);
 });

@@ -299,7 +299,8 @@ onSubmit("enable-two-factor", async (form, button) => {
   const { password } = formValues(form);
   await pending(button, "two-factor-error", "Could not enable two-factor", async () => {
     const result = await authClient.twoFactor.enable({ password });
-    if (result.data) {
+    // Better Auth 1.7 answers `{ method: "otp" }` when the second factor is an emailed code.
+    if (result.data && "totpURI" in result.data) {
       const uri = result.data.totpURI;
       say("totp-uri", uri);
       say("totp-secret", new URL(uri).searchParams.get("secret") ?? "");

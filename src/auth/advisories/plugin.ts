@@ -38,13 +38,22 @@ export function isMagicLinkValue(value: unknown): boolean {
   return typeof record.email === "string" && Object.keys(record).every((k) => MAGIC_LINK_FIELDS.has(k));
 }
 
-/** The internal adapter calls the hooks make. */
+/**
+ * The internal adapter calls the hooks make. A user's sessions go with `deleteSessions(userId)` on
+ * 1.4 and `deleteUserSessions(userId)` on 1.7, whose `deleteSessions` takes session tokens only.
+ */
 interface InternalAdapter {
   deleteSessions(userId: string): Promise<unknown>;
+  deleteUserSessions?(userId: string): Promise<unknown>;
   findAccounts(userId: string): Promise<{ id: string; providerId: string }[]>;
   deleteAccount(accountId: string): Promise<unknown>;
   findVerificationValue(identifier: string): Promise<{ value: string } | null | undefined>;
 }
+/** Deletes every session of `userId`, in every store, on either Better Auth line. */
+function deleteUserSessions(adapter: InternalAdapter, userId: string): Promise<unknown> {
+  return adapter.deleteUserSessions ? adapter.deleteUserSessions(userId) : adapter.deleteSessions(userId);
+}
+
 /** The endpoint context a database hook receives (null outside an endpoint). */
 type HookCtx = { path?: string; context: { internalAdapter: InternalAdapter } } | null | undefined;
 
@@ -71,7 +80,7 @@ export function advisoryLayer(accept: AcceptedAdvisories = undefined): AdvisoryL
         before: async (user, ctx) => {
           if (!on(ADVISORY.sessionsAfterUserDelete)) return;
           const adapter = (ctx as HookCtx)?.context.internalAdapter;
-          if (adapter) await adapter.deleteSessions(user.id);
+          if (adapter) await deleteUserSessions(adapter, user.id);
         },
       },
       update: {
@@ -90,7 +99,7 @@ export function advisoryLayer(accept: AcceptedAdvisories = undefined): AdvisoryL
           for (const account of await adapter.findAccounts(user.id)) {
             if (account.providerId === "credential") await adapter.deleteAccount(account.id);
           }
-          await adapter.deleteSessions(user.id);
+          await deleteUserSessions(adapter, user.id);
         },
       },
     },
@@ -98,7 +107,8 @@ export function advisoryLayer(accept: AcceptedAdvisories = undefined): AdvisoryL
 
   return {
     init: (ctx) => {
-      refuseUnpatchedFeatures(ctx.options, accepted);
+      // 1.6+ reports its version; 1.4.9 does not (the default).
+      refuseUnpatchedFeatures(ctx.options, accepted, (ctx as { version?: string }).version);
       // Defaults only: an app's own `account.accountLinking.enabled` wins (defu merge).
       const account = on(ADVISORY.implicitOAuthLinking) ? { accountLinking: { enabled: false } } : undefined;
       return { options: { databaseHooks, ...(account ? { account } : {}) } };

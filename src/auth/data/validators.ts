@@ -4,7 +4,7 @@
  */
 import { ServiceError, ValidationError } from "service-auth/server";
 import { type PropertyValidators, type Validator, v, validate } from "service-auth/values";
-import { type TableShape, WHERE_OPERATORS } from "../where.ts";
+import { type TableShape, WHERE_MODES, WHERE_OPERATORS } from "../where.ts";
 import { acceptsNull } from "./documents.ts";
 import { shapeOf } from "./models.ts";
 import type { DataConfig } from "./types.ts";
@@ -22,6 +22,7 @@ const whereClause = v.object({
   value: whereValue,
   operator: v.optional(v.union(...WHERE_OPERATORS.map((op) => v.literal(op)))),
   connector: v.optional(v.union(v.literal("AND"), v.literal("OR"))),
+  mode: v.optional(v.union(...WHERE_MODES.map((mode) => v.literal(mode)))),
 });
 const sortByValidator = v.object({
   field: v.string(),

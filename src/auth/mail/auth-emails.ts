@@ -7,12 +7,14 @@ import { APIError } from "better-auth/api";
 import { logger } from "service-auth/server";
 import type { MailMessage, MailSender } from "./sender.ts";
 
-type OtpType = "sign-in" | "email-verification" | "forget-password";
+/** What an email OTP is for; Better Auth 1.7 adds `change-email` to 1.4's three. */
+type OtpType = "sign-in" | "email-verification" | "forget-password" | "change-email";
 
 const OTP_SUBJECT: Record<OtpType, string> = {
   "sign-in": "Your sign-in code",
   "email-verification": "Your email verification code",
   "forget-password": "Your password reset code",
+  "change-email": "Your email change code",
 };
 
 /** The Better Auth callbacks sending the flows' emails. */

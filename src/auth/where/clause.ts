@@ -19,12 +19,24 @@ export type WhereOperator =
 
 export type WhereValue = string | number | boolean | null | string[] | number[];
 
-/** One clause, as Better Auth's adapter factory hands it over (operator and connector default to eq/AND). */
+/**
+ * Case sensitivity of a clause's string comparisons (Better Auth 1.7's `Where.mode`; 1.4 never
+ * sets it): `insensitive` folds case in eq, ne, in, not_in, contains, starts_with and ends_with.
+ */
+export type WhereMode = "sensitive" | "insensitive";
+
+export const WHERE_MODES: readonly WhereMode[] = ["sensitive", "insensitive"];
+
+/**
+ * One clause, as Better Auth's adapter factory hands it over (operator, connector and mode default
+ * to eq, AND and sensitive).
+ */
 export interface WhereClause {
   field: string;
   value: WhereValue;
   operator?: WhereOperator;
   connector?: "AND" | "OR";
+  mode?: WhereMode;
 }
 
 export interface SortBy {
@@ -72,6 +84,9 @@ export function checkWhere(
     }
     if (clause.connector !== undefined && clause.connector !== "AND" && clause.connector !== "OR") {
       throw new ServiceError("BAD_REQUEST", `where: unknown connector "${String(clause.connector)}"`);
+    }
+    if (clause.mode !== undefined && !WHERE_MODES.includes(clause.mode)) {
+      throw new ServiceError("BAD_REQUEST", `where: unknown mode "${String(clause.mode)}"`);
     }
     if (!isKnownField(shape, clause.field)) {
       throw new ServiceError("BAD_REQUEST", `where: "${table}" has no field "${clause.field}"`);

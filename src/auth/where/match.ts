@@ -3,7 +3,9 @@
  * clauses fold left, each joining the result so far with its own connector (`a, OR b, AND c` is
  * `(a || b) && c`); `null` means "no value", so `eq null` also matches a missing field; comparisons
  * (lt/gt/…) hold only between values of the same type, in the platform's index key order
- * (`compareValues`: strings by UTF-16 code unit), so the filter and an index range agree.
+ * (`compareValues`: strings by UTF-16 code unit), so the filter and an index range agree. A clause
+ * in `insensitive` mode compares strings lower-cased, as Better Auth 1.7's memory adapter does,
+ * except the ordering comparisons, which it leaves case-sensitive too.
  */
 import { compareValues, ServiceError } from "service-auth/server";
 import type { WhereClause } from "./clause.ts";
@@ -21,21 +23,35 @@ function ordered(stored: unknown, wanted: unknown, test: (c: number) => boolean)
   return test(compareValues(stored, wanted));
 }
 
-function asList(clause: WhereClause): unknown[] {
-  if (!Array.isArray(clause.value)) {
+function asList(clause: WhereClause, value: unknown): unknown[] {
+  if (!Array.isArray(value)) {
     throw new ServiceError(
       "BAD_REQUEST",
       `where: "${clause.operator}" on "${clause.field}" needs an array value`,
     );
   }
-  return clause.value;
+  return value;
+}
+
+/** Strings lower-cased (case folded for an insensitive clause); any other value as it is. */
+const folded = (value: unknown): unknown => (typeof value === "string" ? value.toLowerCase() : value);
+
+/** The clause with its value, and the stored value, case-folded when the clause is insensitive. */
+function comparable(doc: Record<string, unknown>, clause: WhereClause): { stored: unknown; value: unknown } {
+  const stored = doc[clause.field];
+  if (clause.mode !== "insensitive") return { stored, value: clause.value };
+  const value = Array.isArray(clause.value) ? clause.value.map(folded) : folded(clause.value);
+  return { stored: folded(stored), value };
 }
 
 /** True when `doc` satisfies one clause. */
 export function matchesClause(doc: Record<string, unknown>, clause: WhereClause): boolean {
-  const stored = doc[clause.field];
-  const value = clause.value;
-  switch (clause.operator ?? "eq") {
+  const operator = clause.operator ?? "eq";
+  const ordering = operator === "lt" || operator === "lte" || operator === "gt" || operator === "gte";
+  const { stored, value } = ordering
+    ? { stored: doc[clause.field], value: clause.value }
+    : comparable(doc, clause);
+  switch (operator) {
     case "eq":
       return equals(stored, value);
     case "ne":
@@ -49,9 +65,9 @@ export function matchesClause(doc: Record<string, unknown>, clause: WhereClause)
     case "gte":
       return ordered(stored, value, (c) => c >= 0);
     case "in":
-      return asList(clause).some((v) => equals(stored, v));
+      return asList(clause, value).some((v) => equals(stored, v));
     case "not_in":
-      return !asList(clause).some((v) => equals(stored, v));
+      return !asList(clause, value).some((v) => equals(stored, v));
     case "contains":
       return typeof stored === "string" && typeof value === "string" && stored.includes(value);
     case "starts_with":
@@ -59,7 +75,7 @@ export function matchesClause(doc: Record<string, unknown>, clause: WhereClause)
     case "ends_with":
       return typeof stored === "string" && typeof value === "string" && stored.endsWith(value);
     default:
-      throw new ServiceError("BAD_REQUEST", `Unknown where operator "${String(clause.operator)}"`);
+      throw new ServiceError("BAD_REQUEST", `Unknown where operator "${String(operator)}"`);
   }
 }
 

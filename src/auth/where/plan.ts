@@ -56,7 +56,10 @@ const FULL_SCAN: Source = {
   ranges: [{ eq: [] }],
 };
 
-/** Values a clause pins its field to (null stands for null and missing), or null when it does not. */
+/**
+ * Values a clause pins its field to (null stands for null and missing), or null when it does not.
+ * A case-insensitive string pins nothing: the index holds the stored case.
+ */
 function pinnedValues(clause: WhereClause): unknown[] | null {
   const op = clause.operator ?? "eq";
   const raw = op === "eq" ? [clause.value] : op === "in" && Array.isArray(clause.value) ? clause.value : null;
@@ -64,6 +67,7 @@ function pinnedValues(clause: WhereClause): unknown[] | null {
   const out: unknown[] = [];
   for (const v of raw) {
     if (v === null || v === undefined) out.push(undefined, null);
+    else if (typeof v === "string" && clause.mode === "insensitive") return null;
     else if (typeof v === "string" || typeof v === "number" || typeof v === "boolean") out.push(v);
     else return null;
   }

@@ -7,7 +7,8 @@
 import { genericOAuth } from "better-auth/plugins";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ADVISORY } from "../../../src/auth/advisories/catalog.ts";
-import { type AdvisoryFixture, PASSWORD, startAdvisoryFixture } from "./fixture.ts";
+import { GENERIC_OAUTH } from "../../helpers/better-auth-line.ts";
+import { type AdvisoryFixture, itOnPinnedLine, PASSWORD, startAdvisoryFixture } from "./fixture.ts";
 
 let app: AdvisoryFixture;
 let n = 0;
@@ -42,16 +43,20 @@ afterAll(async () => {
 /** The victim's first sign-in through the provider; the redirect it ends with, and the session. */
 async function victimSignsInWithProvider() {
   const victim = app.browser();
-  const start = await victim.send("POST", "/api/auth/sign-in/oauth2", {
-    providerId: "idp",
-    callbackURL: "/",
-  });
+  const start = await victim.send(
+    "POST",
+    `/api/auth${GENERIC_OAUTH.signIn}`,
+    GENERIC_OAUTH.signInBody("idp", "/"),
+  );
   expect(start.status, start.text).toBe(200);
   const state = new URL(start.body.url).searchParams.get("state")!;
-  const callback = await fetch(`${app.url}/api/auth/oauth2/callback/idp?code=idp-code&state=${state}`, {
-    headers: { cookie: victim.jar.header() },
-    redirect: "manual",
-  });
+  const callback = await fetch(
+    `${app.url}/api/auth${GENERIC_OAUTH.callback("idp")}?code=idp-code&state=${state}`,
+    {
+      headers: { cookie: victim.jar.header() },
+      redirect: "manual",
+    },
+  );
   victim.jar.absorb(callback);
   expect(callback.status).toBe(302);
   const session = await victim.send("GET", "/api/auth/get-session");
@@ -73,21 +78,24 @@ const idpAccountsOf = async (userId: string) =>
   (await app.rows("account")).filter((a) => a.userId === userId && a.providerId === "idp");
 
 describe(`no implicit OAuth linking into an existing account (${ADVISORY.implicitOAuthLinking})`, () => {
-  it("reproduction: with the mitigation off, the victim lands in the attacker's account, whose password still works", async () => {
-    await app.accept(ADVISORY.implicitOAuthLinking);
-    try {
-      const { email, attackerUserId } = await preRegistered();
-      const { userId } = await victimSignsInWithProvider();
-      expect(userId).toBe(attackerUserId);
-      expect(await idpAccountsOf(attackerUserId)).toHaveLength(1);
-      const attacker = await app
-        .browser()
-        .send("POST", "/api/auth/sign-in/email", { email, password: PASSWORD });
-      expect(attacker.body.user.id).toBe(attackerUserId);
-    } finally {
-      await app.accept();
-    }
-  });
+  itOnPinnedLine(
+    "reproduction: with the mitigation off, the victim lands in the attacker's account, whose password still works",
+    async () => {
+      await app.accept(ADVISORY.implicitOAuthLinking);
+      try {
+        const { email, attackerUserId } = await preRegistered();
+        const { userId } = await victimSignsInWithProvider();
+        expect(userId).toBe(attackerUserId);
+        expect(await idpAccountsOf(attackerUserId)).toHaveLength(1);
+        const attacker = await app
+          .browser()
+          .send("POST", "/api/auth/sign-in/email", { email, password: PASSWORD });
+        expect(attacker.body.user.id).toBe(attackerUserId);
+      } finally {
+        await app.accept();
+      }
+    },
+  );
 
   it("mitigated: the callback ends with account_not_linked and links nothing", async () => {
     const { attackerUserId } = await preRegistered();

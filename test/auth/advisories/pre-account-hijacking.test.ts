@@ -8,7 +8,7 @@
 import { emailOTP, magicLink } from "better-auth/plugins";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ADVISORY } from "../../../src/auth/advisories/catalog.ts";
-import { type AdvisoryFixture, PASSWORD, startAdvisoryFixture } from "./fixture.ts";
+import { type AdvisoryFixture, itOnPinnedLine, PASSWORD, startAdvisoryFixture } from "./fixture.ts";
 
 let app: AdvisoryFixture;
 let n = 0;
@@ -73,17 +73,20 @@ async function attackerHolds(email: string, pre: Awaited<ReturnType<typeof preRe
 
 for (const by of ["magic-link", "email-otp"] as const) {
   describe(`${ADVISORY.preAccountHijacking} by ${by}`, () => {
-    it("reproduction: with the mitigation off, the attacker's password, session and JWT survive", async () => {
-      await app.accept(ADVISORY.preAccountHijacking);
-      try {
-        const email = victimEmail();
-        const pre = await preRegister(email);
-        await victimSignsIn(email, by);
-        expect(await attackerHolds(email, pre)).toEqual({ password: true, session: true, jwt: true });
-      } finally {
-        await app.accept();
-      }
-    });
+    itOnPinnedLine(
+      "reproduction: with the mitigation off, the attacker's password, session and JWT survive",
+      async () => {
+        await app.accept(ADVISORY.preAccountHijacking);
+        try {
+          const email = victimEmail();
+          const pre = await preRegister(email);
+          await victimSignsIn(email, by);
+          expect(await attackerHolds(email, pre)).toEqual({ password: true, session: true, jwt: true });
+        } finally {
+          await app.accept();
+        }
+      },
+    );
 
     it("mitigated: the first proof drops the password credential and every earlier session", async () => {
       const email = victimEmail();

@@ -7,7 +7,7 @@
 import { admin, anonymous } from "better-auth/plugins";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ADVISORY } from "../../../src/auth/advisories/catalog.ts";
-import { type AdvisoryFixture, PASSWORD, startAdvisoryFixture } from "./fixture.ts";
+import { type AdvisoryFixture, itOnPinnedLine, PASSWORD, startAdvisoryFixture } from "./fixture.ts";
 
 let app: AdvisoryFixture;
 let administrator: ReturnType<AdvisoryFixture["browser"]>;
@@ -54,16 +54,19 @@ async function removedUser() {
 }
 
 describe(`sessions end with their user (${ADVISORY.sessionsAfterUserDelete})`, () => {
-  it("reproduction: with the mitigation off, the removed user's cookie session still answers", async () => {
-    await app.accept(ADVISORY.sessionsAfterUserDelete);
-    try {
-      const { browser, userId, jwt } = await removedUser();
-      expect((await browser.send("GET", "/api/auth/get-session")).body?.user?.id).toBe(userId);
-      expect((await app.whoami(jwt)).body.value).not.toBe(userId);
-    } finally {
-      await app.accept();
-    }
-  });
+  itOnPinnedLine(
+    "reproduction: with the mitigation off, the removed user's cookie session still answers",
+    async () => {
+      await app.accept(ADVISORY.sessionsAfterUserDelete);
+      try {
+        const { browser, userId, jwt } = await removedUser();
+        expect((await browser.send("GET", "/api/auth/get-session")).body?.user?.id).toBe(userId);
+        expect((await app.whoami(jwt)).body.value).not.toBe(userId);
+      } finally {
+        await app.accept();
+      }
+    },
+  );
 
   it("admin remove-user ends the user's sessions, secondary storage included", async () => {
     const { browser, userId, jwt } = await removedUser();
@@ -94,15 +97,18 @@ describe(`anonymous sessions end when the anonymous user is linked (${ADVISORY.s
     return { old, anonymousId };
   }
 
-  it("reproduction: with the mitigation off, the deleted anonymous user's session still answers", async () => {
-    await app.accept(ADVISORY.sessionsAfterUserDelete);
-    try {
-      const { old, anonymousId } = await linkedAnonymous();
-      expect((await old.send("GET", "/api/auth/get-session")).body?.user?.id).toBe(anonymousId);
-    } finally {
-      await app.accept();
-    }
-  });
+  itOnPinnedLine(
+    "reproduction: with the mitigation off, the deleted anonymous user's session still answers",
+    async () => {
+      await app.accept(ADVISORY.sessionsAfterUserDelete);
+      try {
+        const { old, anonymousId } = await linkedAnonymous();
+        expect((await old.send("GET", "/api/auth/get-session")).body?.user?.id).toBe(anonymousId);
+      } finally {
+        await app.accept();
+      }
+    },
+  );
 
   it("mitigated: the anonymous session ends with its user", async () => {
     const { old } = await linkedAnonymous();

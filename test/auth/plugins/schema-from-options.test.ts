@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { getAuthTables } from "better-auth/db";
-import { admin, anonymous, apiKey, organization, siwe, twoFactor, username } from "better-auth/plugins";
+import { admin, anonymous, organization, siwe, twoFactor, username } from "better-auth/plugins";
 import {
   authTableInfo,
   authTablesSource,
@@ -18,6 +18,7 @@ import {
 } from "service-auth/auth";
 import { defineEntSchema, defineSchema, type TableDefinition, v } from "service-auth/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { apiKey } from "../../helpers/api-key-plugin.ts";
 import { ROOT, runCli } from "../../helpers/process.ts";
 import { startTestBackend } from "../../helpers/service.ts";
 
