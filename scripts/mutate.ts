@@ -38,7 +38,10 @@ const INCREMENTAL_DIR = "reports/stryker-incremental";
 
 /** `src/backend/auth/jwt-verifier.ts` → `reports/stryker-incremental/backend-auth-jwt-verifier.json` */
 function incrementalFile(source: string): string {
-  const slug = source.replace(/^src\//, "").replace(/\.tsx?$/, "").replaceAll("/", "-");
+  const slug = source
+    .replace(/^src\//, "")
+    .replace(/\.tsx?$/, "")
+    .replaceAll("/", "-");
   return `${INCREMENTAL_DIR}/${slug}.json`;
 }
 
@@ -61,10 +64,17 @@ function plan(selectors: string[]): Run[] {
     const [file, range] = selector.split(":");
     if (existsSync(file)) {
       // A line range would overwrite the file's incremental results with a part of them.
-      return [{ mutate: selector, testFiles: TARGETS[file], incremental: range ? undefined : incrementalFile(file) }];
+      return [
+        {
+          mutate: selector,
+          testFiles: TARGETS[file],
+          incremental: range ? undefined : incrementalFile(file),
+        },
+      ];
     }
     const matches = Object.keys(TARGETS).filter((f) => f.includes(selector));
-    if (matches.length === 0) throw new Error(`mutate: no file or target matches ${JSON.stringify(selector)}`);
+    if (matches.length === 0)
+      throw new Error(`mutate: no file or target matches ${JSON.stringify(selector)}`);
     return matches.map((f) => ({ mutate: f, testFiles: TARGETS[f], incremental: incrementalFile(f) }));
   });
 }
@@ -108,10 +118,14 @@ function main(argv: string[]): number {
     // Stryker is one test runner (concurrency 1 in stryker.config.json); nice keeps the machine usable.
     // The tests are narrowed in stryker.vitest.config.ts (see there why not with `--testFiles`).
     const env = run.testFiles ? { ...process.env, MUTATE_TEST_FILES: run.testFiles.join(",") } : process.env;
-    const result = spawnSync("nice", ["-n", "10", "node_modules/.bin/stryker", ...strykerArgs(run, passThrough)], {
-      stdio: "inherit",
-      env,
-    });
+    const result = spawnSync(
+      "nice",
+      ["-n", "10", "node_modules/.bin/stryker", ...strykerArgs(run, passThrough)],
+      {
+        stdio: "inherit",
+        env,
+      },
+    );
     if (result.status !== 0) return result.status ?? 1;
   }
   summary();

@@ -5,17 +5,21 @@
  * not). Each refusal is checked with its exact code, so a rule dropped from the resolver fails here.
  */
 import { SignJWT } from "jose";
+import { defineSchema, defineTable, v } from "service-auth/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resolveIdentity } from "../../src/auth/identity.ts";
 import { BANNED_MESSAGE } from "../../src/auth/plugin/index.ts";
 import type { Backend } from "../../src/backend/runtime.ts";
-import { defineSchema, defineTable, v } from "service-auth/server";
 import { startTestBackend } from "../helpers/service.ts";
 import { AUDIENCE, ISSUER, makeKeys, signToken, type TestKeys } from "../sync/fixtures/auth.ts";
 
 /** The two tables the resolver reads, with the fields it looks at. */
 const schema = defineSchema({
-  user: defineTable({ name: v.string(), banned: v.optional(v.boolean()), banExpires: v.optional(v.number()) }),
+  user: defineTable({
+    name: v.string(),
+    banned: v.optional(v.boolean()),
+    banExpires: v.optional(v.number()),
+  }),
   session: defineTable({ userId: v.string(), expiresAt: v.number() }),
 });
 
@@ -98,7 +102,10 @@ describe("resolveIdentity", () => {
       message: "Token lacks sub or sessionId",
     });
     const noSub = await tokenWith({ sessionId });
-    expect(await refusal(noSub)).toMatchObject({ code: "UNAUTHORIZED", message: "Token lacks sub or sessionId" });
+    expect(await refusal(noSub)).toMatchObject({
+      code: "UNAUTHORIZED",
+      message: "Token lacks sub or sessionId",
+    });
   });
 
   it("refuses a token whose user does not exist", async () => {
