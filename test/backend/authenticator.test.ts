@@ -4,9 +4,12 @@
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { SignJWT } from "jose";
 import { afterEach, describe, expect, it } from "vitest";
-import type { Backend, IdentityResolver } from "../../src/backend/runtime.ts";
+import { Backend, type IdentityResolver } from "../../src/backend/runtime.ts";
+import { SqliteEngine } from "../../src/backend/storage/sqlite.ts";
 import { startTestBackend } from "../helpers/service.ts";
+import { tempDatabaseFile } from "../helpers/temp.ts";
 import {
   AUDIENCE,
   ISSUER,
@@ -48,17 +51,19 @@ async function gatedJwksServer(keys: TestKeys) {
 }
 
 /** A backend whose step 2 counts its runs, with one user and one live session. */
-async function backendWith(providers: { jwksUrl?: string; jwks?: string }) {
+async function backendWith(providers: { jwksUrl?: string; jwks?: string }, engine?: SqliteEngine) {
   let step2Runs = 0;
   const counting: IdentityResolver = async (claims, ctx) => {
     step2Runs++;
     return resolveIdentity(claims, ctx);
   };
-  const backend = await startTestBackend({
+  const options = {
     schema,
     modules: { messages },
     auth: { providers: [{ issuer: ISSUER, audience: AUDIENCE, ...providers }], resolveIdentity: counting },
-  });
+  };
+  const backend = engine ? new Backend({ ...options, engine }) : await startTestBackend(options);
+  if (engine) await backend.start();
   closers.push(() => backend.close());
   const userId = await backend.write((db) => db.insert("users", { name: "a", banned: false }));
   const sessionId = await backend.write((db) =>
@@ -107,4 +112,130 @@ describe("authenticator", () => {
     expect(heard).toHaveLength(1);
     await expect(heard[0]).rejects.toMatchObject({ code: "UNAUTHORIZED" });
   });
+
+  it("maps a refused token to UNAUTHORIZED with the verifier's reason, and reports the token's exp", async () => {
+    const keys = await makeKeys("k1");
+    const { backend, userId, sessionId } = await backendWith({ jwks: JSON.stringify({ keys: [keys.jwk] }) });
+    await expect(backend.authenticate("not-a-token")).rejects.toMatchObject({
+      code: "UNAUTHORIZED",
+      message: "Malformed token",
+      data: { reason: "TOKEN_MALFORMED" },
+    });
+    const token = await signToken(keys, { sub: userId, sessionId });
+    const exp = JSON.parse(Buffer.from(token.split(".")[1] as string, "base64url").toString()).exp;
+    expect((await backend.authenticate(token)).expiresAt).toBe(exp);
+    expect((await backend.authenticate(token)).expiresAt).toBe(exp); // from the cache too
+  });
+
+  it("forgetIdentities makes the next request run step 2 again", async () => {
+    const keys = await makeKeys("k1");
+    const { backend, userId, sessionId, step2Runs } = await backendWith({
+      jwks: JSON.stringify({ keys: [keys.jwk] }),
+    });
+    const token = await signToken(keys, { sub: userId, sessionId });
+    await backend.authenticate(token);
+    await backend.authenticate(token);
+    expect(step2Runs()).toBe(1);
+    backend.forgetIdentities();
+    await backend.authenticate(token);
+    expect(step2Runs()).toBe(2);
+  });
+
+  it("refuses every token while no provider is configured", async () => {
+    const keys = await makeKeys("k1");
+    const token = await signToken(keys, { sub: "u", sessionId: "s" });
+    for (const auth of [undefined, { providers: [] }]) {
+      const backend = await startTestBackend({ schema, modules: { messages }, auth });
+      closers.push(() => backend.close());
+      await expect(backend.authenticate(token)).rejects.toMatchObject({
+        code: "UNAUTHORIZED",
+        message: "Authentication is not configured",
+      });
+    }
+  });
+
+  it("without a resolver, the identity is the verified claims", async () => {
+    const keys = await makeKeys("k1");
+    const backend = await startTestBackend({
+      schema,
+      modules: { messages },
+      auth: {
+        providers: [{ issuer: ISSUER, audience: AUDIENCE, jwks: JSON.stringify({ keys: [keys.jwk] }) }],
+      },
+    });
+    closers.push(() => backend.close());
+    const { identity } = await backend.authenticate(await signToken(keys, { sub: "user-7", sessionId: "s" }));
+    expect(identity).toMatchObject({
+      subject: "user-7",
+      issuer: ISSUER,
+      tokenIdentifier: `${ISSUER}|user-7`,
+      sessionId: "s",
+      aud: AUDIENCE,
+    });
+    const noSub = await new SignJWT({})
+      .setProtectedHeader({ alg: "RS256", kid: "k1" })
+      .setIssuer(ISSUER)
+      .setAudience(AUDIENCE)
+      .setExpirationTime("15m")
+      .sign(keys.privateKey);
+    expect((await backend.authenticate(noSub)).identity).toMatchObject({
+      subject: "",
+      tokenIdentifier: `${ISSUER}|`,
+    });
+  });
+});
+
+/**
+ * A SQLite engine that hears other instances' commits only when asked to catch up, as PostgreSQL's
+ * commit follower does (`syncExternalCommits`); its own polling is off, so nothing else delivers them.
+ */
+class CatchingUpEngine extends SqliteEngine {
+  private readonly external = new Set<(payload?: string) => void>();
+  /** Another instance committed since the last catch-up. */
+  behind = false;
+
+  constructor(readonly filename: string) {
+    super({ filename, pollIntervalMs: 3_600_000 });
+  }
+
+  override onExternalCommit(listener: (payload?: string) => void): () => void {
+    this.external.add(listener);
+    const off = super.onExternalCommit(listener);
+    return () => {
+      this.external.delete(listener);
+      off();
+    };
+  }
+
+  syncExternalCommits(): Promise<void> | undefined {
+    if (!this.behind) return undefined;
+    this.behind = false;
+    // An unknown write set, as from a commit notification without one: everything is re-checked.
+    return Promise.resolve().then(() => {
+      for (const listener of this.external) listener();
+    });
+  }
+}
+
+describe("authenticator with other instances on the same database", () => {
+  it.each(entryPoints)(
+    "%s: a session revoked on another instance is refused on the very next request",
+    async (_name, call) => {
+      const keys = await makeKeys("k1");
+      const engine = new CatchingUpEngine(tempDatabaseFile());
+      const here = await backendWith({ jwks: JSON.stringify({ keys: [keys.jwk] }) }, engine);
+      const token = await signToken(keys, { sub: here.userId, sessionId: here.sessionId });
+      await call(here.backend, token);
+      await call(here.backend, token);
+      expect(here.step2Runs()).toBe(1); // cached, and nothing to catch up with
+
+      const elsewhere = await startTestBackend({ schema, modules: { messages }, filename: engine.filename });
+      closers.push(() => elsewhere.close());
+      await elsewhere.write((db) => db.delete(here.sessionId));
+      engine.behind = true;
+
+      await expect(call(here.backend, token)).rejects.toMatchObject({ code: "UNAUTHORIZED" });
+      expect(here.step2Runs()).toBe(2);
+    },
+  );
 });
