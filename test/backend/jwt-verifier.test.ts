@@ -588,6 +588,14 @@ describe("createJwtVerifier: remote JWKS", () => {
     expect(calls).toBe(1);
   });
 
+  it("never refetches for a kid it knows, even without a rate limit", async () => {
+    reset([rsa.jwk]);
+    const v = createJwtVerifier([{ issuer: ISS, audience: AUD, jwksUrl: url, minRefetchIntervalMs: 0 }]);
+    const tok = await sign(rsa.privateKey);
+    for (let i = 0; i < 3; i++) await v.verify(tok);
+    expect(hits).toBe(1);
+  });
+
   it("keeps old keys if a refetch fails", async () => {
     reset([rsa.jwk]);
     const v = createJwtVerifier([{ issuer: ISS, audience: AUD, jwksUrl: url, minRefetchIntervalMs: 0 }]);
