@@ -5,7 +5,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { SignJWT } from "jose";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { Backend, type IdentityResolver } from "../../src/backend/runtime.ts";
 import { SqliteEngine } from "../../src/backend/storage/sqlite.ts";
 import { startTestBackend } from "../helpers/service.ts";
@@ -21,13 +21,19 @@ import {
 import * as messages from "../sync/fixtures/messages.ts";
 import schema from "../sync/fixtures/schema.ts";
 
+/** One key pair for every test: making a 2048-bit pair takes ~0.4 s. */
+let keys: TestKeys;
+beforeAll(async () => {
+  keys = await makeKeys("k1");
+});
+
 const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const close of closers.splice(0)) await close();
 });
 
 /** A JWKS endpoint whose first answer waits until `open()`; `requested` resolves when it is asked. */
-async function gatedJwksServer(keys: TestKeys) {
+async function gatedJwksServer() {
   let open: () => void = () => {};
   const gate = new Promise<void>((resolve) => (open = resolve));
   let asked: () => void = () => {};
@@ -81,8 +87,7 @@ describe("authenticator", () => {
   it.each(entryPoints)(
     "%s: a commit to what step 2 reads, landing during step 1, keeps the result out of the cache",
     async (_name, call) => {
-      const keys = await makeKeys("k1");
-      const jwks = await gatedJwksServer(keys);
+      const jwks = await gatedJwksServer();
       const { backend, userId, sessionId, step2Runs } = await backendWith({ jwksUrl: jwks.url });
       const token = await signToken(keys, { sub: userId, sessionId });
 
@@ -101,7 +106,6 @@ describe("authenticator", () => {
   );
 
   it("a commit listener hearing a revocation never gets the revoked identity from the cache", async () => {
-    const keys = await makeKeys("k1");
     const { backend, userId, sessionId } = await backendWith({ jwks: JSON.stringify({ keys: [keys.jwk] }) });
     const token = await signToken(keys, { sub: userId, sessionId });
     await backend.authenticate(token); // cached
@@ -114,7 +118,6 @@ describe("authenticator", () => {
   });
 
   it("maps a refused token to UNAUTHORIZED with the verifier's reason, and reports the token's exp", async () => {
-    const keys = await makeKeys("k1");
     const { backend, userId, sessionId } = await backendWith({ jwks: JSON.stringify({ keys: [keys.jwk] }) });
     await expect(backend.authenticate("not-a-token")).rejects.toMatchObject({
       code: "UNAUTHORIZED",
@@ -128,7 +131,6 @@ describe("authenticator", () => {
   });
 
   it("forgetIdentities makes the next request run step 2 again", async () => {
-    const keys = await makeKeys("k1");
     const { backend, userId, sessionId, step2Runs } = await backendWith({
       jwks: JSON.stringify({ keys: [keys.jwk] }),
     });
@@ -142,7 +144,6 @@ describe("authenticator", () => {
   });
 
   it("refuses every token while no provider is configured", async () => {
-    const keys = await makeKeys("k1");
     const token = await signToken(keys, { sub: "u", sessionId: "s" });
     for (const auth of [undefined, { providers: [] }]) {
       const backend = await startTestBackend({ schema, modules: { messages }, auth });
@@ -155,7 +156,6 @@ describe("authenticator", () => {
   });
 
   it("without a resolver, the identity is the verified claims", async () => {
-    const keys = await makeKeys("k1");
     const backend = await startTestBackend({
       schema,
       modules: { messages },
@@ -221,7 +221,6 @@ describe("authenticator with other instances on the same database", () => {
   it.each(entryPoints)(
     "%s: a session revoked on another instance is refused on the very next request",
     async (_name, call) => {
-      const keys = await makeKeys("k1");
       const engine = new CatchingUpEngine(tempDatabaseFile());
       const here = await backendWith({ jwks: JSON.stringify({ keys: [keys.jwk] }) }, engine);
       const token = await signToken(keys, { sub: here.userId, sessionId: here.sessionId });
