@@ -56,6 +56,19 @@ async function gatedJwksServer() {
   return { url: `http://127.0.0.1:${port}/jwks`, open, requested };
 }
 
+/**
+ * Waits for `condition`, failing at once if `call` settles first: a broken authenticator that
+ * skips the awaited step fails the test instead of leaving it waiting for its timeout.
+ */
+async function firstOf(condition: Promise<void>, call: Promise<unknown>, never: string): Promise<void> {
+  const settled = call.then(
+    () => Promise.reject(new Error(never)),
+    (e: unknown) => Promise.reject(e),
+  );
+  settled.catch(() => {}); // the call's own outcome is awaited by the test
+  await Promise.race([condition, settled]);
+}
+
 /** A backend whose step 2 counts its runs, with one user and one live session. */
 async function backendWith(providers: { jwksUrl?: string; jwks?: string }, engine?: SqliteEngine) {
   let step2Runs = 0;
@@ -92,7 +105,7 @@ describe("authenticator", () => {
       const token = await signToken(keys, { sub: userId, sessionId });
 
       const inFlight = call(backend, token);
-      await jwks.requested; // step 1 is waiting for the key set
+      await firstOf(jwks.requested, inFlight, "step 1 never asked for the key set"); // step 1 is waiting for it
       await backend.write((db) => db.patch(sessionId, { touchedAt: Date.now() }));
       jwks.open();
       await inFlight;
