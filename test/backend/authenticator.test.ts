@@ -143,6 +143,32 @@ describe("authenticator", () => {
     expect((await backend.authenticate(token)).expiresAt).toBe(exp); // from the cache too
   });
 
+  it("a failing key source is the server's failure, not a refused token", async () => {
+    const backend = await startTestBackend({
+      schema,
+      modules: { messages },
+      auth: {
+        providers: [
+          {
+            issuer: ISSUER,
+            audience: AUDIENCE,
+            getJwks: () => {
+              throw new Error("key store unreadable");
+            },
+          },
+        ],
+      },
+    });
+    closers.push(() => backend.close());
+    const failure = await backend.authenticate(await signToken(keys, { sub: "u", sessionId: "s" })).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(failure).toBeInstanceOf(Error);
+    expect(failure).not.toHaveProperty("code", "UNAUTHORIZED");
+    expect((failure as Error).message).toBe("key store unreadable");
+  });
+
   it("forgetIdentities makes the next request run step 2 again", async () => {
     const { backend, userId, sessionId, step2Runs } = await backendWith({
       jwks: JSON.stringify({ keys: [keys.jwk] }),
@@ -206,6 +232,8 @@ class CatchingUpEngine extends SqliteEngine {
   private readonly external = new Set<(payload?: string) => void>();
   /** Another instance committed since the last catch-up. */
   behind = false;
+  /** Catch-ups asked for. */
+  syncs = 0;
 
   constructor(readonly filename: string) {
     super({ filename, pollIntervalMs: 3_600_000 });
@@ -221,6 +249,7 @@ class CatchingUpEngine extends SqliteEngine {
   }
 
   syncExternalCommits(): Promise<void> | undefined {
+    this.syncs++;
     if (!this.behind) return undefined;
     this.behind = false;
     // An unknown write set, as from a commit notification without one: everything is re-checked.
@@ -238,7 +267,10 @@ describe("authenticator with other instances on the same database", () => {
       const here = await backendWith({ jwks: JSON.stringify({ keys: [keys.jwk] }) }, engine);
       const token = await signToken(keys, { sub: here.userId, sessionId: here.sessionId });
       await call(here.backend, token);
+      // A miss reads a snapshot of its own, which already holds every commit: no catch-up.
+      expect(engine.syncs).toBe(0);
       await call(here.backend, token);
+      expect(engine.syncs).toBe(1);
       expect(here.step2Runs()).toBe(1); // cached, and nothing to catch up with
 
       const elsewhere = await startTestBackend({ schema, modules: { messages }, filename: engine.filename });
@@ -250,4 +282,19 @@ describe("authenticator with other instances on the same database", () => {
       expect(here.step2Runs()).toBe(2);
     },
   );
+
+  it("a function call answers as the token's user: uncached, cached, and re-checked after catching up", async () => {
+    const engine = new CatchingUpEngine(tempDatabaseFile());
+    const here = await backendWith({ jwks: JSON.stringify({ keys: [keys.jwk] }) }, engine);
+    const token = await signToken(keys, { sub: here.userId, sessionId: here.sessionId });
+    const whoami = async () => (await here.backend.runQuery("messages:whoami", {}, { token })).value;
+    expect(await whoami()).toBe(here.userId);
+    expect(await whoami()).toBe(here.userId);
+    expect(here.step2Runs()).toBe(1);
+
+    // Another instance committed something unrelated: caught up, the cached entry is re-checked.
+    engine.behind = true;
+    expect(await whoami()).toBe(here.userId);
+    expect(here.step2Runs()).toBe(2);
+  });
 });
