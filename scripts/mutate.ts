@@ -25,13 +25,17 @@ const TARGETS: Readonly<Record<string, readonly string[]>> = {
     "test/backend/authenticator.test.ts",
     "test/backend/identity-cache-rotation.test.ts",
   ],
+  "src/backend/auth/jwks-source.ts": [
+    "test/backend/jwt-verifier.test.ts",
+    "test/backend/remote-jwks-outage.test.ts",
+  ],
   "src/backend/auth/token-clock.ts": ["test/backend/jwt-verifier.test.ts"],
   "src/backend/auth/identity-cache.ts": [
     "test/backend/identity-cache.test.ts",
     "test/backend/identity-cache-rotation.test.ts",
   ],
   "src/auth/identity.ts": ["test/auth/identity.test.ts"],
-  "src/backend/sync/identity-watch.ts": ["test/sync/auth.test.ts"],
+  "src/backend/sync/identity-watch.ts": ["test/sync/identity-watch.test.ts"],
 };
 
 const INCREMENTAL_DIR = "reports/stryker-incremental";
