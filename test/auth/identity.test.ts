@@ -6,7 +6,7 @@
  */
 import { SignJWT } from "jose";
 import { defineSchema, defineTable, v } from "service-auth/server";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { resolveIdentity } from "../../src/auth/identity.ts";
 import { BANNED_MESSAGE } from "../../src/auth/plugin/index.ts";
 import type { Backend } from "../../src/backend/runtime.ts";
@@ -137,6 +137,23 @@ describe("resolveIdentity", () => {
       code: "UNAUTHORIZED",
       message: "Session expired",
     });
+  });
+
+  it("a session ends at the millisecond of its expiresAt", async () => {
+    const userId = await user();
+    const end = Date.now() + 60_000;
+    const sessionId = await session(userId, end);
+    const token = await signToken(keys, { sub: userId, sessionId });
+    vi.useFakeTimers({ toFake: ["Date"] });
+    try {
+      vi.setSystemTime(end - 1);
+      await expect(backend.authenticate(token)).resolves.toMatchObject({ identity: { sessionId } });
+      backend.forgetIdentities();
+      vi.setSystemTime(end);
+      expect(await refusal(token)).toMatchObject({ code: "UNAUTHORIZED", message: "Session expired" });
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("refuses a banned user (403), also while banExpires is in the future, even with a live session", async () => {
