@@ -3,11 +3,13 @@
  * with a real backend: what each check reports to its connection, and when it must report nothing
  * (the token was replaced meanwhile, the watch was removed, the database could not answer).
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { ReadSet } from "../../src/backend/db/read-write-sets.ts";
 import type { Authenticated, Backend, IdentityResolver } from "../../src/backend/runtime.ts";
 import { ServiceError } from "../../src/backend/server.ts";
 import { type IdentityOwner, IdentityWatch, sameIdentity } from "../../src/backend/sync/identity-watch.ts";
 import type { WireError } from "../../src/backend/sync/protocol.ts";
+import { Reactor, Watch } from "../../src/backend/sync/reactor.ts";
 import { startTestBackend } from "../helpers/service.ts";
 import { AUDIENCE, ISSUER, makeKeys, resolveIdentity, signToken, type TestKeys } from "./fixtures/auth.ts";
 import * as messages from "./fixtures/messages.ts";
@@ -40,10 +42,13 @@ let keys: TestKeys;
 let gate: Promise<void> | null = null;
 /** Step 2 throws this instead of resolving while set. */
 let outage: ServiceError | null = null;
+/** Called as step 2 begins. */
+let enteredStep2: () => void = () => {};
 
 beforeAll(async () => {
   keys = await makeKeys("k1");
   const gated: IdentityResolver = async (claims, ctx) => {
+    enteredStep2();
     if (gate) await gate;
     if (outage) throw outage;
     return resolveIdentity(claims, ctx);
@@ -60,6 +65,13 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await backend?.close();
+});
+
+// A test that failed midway must not leave step 2 held or failing for the next one.
+afterEach(() => {
+  gate = null;
+  outage = null;
+  enteredStep2 = () => {};
 });
 
 async function liveSession(): Promise<{ token: string; sessionId: string; userId: string }> {
@@ -176,6 +188,68 @@ describe("IdentityWatch", () => {
     }
     watch.onSettled();
     expect(heard).toEqual([]);
+  });
+});
+
+describe("IdentityWatch in the reactor", () => {
+  /** A watch that reads nothing and runs until released. */
+  class Blocker extends Watch {
+    readonly priority = false;
+    runs = 0;
+    release: () => void = () => {};
+    private began: () => void = () => {};
+    readonly started = new Promise<void>((resolve) => (this.began = resolve));
+    execute(): Promise<ReadSet> {
+      this.runs++;
+      this.began();
+      return new Promise((resolve) => {
+        this.release = () => resolve({ ids: [], ranges: [] });
+      });
+    }
+  }
+
+  it("an identity check jumps the queue of query re-runs", async () => {
+    const { token } = await liveSession();
+    const reactor = new Reactor(backend.catalog, () => backend.lastSequence, { concurrency: 1 });
+    const busy = new Blocker();
+    reactor.add(busy); // takes the only slot
+    const queued = new Blocker();
+    reactor.add(queued);
+    const { watch, heard } = connection(backend, token);
+    reactor.add(watch);
+    const open = holdStep2();
+    const inStep2 = new Promise<void>((resolve) => (enteredStep2 = resolve));
+    busy.release();
+    // Whichever starts first: the identity check (added last) must.
+    await Promise.race([inStep2, queued.started]);
+    expect(queued.runs).toBe(0);
+    open();
+    await reactor.whenFresh(watch, backend.lastSequence);
+    expect(heard).toContainEqual(expect.objectContaining({ kind: "succeeded" }));
+    queued.release();
+  });
+
+  it("a revocation committed while a check is in flight holds the connection's updates at once", async () => {
+    const { token, sessionId } = await liveSession();
+    const reactor = new Reactor(backend.catalog, () => backend.lastSequence);
+    const off = backend.onCommit((commit) => reactor.onCommit(commit));
+    try {
+      const { watch, heard } = connection(backend, token);
+      reactor.add(watch);
+      await reactor.whenFresh(watch, backend.lastSequence); // first check passed: its reads are known
+      heard.length = 0;
+      const open = holdStep2();
+      backend.forgetIdentities();
+      reactor.invalidate(watch); // a re-check, now waiting in step 2
+      heard.length = 0;
+      await backend.write((db) => db.delete(sessionId));
+      expect(heard).toEqual([{ kind: "hold" }]); // before the check in flight finished
+      open();
+      await reactor.whenFresh(watch, backend.lastSequence);
+      expect(heard.at(-1)).toMatchObject({ kind: "failed", error: { code: "UNAUTHORIZED" } });
+    } finally {
+      off();
+    }
   });
 });
 
