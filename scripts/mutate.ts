@@ -1,8 +1,8 @@
 /**
  * `npm run mutate`: StrykerJS over the security core, one source file at a time, each against only
  * the test files that exercise it. Stryker's own per-test coverage then runs a handful of tests
- * per mutant instead of every suite that happens to import the file (the broad run took ~24 s per
- * mutant; narrowed, well under a second). Each file keeps its results in an incremental file under
+ * per mutant instead of every suite that happens to import the file (the broad run was estimated at
+ * ~24 s per mutant; narrowed, 0.3–2 s). Each file keeps its results in an incremental file under
  * reports/stryker-incremental/ (committed), so a later run re-tests only mutants whose code or
  * covering tests changed.
  *
@@ -13,7 +13,8 @@
  *   npm run mutate -- src/backend/sync/reactor.ts   a file not in TARGETS: the related suites of
  *                                           stryker.vitest.config.ts (slow)
  *   npm run mutate -- --summary             the scores in the incremental files, no run
- * Any other `--flag` goes to `stryker run` (e.g. `--force` to re-test everything).
+ * Any other `--flag` goes to `stryker run` (e.g. `--force` to re-test everything); give a flag's
+ * value after `=` (`--logLevel=debug`), as a separate word it would be read as a target.
  */
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
