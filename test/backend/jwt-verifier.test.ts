@@ -339,6 +339,38 @@ describe("createJwtVerifier: static JWKS", () => {
     ).toThrow(TokenError);
   });
 
+  it("uses a key only for the algorithm and curve it declares", async () => {
+    // An RS384 key under the token's kid does not verify RS256, though the RSA maths would.
+    const rs384Only = createJwtVerifier([
+      {
+        ...staticCfg,
+        algorithms: ["RS256", "RS384"],
+        jwks: { keys: [{ ...rsa.jwk, alg: "RS384" }] as JsonWebKey[] },
+      },
+    ]);
+    await expectCode(rs384Only.verify(await sign(rsa.privateKey)), "UNKNOWN_KEY");
+    // A P-384 key is no ES256 key, with or without an `alg` of its own.
+    const p384 = await makePair("ES384", "ec1");
+    const wrongCurve = createJwtVerifier([
+      {
+        ...staticCfg,
+        algorithms: ["ES256"],
+        jwks: { keys: [{ ...p384.jwk, alg: undefined }] as JsonWebKey[] },
+      },
+    ]);
+    await expectCode(
+      wrongCurve.verify(await sign(ec.privateKey, { alg: "ES256", kid: "ec1" })),
+      "UNKNOWN_KEY",
+    );
+  });
+
+  it("ignores keys whose key_ops do not include verify", async () => {
+    const withOps = (ops: unknown) =>
+      createJwtVerifier([{ ...staticCfg, jwks: { keys: [{ ...rsa.jwk, key_ops: ops }] as JsonWebKey[] } }]);
+    await expect(withOps(["verify"]).verify(await sign(rsa.privateKey))).resolves.toBeTruthy();
+    for (const ops of [["encrypt"], [], "verify"]) expect(() => withOps(ops)).toThrow(TokenError);
+  });
+
   it("validates provider configuration eagerly", () => {
     expect(() => createJwtVerifier([{ issuer: ISS, audience: AUD }])).toThrow(/exactly one/);
     expect(() => createJwtVerifier([{ ...staticCfg, jwks: "not json" }])).toThrow(TokenError);
