@@ -1,6 +1,10 @@
 /**
- * The tests `npm run mutate` runs: the in-process suites of the mutated modules. Tests that spawn
- * processes or browsers cannot report per-test coverage to Stryker and would only slow it down.
+ * The tests Stryker runs: by default the in-process suites of the mutated modules (tests that spawn
+ * processes or browsers cannot report per-test coverage to Stryker and would only slow it down).
+ * `npm run mutate` (scripts/mutate.ts) narrows them per mutated file with `MUTATE_TEST_FILES`
+ * (comma-separated): narrowing here rather than with Stryker's `--testFiles` keeps static mutants
+ * (module-level constants) working, which 9.6.1 activates too late under `--testFiles`
+ * (stryker-js#6144), so they would all survive.
  */
 import { defaultClientConditions, defaultServerConditions } from "vite";
 import { defineConfig } from "vitest/config";
@@ -11,7 +15,7 @@ export default defineConfig({
   resolve: { conditions: [SOURCE_CONDITION, ...defaultClientConditions] },
   ssr: { resolve: { conditions: [SOURCE_CONDITION, ...defaultServerConditions] } },
   test: {
-    include: [
+    include: process.env.MUTATE_TEST_FILES?.split(",") ?? [
       "test/backend/jwt-verifier.test.ts",
       "test/backend/authenticator.test.ts",
       "test/backend/identity-cache.test.ts",

@@ -46,7 +46,8 @@ describe("identity cache across a key rotation", () => {
     gate = new Promise((resolve) => (open = resolve));
     const inStep2 = new Promise<void>((resolve) => (entered = resolve));
     const inFlight = backend.authenticate(token);
-    await inStep2;
+    // Should step 1 refuse the token, fail now rather than wait for step 2 forever.
+    await Promise.race([inStep2, inFlight.then(() => Promise.reject(new Error("step 2 never ran")))]);
     await backend.env.set("JWKS", JSON.stringify({ keys: [newKeys.jwk] })); // rotation
     open();
     await inFlight; // verified before the rotation: this one request may pass

@@ -1,7 +1,7 @@
-import { sign as cryptoSign, KeyObject } from "node:crypto";
+import { constants as cryptoConstants, sign as cryptoSign, KeyObject } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { exportJWK, exportSPKI, generateKeyPair, type JWK, SignJWT } from "jose";
+import { exportJWK, exportSPKI, generateKeyPair, importJWK, type JWK, SignJWT } from "jose";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import {
   createJwtVerifier,
@@ -339,6 +339,38 @@ describe("createJwtVerifier: static JWKS", () => {
     ).toThrow(TokenError);
   });
 
+  it("uses a key only for the algorithm and curve it declares", async () => {
+    // An RS384 key under the token's kid does not verify RS256, though the RSA maths would.
+    const rs384Only = createJwtVerifier([
+      {
+        ...staticCfg,
+        algorithms: ["RS256", "RS384"],
+        jwks: { keys: [{ ...rsa.jwk, alg: "RS384" }] as JsonWebKey[] },
+      },
+    ]);
+    await expectCode(rs384Only.verify(await sign(rsa.privateKey)), "UNKNOWN_KEY");
+    // A P-384 key is no ES256 key, with or without an `alg` of its own.
+    const p384 = await makePair("ES384", "ec1");
+    const wrongCurve = createJwtVerifier([
+      {
+        ...staticCfg,
+        algorithms: ["ES256"],
+        jwks: { keys: [{ ...p384.jwk, alg: undefined }] as JsonWebKey[] },
+      },
+    ]);
+    await expectCode(
+      wrongCurve.verify(await sign(ec.privateKey, { alg: "ES256", kid: "ec1" })),
+      "UNKNOWN_KEY",
+    );
+  });
+
+  it("ignores keys whose key_ops do not include verify", async () => {
+    const withOps = (ops: unknown) =>
+      createJwtVerifier([{ ...staticCfg, jwks: { keys: [{ ...rsa.jwk, key_ops: ops }] as JsonWebKey[] } }]);
+    await expect(withOps(["verify"]).verify(await sign(rsa.privateKey))).resolves.toBeTruthy();
+    for (const ops of [["encrypt"], [], "verify"]) expect(() => withOps(ops)).toThrow(TokenError);
+  });
+
   it("validates provider configuration eagerly", () => {
     expect(() => createJwtVerifier([{ issuer: ISS, audience: AUD }])).toThrow(/exactly one/);
     expect(() => createJwtVerifier([{ ...staticCfg, jwks: "not json" }])).toThrow(TokenError);
@@ -588,6 +620,14 @@ describe("createJwtVerifier: remote JWKS", () => {
     expect(calls).toBe(1);
   });
 
+  it("never refetches for a kid it knows, even without a rate limit", async () => {
+    reset([rsa.jwk]);
+    const v = createJwtVerifier([{ issuer: ISS, audience: AUD, jwksUrl: url, minRefetchIntervalMs: 0 }]);
+    const tok = await sign(rsa.privateKey);
+    for (let i = 0; i < 3; i++) await v.verify(tok);
+    expect(hits).toBe(1);
+  });
+
   it("keeps old keys if a refetch fails", async () => {
     reset([rsa.jwk]);
     const v = createJwtVerifier([{ issuer: ISS, audience: AUD, jwksUrl: url, minRefetchIntervalMs: 0 }]);
@@ -599,17 +639,296 @@ describe("createJwtVerifier: remote JWKS", () => {
   });
 });
 
-describe("performance", () => {
-  it("verifies RS256 tokens from static keys quickly", async () => {
-    const v = createJwtVerifier([staticCfg]);
-    const tok = await sign(rsa.privateKey);
-    for (let i = 0; i < 500; i++) await v.verify(tok);
-    const n = 3000;
-    const t0 = process.hrtime.bigint();
-    for (let i = 0; i < n; i++) await v.verify(tok);
-    const us = Number(process.hrtime.bigint() - t0) / n / 1000;
-    console.info(`RS256 verify: ${us.toFixed(1)} µs/token`);
-    // generous bound so slow CI machines do not flake; typical is ~20 µs
-    expect(us).toBeLessThan(500);
+/** A token RS256-signed by `rsa` over exactly this header and payload (objects, or raw JSON text). */
+function rs256Token(header: object | string, payload: object | string): string {
+  return signSegments(rsa.privateKey, b64(header), b64(payload));
+}
+
+const RS256_HEADER = { alg: "RS256", kid: "k1" };
+
+/** A payload as JSON text, so it can carry numbers JSON.stringify cannot write (1e400 parses to Infinity). */
+const rawPayload = (extra: string) => `${JSON.stringify(validPayload()).slice(0, -1)},${extra}}`;
+
+describe("createJwtVerifier: every refusal names its reason", () => {
+  let v: ReturnType<typeof createJwtVerifier>;
+  let h: string;
+  let p: string;
+  let s: string;
+  beforeAll(async () => {
+    v = createJwtVerifier([staticCfg]);
+    [h, p, s] = (await sign(rsa.privateKey)).split(".") as [string, string, string];
+  });
+
+  it.each([
+    ["non-string input", () => undefined as unknown as string, "Malformed token"],
+    ["an empty string", () => "", "Malformed token"],
+    ["one part", () => h, "Malformed token"],
+    ["two valid parts", () => `${h}.${p}`, "Malformed token"],
+    ["four parts", () => `${h}.${p}.${s}.${s}`, "Malformed token"],
+    ["an empty header", () => `.${p}.${s}`, "Malformed token header"],
+    ["a null header", () => `${b64("null")}.${p}.${s}`, "Malformed token header"],
+    ["a number header", () => `${b64("5")}.${p}.${s}`, "Malformed token header"],
+    ["an array header", () => `${b64([RS256_HEADER])}.${p}.${s}`, "Malformed token header"],
+    ["a non-JSON header", () => `${b64("not json")}.${p}.${s}`, "Malformed token header"],
+    ["a header without alg", () => rs256Token({ kid: "k1" }, validPayload()), 'Token header has no "alg"'],
+    ["a numeric alg", () => rs256Token({ alg: 256, kid: "k1" }, validPayload()), 'Token header has no "alg"'],
+    ["a null payload", () => rs256Token(RS256_HEADER, "null"), "Malformed token payload"],
+    ["a number payload", () => rs256Token(RS256_HEADER, "5"), "Malformed token payload"],
+    ["an array payload", () => rs256Token(RS256_HEADER, [validPayload()]), "Malformed token payload"],
+    ["a non-JSON payload", () => rs256Token(RS256_HEADER, "{oops"), "Malformed token payload"],
+    ["a signature with a dot", () => `${h}.${p}.${s.slice(0, 10)}.`, "Malformed token"],
+    ["a signature with padding", () => `${h}.${p}.${s}==`, "Malformed token signature"],
+    ["a numeric kid", () => rs256Token({ alg: "RS256", kid: 1 }, validPayload()), 'Invalid "kid" header'],
+    [
+      "a critical header",
+      () => rs256Token({ ...RS256_HEADER, crit: ["x"] }, validPayload()),
+      "Unsupported critical header parameters",
+    ],
+  ])("TOKEN_MALFORMED for %s", async (_name, token, message) => {
+    await expectCode(v.verify(token()), "TOKEN_MALFORMED", message);
+  });
+
+  it.each([
+    [
+      "no exp",
+      () => rs256Token(RS256_HEADER, { ...validPayload(), exp: undefined }),
+      'Token has no valid "exp" claim',
+    ],
+    [
+      "a string exp",
+      () => rs256Token(RS256_HEADER, { ...validPayload(), exp: "9999999999" }),
+      'Token has no valid "exp" claim',
+    ],
+    // Infinity would never expire: a finite number is required.
+    [
+      "an infinite exp",
+      () => rs256Token(RS256_HEADER, rawPayload('"exp":1e400')),
+      'Token has no valid "exp" claim',
+    ],
+    [
+      "a string nbf",
+      () => rs256Token(RS256_HEADER, { ...validPayload(), nbf: "now" }),
+      'Invalid "nbf" claim',
+    ],
+    [
+      "an nbf of minus infinity",
+      () => rs256Token(RS256_HEADER, rawPayload('"nbf":-1e400')),
+      'Invalid "nbf" claim',
+    ],
+    [
+      "an nbf in the future",
+      () => rs256Token(RS256_HEADER, { ...validPayload(), nbf: now() + 3600 }),
+      "Token is not yet valid",
+    ],
+    [
+      "an iat of minus infinity",
+      () => rs256Token(RS256_HEADER, rawPayload('"iat":-1e400')),
+      'Invalid "iat" claim',
+    ],
+    [
+      "another audience",
+      () => rs256Token(RS256_HEADER, { ...validPayload(), aud: "other" }),
+      'Unexpected "aud" claim',
+    ],
+    [
+      "a list of other audiences",
+      () => rs256Token(RS256_HEADER, { ...validPayload(), aud: ["a", 5] }),
+      'Unexpected "aud" claim',
+    ],
+    [
+      "no audience",
+      () => rs256Token(RS256_HEADER, { ...validPayload(), aud: undefined }),
+      'Missing "aud" claim',
+    ],
+    [
+      "a numeric audience",
+      () => rs256Token(RS256_HEADER, { ...validPayload(), aud: 5 }),
+      'Missing "aud" claim',
+    ],
+    ["a numeric sub", () => rs256Token(RS256_HEADER, { ...validPayload(), sub: 42 }), 'Invalid "sub" claim'],
+    [
+      "an unknown issuer",
+      () => rs256Token(RS256_HEADER, { ...validPayload(), iss: "https://other.test" }),
+      "Unknown token issuer",
+    ],
+  ])("CLAIM_INVALID for %s", async (_name, token, message) => {
+    await expectCode(v.verify(token()), "CLAIM_INVALID", message);
+  });
+
+  it("names the other refusals", async () => {
+    await expectCode(
+      v.verify(rs256Token(RS256_HEADER, { ...validPayload(), exp: now() - 3600 })),
+      "TOKEN_EXPIRED",
+      "Token has expired",
+    );
+    await expectCode(
+      v.verify(await rawToken({ alg: "none" }, validPayload())),
+      "ALG_NOT_ALLOWED",
+      "Unsigned tokens are not accepted",
+    );
+    await expectCode(
+      v.verify(await sign(ec.privateKey, { alg: "ES256", kid: "ec1" })),
+      "ALG_NOT_ALLOWED",
+      "Token algorithm not allowed",
+    );
+    await expectCode(
+      v.verify(await sign(rsa.privateKey, { kid: "k9" })),
+      "UNKNOWN_KEY",
+      "Invalid token signature",
+    );
+    await expectCode(v.verify("a".repeat(8193)), "TOKEN_TOO_LARGE", "Token too large");
+  });
+
+  it("accepts tokens without the optional sub, iat and nbf, and omits kid when the token has none", async () => {
+    const { sub: _sub, iat: _iat, ...bare } = validPayload();
+    const res = await v.verify(rs256Token({ alg: "RS256" }, bare));
+    expect(res.payload).toEqual(bare);
+    expect(res).not.toHaveProperty("kid");
+  });
+
+  it("accepts a token of exactly maxTokenBytes", async () => {
+    const token = await sign(rsa.privateKey);
+    const exact = createJwtVerifier([staticCfg], { maxTokenBytes: token.length });
+    await expect(exact.verify(token)).resolves.toMatchObject({ providerIssuer: ISS });
+    await expectCode(
+      createJwtVerifier([staticCfg], { maxTokenBytes: token.length - 1 }).verify(token),
+      "TOKEN_TOO_LARGE",
+    );
+  });
+
+  it("refuses a segment one character too long, though Buffer decodes it to the same bytes", async () => {
+    // A header of a length divisible by 4, plus one character: 6 bits, no byte.
+    let header = b64(RS256_HEADER);
+    for (let extra = ""; header.length % 4 !== 0; extra += " ")
+      header = b64(`{"alg":"RS256","kid":"k1"${extra}}`);
+    const longer = `${header}A`;
+    expect(Buffer.from(longer, "base64url").equals(Buffer.from(header, "base64url"))).toBe(true);
+    const payload = b64(validPayload());
+    await expect(v.verify(signSegments(rsa.privateKey, header, payload))).resolves.toBeTruthy();
+    await expectCode(
+      v.verify(signSegments(rsa.privateKey, longer, payload)),
+      "TOKEN_MALFORMED",
+      "Malformed token header",
+    );
+  });
+
+  it("refuses every dirty spare bit of a signature's last character", async () => {
+    // 342 characters: the last one carries 2 bits of data and 4 spare bits.
+    expect(s.length % 4).toBe(2);
+    const last = B64URL_CHARS.indexOf(s[s.length - 1] as string);
+    for (const bit of [0x01, 0x02, 0x04, 0x08]) {
+      const dirty = `${s.slice(0, -1)}${B64URL_CHARS[last ^ bit]}`;
+      expect(Buffer.from(dirty, "base64url").equals(Buffer.from(s, "base64url"))).toBe(true);
+      await expectCode(v.verify(`${h}.${p}.${dirty}`), "TOKEN_MALFORMED", "Malformed token signature");
+    }
+  });
+});
+
+describe("createJwtVerifier: algorithms", () => {
+  /** A signature over `header.payload` made by node:crypto with explicit options. */
+  function signedWith(alg: string, key: Key, options: { digest: string | null; pssSalt?: number }): string {
+    const header = b64({ alg, kid: "any" });
+    const payload = b64(validPayload());
+    const data = Buffer.from(`${header}.${payload}`);
+    const k = KeyObject.from(key);
+    const signature =
+      options.pssSalt === undefined
+        ? cryptoSign(options.digest, data, k)
+        : cryptoSign(options.digest, data, {
+            key: k,
+            padding: cryptoConstants.RSA_PKCS1_PSS_PADDING,
+            saltLength: options.pssSalt,
+          });
+    return `${header}.${payload}.${signature.toString("base64url")}`;
+  }
+
+  const ALGS = [
+    "RS256",
+    "RS384",
+    "RS512",
+    "PS256",
+    "PS384",
+    "PS512",
+    "ES256",
+    "ES384",
+    "ES512",
+    "EdDSA",
+    "Ed25519",
+  ];
+  const pairs = new Map<string, Pair>();
+  beforeAll(async () => {
+    // The RSA algorithms share `rsa`'s key material (a 2048-bit key pair takes ~0.4 s to make).
+    const rsaPrivate = await exportJWK(rsa.privateKey);
+    for (const alg of ALGS) {
+      if (!alg.startsWith("RS") && !alg.startsWith("PS")) {
+        pairs.set(alg, await makePair(alg, "any"));
+        continue;
+      }
+      const privateKey = (await importJWK(rsaPrivate, alg, { extractable: true })) as CryptoKey;
+      const publicKey = (await importJWK({ ...rsa.jwk, alg }, alg)) as CryptoKey;
+      pairs.set(alg, { privateKey, publicKey, jwk: { ...rsa.jwk, alg, kid: "any" } });
+    }
+  });
+
+  const verifierFor = (alg: string) =>
+    createJwtVerifier([
+      { issuer: ISS, audience: AUD, algorithms: [alg], jwks: { keys: [pairs.get(alg)?.jwk as JsonWebKey] } },
+    ]);
+
+  it.each(ALGS)("accepts %s when pinned, and refuses its signature under a flipped bit", async (alg) => {
+    const pair = pairs.get(alg) as Pair;
+    const token = await sign(pair.privateKey, { alg, kid: "any" });
+    await expect(verifierFor(alg).verify(token)).resolves.toMatchObject({ kid: "any" });
+    const [th, tp, ts] = token.split(".") as [string, string, string];
+    const sig = Buffer.from(ts, "base64url");
+    sig[5] = (sig[5] as number) ^ 0x01;
+    await expectCode(
+      verifierFor(alg).verify(`${th}.${tp}.${sig.toString("base64url")}`),
+      "INVALID_SIGNATURE",
+    );
+  });
+
+  it.each([
+    ["RS256", "sha512"],
+    ["RS384", "sha256"],
+    ["RS512", "sha384"],
+  ])("refuses an %s token whose PKCS#1 signature hashed with %s", async (alg, digest) => {
+    const pair = pairs.get(alg) as Pair;
+    const token = signedWith(alg, pair.privateKey, { digest });
+    await expectCode(verifierFor(alg).verify(token), "INVALID_SIGNATURE");
+  });
+
+  it.each([
+    ["PS256", "sha256", 32],
+    ["PS384", "sha384", 48],
+    ["PS512", "sha512", 64],
+  ])("%s requires a salt of the digest's size (%s, %i bytes)", async (alg, digest, salt) => {
+    const pair = pairs.get(alg) as Pair;
+    await expect(
+      verifierFor(alg).verify(signedWith(alg, pair.privateKey, { digest, pssSalt: salt })),
+    ).resolves.toBeTruthy();
+    await expectCode(
+      verifierFor(alg).verify(signedWith(alg, pair.privateKey, { digest, pssSalt: salt + 1 })),
+      "INVALID_SIGNATURE",
+    );
+  });
+});
+
+describe("createJwtVerifier: provider configuration", () => {
+  const keys = () => ({ keys: [rsa.jwk as JsonWebKey] });
+  it.each([
+    ["an empty issuer", { issuer: "", audience: AUD }, /issuer is required/],
+    ["no issuer", { issuer: undefined as unknown as string, audience: AUD }, /issuer is required/],
+    ["an empty audience list", { issuer: ISS, audience: [] }, /audience is required/],
+    ["an empty audience", { issuer: ISS, audience: "" }, /audience is required/],
+    ["an empty audience in a list", { issuer: ISS, audience: [AUD, ""] }, /audience is required/],
+    ["a non-string audience", { issuer: ISS, audience: [5 as unknown as string] }, /audience is required/],
+    [
+      "an empty algorithm list",
+      { issuer: ISS, audience: AUD, algorithms: [] },
+      /algorithms must not be empty/,
+    ],
+  ])("refuses %s", (_name, cfg, message) => {
+    expect(() => createJwtVerifier([{ ...cfg, jwks: keys() }])).toThrow(message);
   });
 });

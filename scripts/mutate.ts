@@ -1,0 +1,140 @@
+/**
+ * `npm run mutate`: StrykerJS over the security core, one source file at a time, each against only
+ * the test files that exercise it. Stryker's own per-test coverage then runs a handful of tests
+ * per mutant instead of every suite that happens to import the file (the broad run was estimated at
+ * ~24 s per mutant; narrowed, 0.3–2 s). Each file keeps its results in an incremental file under
+ * reports/stryker-incremental/ (committed), so a later run re-tests only mutants whose code or
+ * covering tests changed.
+ *
+ * Usage (docs/decisions.md "Mutation testing"):
+ *   npm run mutate                          every file in TARGETS
+ *   npm run mutate -- jwt-verifier          the targets whose path contains "jwt-verifier"
+ *   npm run mutate -- src/backend/auth/jwt-verifier.ts:234-260   a line range (not incremental)
+ *   npm run mutate -- src/backend/sync/reactor.ts   a file not in TARGETS: the related suites of
+ *                                           stryker.vitest.config.ts (slow)
+ *   npm run mutate -- --summary             the scores in the incremental files, no run
+ * Any other `--flag` goes to `stryker run` (e.g. `--force` to re-test everything); give a flag's
+ * value after `=` (`--logLevel=debug`), as a separate word it would be read as a target.
+ */
+import { spawnSync } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+
+/** Each mutated file and the test files that exercise it directly. */
+const TARGETS: Readonly<Record<string, readonly string[]>> = {
+  "src/backend/auth/jwt-verifier.ts": ["test/backend/jwt-verifier.test.ts"],
+  "src/backend/auth/authenticator.ts": [
+    "test/backend/authenticator.test.ts",
+    "test/backend/identity-cache-rotation.test.ts",
+  ],
+  "src/backend/auth/jwks-source.ts": [
+    "test/backend/jwt-verifier.test.ts",
+    "test/backend/remote-jwks-outage.test.ts",
+  ],
+  "src/backend/auth/token-clock.ts": ["test/backend/jwt-verifier.test.ts"],
+  "src/backend/auth/identity-cache.ts": [
+    "test/backend/identity-cache.test.ts",
+    "test/backend/identity-cache-rotation.test.ts",
+  ],
+  "src/auth/identity.ts": ["test/auth/identity.test.ts"],
+  "src/backend/sync/identity-watch.ts": ["test/sync/identity-watch.test.ts"],
+};
+
+const INCREMENTAL_DIR = "reports/stryker-incremental";
+
+/** `src/backend/auth/jwt-verifier.ts` → `reports/stryker-incremental/backend-auth-jwt-verifier.json` */
+function incrementalFile(source: string): string {
+  const slug = source
+    .replace(/^src\//, "")
+    .replace(/\.tsx?$/, "")
+    .replaceAll("/", "-");
+  return `${INCREMENTAL_DIR}/${slug}.json`;
+}
+
+interface Run {
+  mutate: string;
+  testFiles?: readonly string[];
+  incremental?: string;
+}
+
+/** What the command line asks for: targets by substring, files or line ranges by path. */
+function plan(selectors: string[]): Run[] {
+  if (selectors.length === 0) {
+    return Object.entries(TARGETS).map(([file, tests]) => ({
+      mutate: file,
+      testFiles: tests,
+      incremental: incrementalFile(file),
+    }));
+  }
+  return selectors.flatMap((selector): Run[] => {
+    const [file, range] = selector.split(":");
+    if (existsSync(file)) {
+      // A line range would overwrite the file's incremental results with a part of them.
+      return [
+        {
+          mutate: selector,
+          testFiles: TARGETS[file],
+          incremental: range ? undefined : incrementalFile(file),
+        },
+      ];
+    }
+    const matches = Object.keys(TARGETS).filter((f) => f.includes(selector));
+    if (matches.length === 0)
+      throw new Error(`mutate: no file or target matches ${JSON.stringify(selector)}`);
+    return matches.map((f) => ({ mutate: f, testFiles: TARGETS[f], incremental: incrementalFile(f) }));
+  });
+}
+
+function strykerArgs(run: Run, passThrough: string[]): string[] {
+  const args = ["run", "--mutate", run.mutate];
+  if (run.incremental) args.push("--incremental", "--incrementalFile", run.incremental);
+  return [...args, ...passThrough];
+}
+
+/** Mutation score per file of a Stryker JSON report: (killed + timeout) / valid mutants. */
+function scores(reportFile: string): string[] {
+  const report = JSON.parse(readFileSync(reportFile, "utf8")) as {
+    files: Record<string, { mutants: { status: string }[] }>;
+  };
+  return Object.entries(report.files).map(([file, { mutants }]) => {
+    const count = (status: string) => mutants.filter((m) => m.status === status).length;
+    const detected = count("Killed") + count("Timeout");
+    const valid = detected + count("Survived") + count("NoCoverage");
+    const score = valid === 0 ? "n/a" : `${((100 * detected) / valid).toFixed(1)} %`;
+    return `${file}: ${score} (${detected}/${valid} detected, ${count("Survived")} survived, ${count("NoCoverage")} not covered)`;
+  });
+}
+
+function summary(): void {
+  for (const file of Object.keys(TARGETS)) {
+    const report = incrementalFile(file);
+    console.log(existsSync(report) ? scores(report).join("\n") : `${file}: not run yet`);
+  }
+}
+
+function main(argv: string[]): number {
+  if (argv.includes("--summary")) {
+    summary();
+    return 0;
+  }
+  const selectors = argv.filter((a) => !a.startsWith("-"));
+  const passThrough = argv.filter((a) => a.startsWith("-"));
+  for (const run of plan(selectors)) {
+    console.log(`\n== mutate ${run.mutate} against ${run.testFiles?.join(", ") ?? "the related suites"}`);
+    // Stryker is one test runner (concurrency 1 in stryker.config.json); nice keeps the machine usable.
+    // The tests are narrowed in stryker.vitest.config.ts (see there why not with `--testFiles`).
+    const env = run.testFiles ? { ...process.env, MUTATE_TEST_FILES: run.testFiles.join(",") } : process.env;
+    const result = spawnSync(
+      "nice",
+      ["-n", "10", "node_modules/.bin/stryker", ...strykerArgs(run, passThrough)],
+      {
+        stdio: "inherit",
+        env,
+      },
+    );
+    if (result.status !== 0) return result.status ?? 1;
+  }
+  summary();
+  return 0;
+}
+
+process.exitCode = main(process.argv.slice(2));
