@@ -4,6 +4,7 @@
  * runs it alone.
  */
 import { auth } from "./auth.ts";
+import { clusterGroup } from "./cluster.ts";
 import { fanout } from "./fanout.ts";
 import { hash } from "./hash.ts";
 import { http } from "./http.ts";
@@ -26,4 +27,5 @@ export const groups: Record<string, BenchGroup> = {
   "pg-throughput": pgThroughput,
   sockets,
   storm,
+  cluster: clusterGroup,
 };
