@@ -57,7 +57,11 @@ interface App {
 
 async function startApp(ctx: BenchContext, workers: number): Promise<App> {
   const dataDir = await ctx.tempDir(`bench-cluster-${workers}-`);
-  const server = await spawnServer(fixture, { BENCH_DATA_DIR: dataDir, BENCH_WORKERS: String(workers) }, 180_000);
+  const server = await spawnServer(
+    fixture,
+    { BENCH_DATA_DIR: dataDir, BENCH_WORKERS: String(workers) },
+    180_000,
+  );
   ctx.defer(() => server.stop());
   const call = async (kind: "query" | "mutation" | "action", path: string, args: unknown) => {
     const res = await fetch(`${server.url}/api/${kind}`, {
@@ -233,7 +237,9 @@ export const clusterGroup: BenchGroup = {
       1: { rps: [], cpuPerReq: [], loadCpuPerReq: [] },
       2: { rps: [], cpuPerReq: [], loadCpuPerReq: [] },
     };
-    ctx.log(`authenticated /api/query: ${HTTP_ROUNDS} interleaved rounds of ${HTTP_SECONDS} s, autocannon in its own process`);
+    ctx.log(
+      `authenticated /api/query: ${HTTP_ROUNDS} interleaved rounds of ${HTTP_SECONDS} s, autocannon in its own process`,
+    );
     for (let round = 0; round < HTTP_ROUNDS + 1; round++) {
       for (const [n, app, session] of [
         [1, single, singleSession],

@@ -72,7 +72,10 @@ try {
       }
     },
   });
-  logger.info(`listening on ${service.url}`, "role" in service ? { workers: service.workerPids().length } : {});
+  logger.info(
+    `listening on ${service.url}`,
+    "role" in service ? { workers: service.workerPids().length } : {},
+  );
   exitOnSignals(service);
 } catch (error) {
   // Operator errors get one line, not a stack trace.

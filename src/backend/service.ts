@@ -124,7 +124,8 @@ export async function startService(
 
 async function startOne(options: ServiceOptions, inCluster: boolean): Promise<RunningService> {
   const engine =
-    options.engine ?? openEngine(options.databaseUrl, inCluster ? { commitLog: { wakeups: workerWakeups() } } : {});
+    options.engine ??
+    openEngine(options.databaseUrl, inCluster ? { commitLog: { wakeups: workerWakeups() } } : {});
   const backend = new Backend({ ...options, engine });
   for (const [name, value] of Object.entries(options.envDefaults ?? {})) backend.env.setDefault(name, value);
   await backend.start();

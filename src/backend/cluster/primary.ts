@@ -49,7 +49,9 @@ function fork(): { worker: Worker; listening: Promise<number> } {
     };
     const onExit = (code: number | null, signal: string | null) => {
       worker.off("listening", onListening);
-      reject(new Error(`worker ${worker.process.pid} exited (${signal ?? `code ${code}`}) before it listened`));
+      reject(
+        new Error(`worker ${worker.process.pid} exited (${signal ?? `code ${code}`}) before it listened`),
+      );
     };
     worker.once("listening", onListening);
     worker.once("exit", onExit);
@@ -141,7 +143,8 @@ export async function startPrimary(options: ClusterOptions): Promise<RunningClus
     role: "primary",
     url: `http://${host}:${port}`,
     port,
-    workerPids: () => [...workers].flatMap((w) => (w.isDead() || w.process.pid === undefined ? [] : [w.process.pid])),
+    workerPids: () =>
+      [...workers].flatMap((w) => (w.isDead() || w.process.pid === undefined ? [] : [w.process.pid])),
     stopped,
     close,
   };

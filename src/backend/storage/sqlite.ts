@@ -26,6 +26,9 @@ import type {
   WriteTransaction,
 } from "./engine.ts";
 import type { KeyRange } from "./index-key.ts";
+import { sqliteDialect } from "./sql-dialect.ts";
+import { migrationProgram, pendingMigration, type Rows, runSync } from "./sql-migration.ts";
+import { decodeDocument, SqlStatements } from "./sql-statements.ts";
 import {
   DEFAULT_LOG_KEEP,
   PRUNE_EVERY,
@@ -36,9 +39,6 @@ import {
   SQLITE_SNAPSHOT_HEAD_SQL,
   type SqliteCommitLogOptions,
 } from "./sqlite-commit-log.ts";
-import { sqliteDialect } from "./sql-dialect.ts";
-import { migrationProgram, pendingMigration, type Rows, runSync } from "./sql-migration.ts";
-import { decodeDocument, SqlStatements } from "./sql-statements.ts";
 
 type DB = Database.Database;
 type Stmt = Database.Statement;
@@ -235,7 +235,8 @@ export class SqliteEngine implements StorageEngine {
   }
 
   private clusterLog(settings: SqliteCommitLogOptions): ClusterLog {
-    if (this.options.filename === ":memory:") throw new Error("cluster mode needs a database file, not :memory:");
+    if (this.options.filename === ":memory:")
+      throw new Error("cluster mode needs a database file, not :memory:");
     // Its own connection, reading outside any transaction: it sees every commit made before it reads.
     const conn = new Connection(this.options.filename, this.options.synchronous ?? "NORMAL", true);
     const follower = new CommitFollower({
@@ -481,7 +482,6 @@ export class SqliteEngine implements StorageEngine {
     if (head === undefined || head <= log.follower.position) return undefined;
     return log.follower.sync();
   }
-
 
   async ping(): Promise<void> {
     this.writer.stmts.get("SELECT 1").get();
