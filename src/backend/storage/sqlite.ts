@@ -214,6 +214,12 @@ export class SqliteEngine implements StorageEngine {
   private waitingLogged = false;
   /** Cluster mode's commit log; undefined for a single server process. */
   private readonly log?: ClusterLog;
+  /**
+   * Where this process appends its commits: cluster mode's log, or — in a process outside the
+   * cluster (the CLI) on a database that has a log — the same log without following it, so the
+   * workers learn its exact write sets instead of re-checking everything.
+   */
+  private logWriter?: LogWriter;
   /** Cluster mode: other workers' commits arrive as wake-ups through the primary (for /healthz). */
   readonly commitChannel?: () => "listening";
 
@@ -252,6 +258,7 @@ export class SqliteEngine implements StorageEngine {
       follower,
       instanceId: randomUUID(),
       commits: 0,
+      keep: settings.keep ?? DEFAULT_LOG_KEEP,
       heard: false,
       missed: false,
     };
@@ -310,16 +317,24 @@ export class SqliteEngine implements StorageEngine {
     }
     this.writer.sql = new SqlStatements(sqliteDialect, layout);
     if (this.log) await this.startLog(this.log);
+    else if (this.hasLogTable()) {
+      this.logWriter = { instanceId: randomUUID(), commits: 0, keep: DEFAULT_LOG_KEEP };
+    }
     this.lastDataVersion = this.dataVersion();
     this.startPolling();
   }
 
+  private hasLogTable(): boolean {
+    return (
+      this.writer.db
+        .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?")
+        .get(COMMIT_LOG_TABLE) !== undefined
+    );
+  }
+
   /** Creates the log table when missing (a write only then: it would wake every other process). */
   private async startLog(log: ClusterLog): Promise<void> {
-    const exists = this.writer.db
-      .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?")
-      .get(COMMIT_LOG_TABLE);
-    if (!exists) {
+    if (!this.hasLogTable()) {
       const release = await this.writeLock.lock();
       try {
         await this.acquireWriteLock(Number.POSITIVE_INFINITY);
@@ -329,6 +344,7 @@ export class SqliteEngine implements StorageEngine {
         release();
       }
     }
+    this.logWriter = log;
     await log.follower.start();
     log.unsubscribe = log.settings.wakeups.subscribe((seq) => log.follower.hint(seq, undefined));
   }
@@ -427,7 +443,7 @@ export class SqliteEngine implements StorageEngine {
       try {
         result = await fn(new SqliteWriter(conn));
         // From here to COMMIT nothing awaits: no other call sees the logged row uncommitted.
-        if (this.log) seq = this.appendLog(this.log, writeSet?.());
+        if (this.logWriter) seq = this.appendLog(this.logWriter, writeSet?.());
       } catch (error) {
         conn.stmts.get("ROLLBACK").run();
         throw error;
@@ -444,18 +460,16 @@ export class SqliteEngine implements StorageEngine {
   }
 
   /**
-   * Logs this transaction's write set (cluster mode), now and then deleting the rows beyond
+   * Logs this transaction's write set (see {@link logWriter}), now and then deleting the rows beyond
    * `keep` in the same transaction; returns the number drawn, or undefined when nothing was written.
    */
-  private appendLog(log: ClusterLog, payload: string | undefined): number | undefined {
+  private appendLog(log: LogWriter, payload: string | undefined): number | undefined {
     if (payload === undefined) return undefined;
     const writes = Buffer.byteLength(payload) > MAX_LOGGED_BYTES ? null : payload;
     const { stmts } = this.writer;
     const seq = Number(stmts.get(SQLITE_APPEND_SQL).run(log.instanceId, writes).lastInsertRowid);
-    log.follower.drew(seq);
-    if (++log.commits % PRUNE_EVERY === 0) {
-      stmts.get(SQLITE_PRUNE_UPTO_SQL).run(seq - (log.settings.keep ?? DEFAULT_LOG_KEEP));
-    }
+    log.follower?.drew(seq);
+    if (++log.commits % PRUNE_EVERY === 0) stmts.get(SQLITE_PRUNE_UPTO_SQL).run(seq - log.keep);
     return seq;
   }
 
@@ -508,16 +522,24 @@ export class SqliteEngine implements StorageEngine {
   }
 }
 
-/** Cluster mode's state (see {@link SqliteOptions.commitLog}). */
-interface ClusterLog {
-  settings: SqliteCommitLogOptions;
-  /** The follower's connection. */
-  conn: Connection;
-  follower: CommitFollower;
+/** What appending to the log needs. */
+interface LogWriter {
   /** This process's origin in the log. */
   instanceId: string;
   /** Commits this process logged, counting towards the next pruning. */
   commits: number;
+  /** Rows kept when pruning. */
+  keep: number;
+  /** Cluster mode: the number drawn is this process's own (never delivered back to it). */
+  follower?: CommitFollower;
+}
+
+/** Cluster mode's state (see {@link SqliteOptions.commitLog}). */
+interface ClusterLog extends LogWriter {
+  settings: SqliteCommitLogOptions;
+  /** The follower's connection. */
+  conn: Connection;
+  follower: CommitFollower;
   /** A logged commit of another process was delivered since the `data_version` poll last looked. */
   heard: boolean;
   /** A commit arrived before anyone listened: the first listener gets an unknown commit. */
