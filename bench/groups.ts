@@ -4,6 +4,7 @@
  * runs it alone.
  */
 import { auth } from "./auth.ts";
+import { clusterGroup } from "./cluster.ts";
 import { fanout } from "./fanout.ts";
 import { hash } from "./hash.ts";
 import { http } from "./http.ts";
@@ -28,4 +29,5 @@ export const groups: Record<string, BenchGroup> = {
   sockets,
   storm,
   "ws-pg": wsCallsPg,
+  cluster: clusterGroup,
 };

@@ -11,7 +11,7 @@
  */
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import WebSocket from "ws";
-import { startService } from "../src/backend/service.ts";
+import { type RunningService, startService } from "../src/backend/service.ts";
 import { PostgresEngine } from "../src/backend/storage/postgres.ts";
 import { startPostgres } from "../test/helpers/postgres.ts";
 import { authConfig, modules, schema } from "./fixtures/postgres-app.ts";
@@ -103,7 +103,7 @@ export const wsCallsPg: BenchGroup = {
     const jwk = JSON.stringify({ ...(await exportJWK(publicKey)), kid: "k1", alg: "RS256" });
 
     const urls: Record<"checked" | "unchecked", string> = { checked: "", unchecked: "" };
-    const services: Awaited<ReturnType<typeof startService>>[] = [];
+    const services: RunningService[] = [];
     for (const [name, crossInstanceCheck] of [
       ["checked", true],
       ["unchecked", false],

@@ -4,7 +4,7 @@
  * inflate, unlike wall time.
  */
 import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 
 const TICKS_PER_SEC = (() => {
   try {
@@ -30,4 +30,21 @@ export function processRssBytes(pid: number): number {
   const kb = /^VmRSS:\s+(\d+)\s+kB/m.exec(status)?.[1];
   if (!kb) throw new Error(`no VmRSS for process ${pid}`);
   return Number(kb) * 1024;
+}
+
+/** Process ids of the direct children of `pid` (a cluster primary's workers), from `/proc/<n>/stat`. */
+export function childPids(pid: number): number[] {
+  const children: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      // ppid is the second field after the command name.
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      if (ppid === pid) children.push(Number(entry));
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return children;
 }

@@ -28,11 +28,13 @@ export interface SwarmOptions {
 export interface Swarm {
   size: number;
   /**
-   * Arms every socket (or, with `token`, those that connected with `tokens[token]`) to watch for
+   * Arms every open socket (or, with `token`, those that connected with `tokens[token]`) to watch for
    * a message containing `marker`; resolves when all are armed with a function resolving to the
    * arrival times (hrtime ns), one per armed socket.
    */
   awaitMarker(marker: string, token?: number): Promise<() => Promise<number[]>>;
+  /** How many sockets are still open (the server may close some, e.g. for idleness). */
+  openCount(): Promise<number>;
   /** The children's process ids (to read their CPU time). */
   pids: number[];
   close(): Promise<void>;
@@ -117,6 +119,11 @@ export async function openSwarm(options: SwarmOptions): Promise<Swarm> {
     return {
       size,
       pids: children.map((c) => c.process.pid!),
+      openCount: async () => {
+        const counts = children.map((c) => c.next());
+        for (const c of children) c.process.send({ count: true });
+        return (await timeout(Promise.all(counts), "counting")).reduce((n, m) => n + Number(m.open), 0);
+      },
       awaitMarker: async (marker, token) => {
         const armed = children.map((c) => c.next());
         for (const c of children) c.process.send({ await: marker, token });

@@ -4,6 +4,7 @@
  * NODE_ENV=production it refuses to start without them and prints the command that makes them.
  * Mail goes over SMTP_URL; without it the development outbox logs each message, and production
  * refuses to start. SIGTERM / SIGINT stop it gracefully (requests in flight finish, at most SHUTDOWN_TIMEOUT_MS).
+ * WORKERS=N (N ≥ 2) serves the port from N worker processes (cluster mode); unset, one process.
  */
 import {
   AdvisoryRefusal,
@@ -14,13 +15,22 @@ import {
   mailSenderOf,
   missingAuthEnv,
 } from "service-auth/auth";
-import { DatabaseOpenError, exitOnSignals, logger, startService } from "service-auth/server";
+import { DatabaseOpenError, exitOnSignals, logger, startService, workersSetting } from "service-auth/server";
 import { app, internal } from "./app.ts";
 
 const port = Number(process.env.PORT ?? 3000);
 const production = process.env.NODE_ENV === "production";
 
 class RefusedToStart extends Error {}
+
+/** A platform setting read by `read`; a bad value refuses to start with its message. */
+function setting<T>(read: () => T): T {
+  try {
+    return read();
+  } catch (error) {
+    throw new RefusedToStart(error instanceof Error ? error.message : String(error));
+  }
+}
 
 /** A duration in ms from the environment (unset: the platform's default). */
 function durationSetting(name: string): number | undefined {
@@ -35,6 +45,7 @@ function durationSetting(name: string): number | undefined {
 try {
   const service = await startService({
     ...app,
+    workers: setting(workersSetting),
     port,
     databaseUrl: process.env.DATABASE_URL,
     shutdownTimeoutMs: durationSetting("SHUTDOWN_TIMEOUT_MS"),
@@ -70,7 +81,10 @@ try {
       }
     },
   });
-  logger.info(`listening on ${service.url}`);
+  logger.info(
+    `listening on ${service.url}`,
+    "role" in service ? { workers: service.workerPids().length } : {},
+  );
   exitOnSignals(service);
 } catch (error) {
   // Operator errors get one line, not a stack trace.

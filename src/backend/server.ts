@@ -6,6 +6,8 @@
 export type { AuthConfig, Authenticated, IdentityResolver } from "./auth/authenticator.ts";
 export type { JwtProviderConfig } from "./auth/jwt-verifier.ts";
 export { rateLimitKey, TRUSTED_PROXIES_VAR } from "./client-address.ts";
+export type { RunningCluster } from "./cluster/primary.ts";
+export { workersSetting } from "./cluster/workers-setting.ts";
 export type { DatabaseReader, DatabaseWriter } from "./db/database.ts";
 export type { IndexRangeBuilder, PaginationOptions, PaginationResult, Query } from "./db/query.ts";
 export { EnvStore, parseEnvFile } from "./env/store.ts";
@@ -37,7 +39,7 @@ export type { Caller } from "./runtime.ts";
 export { Backend } from "./runtime.ts";
 export type { DataModelOf, DocOf, EdgeDefinition, GenericDataModel, SchemaDefinition } from "./schema.ts";
 export { defineEnt, defineEntSchema, defineSchema, defineTable, TableDefinition } from "./schema.ts";
-export type { Attached, RunningService, ServiceOptions } from "./service.ts";
+export type { Attached, ClusterServiceOptions, RunningService, ServiceOptions } from "./service.ts";
 export { startService } from "./service.ts";
 export { DatabaseOpenError } from "./storage/db-errors.ts";
 export { compareValues } from "./storage/index-key.ts";

@@ -1,7 +1,12 @@
 /**
  * One running service: storage engine + runtime + HTTP server (+ live sync, attached by the sync
- * module). This is what `npm start` and the tests start.
+ * module). This is what `npm start` and the tests start. With `workers: N` (N ≥ 2) the calling
+ * process becomes a cluster's primary (`cluster/primary.ts`) and each of N forked workers, running
+ * the same program, reaches this function again and serves the whole service on the shared port.
  */
+import cluster from "node:cluster";
+import { type RunningCluster, startPrimary } from "./cluster/primary.ts";
+import { onStopRequest, workerWakeups } from "./cluster/worker-wakeups.ts";
 
 import type { HttpRoutes } from "./http/app.ts";
 import { listenHttp, type RunningHttpServer } from "./http/node-server.ts";
@@ -53,6 +58,20 @@ export interface ServiceOptions extends Omit<BackendOptions, "engine"> {
   sync?: SyncOptions;
 }
 
+/** {@link ServiceOptions} with the number of worker processes (cluster mode). */
+export interface ClusterServiceOptions extends ServiceOptions {
+  /**
+   * Cluster mode (the `WORKERS` setting): how many worker processes serve `port` (default 1: this
+   * process serves alone). With N ≥ 2, `startService` in the calling process forks N workers
+   * running the same program (`process.argv`), serves nothing itself and resolves with a
+   * {@link RunningCluster}; in each worker it starts the service as usual, sharing the database:
+   * on PostgreSQL through the cross-instance commit log, on SQLite through a commit log in the
+   * file plus wake-ups relayed by the primary. `engine` must then be left unset (SQLite) or be
+   * built per worker.
+   */
+  workers: number;
+}
+
 /** What `attach` set up; closed before the database. */
 export interface Attached {
   /** Stops; work in flight may run until `deadline` (epoch ms). */
@@ -75,8 +94,38 @@ export interface RunningService {
 export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
 
 /** Opens storage, migrates the schema and serves HTTP on `port` (0 picks a free port). */
-export async function startService(options: ServiceOptions): Promise<RunningService> {
-  const engine = options.engine ?? openEngine(options.databaseUrl);
+export function startService(options: ServiceOptions): Promise<RunningService>;
+/** With `workers` ≥ 2: the primary gets a {@link RunningCluster}, each worker its {@link RunningService}. */
+export function startService(options: ClusterServiceOptions): Promise<RunningService | RunningCluster>;
+export async function startService(
+  options: ServiceOptions | ClusterServiceOptions,
+): Promise<RunningService | RunningCluster> {
+  const workers = ("workers" in options ? options.workers : undefined) ?? 1;
+  if (workers > 1 && cluster.isPrimary) {
+    return startPrimary({
+      workers,
+      hostname: options.hostname,
+      shutdownTimeoutMs: options.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS,
+    });
+  }
+  if (workers === 1) return startOne(options, false);
+  // A worker stops when its primary asks (a drain) or is gone, also when asked while starting.
+  let service: RunningService | undefined;
+  let stopRequested = false;
+  const stop = (s: RunningService) => void s.close().finally(() => process.exit(0));
+  onStopRequest(() => {
+    stopRequested = true;
+    if (service) stop(service);
+  });
+  service = await startOne(options, true);
+  if (stopRequested) stop(service);
+  return service;
+}
+
+async function startOne(options: ServiceOptions, inCluster: boolean): Promise<RunningService> {
+  const engine =
+    options.engine ??
+    openEngine(options.databaseUrl, inCluster ? { commitLog: { wakeups: workerWakeups() } } : {});
   const backend = new Backend({ ...options, engine });
   for (const [name, value] of Object.entries(options.envDefaults ?? {})) backend.env.setDefault(name, value);
   await backend.start();

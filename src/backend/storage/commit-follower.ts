@@ -1,5 +1,5 @@
 /**
- * Follows the PostgreSQL commit log (`commit-log.ts`): delivers every commit of other instances
+ * Follows the commit log (`commit-log.ts`; PostgreSQL, or SQLite in cluster mode): delivers every commit of other instances
  * (and of SQL run outside the engine) to the engine's external-commit listeners, in order, exactly
  * once, whichever way it was learnt of — a NOTIFY hint, a background poll, or a request that must
  * not trust a cached identity before this instance has caught up (`sync`).
@@ -11,7 +11,7 @@
  * case this instance fell too far behind and delivers one unknown commit ("re-check everything").
  */
 import { logger } from "../logger.ts";
-import { HEAD_SQL, type LoggedCommit, OLDEST_SQL, PRUNE_SQL, READ_AFTER_SQL } from "./commit-log.ts";
+import { type FollowerStatements, type LoggedCommit, POSTGRES_FOLLOWER_STATEMENTS } from "./commit-log.ts";
 
 /** A commit's encoded write set, or undefined when unknown. */
 export type ExternalCommitListener = (payload?: string) => void;
@@ -23,8 +23,14 @@ export interface CommitFollowerOptions {
   pollIntervalMs: number;
   /** Log rows kept when pruning (default 10,000). */
   keep?: number;
-  /** Period of pruning, ms (default 30,000). */
+  /**
+   * Period of pruning, ms (default 30,000); 0: this follower never prunes (SQLite prunes in its
+   * committing transactions instead: a pruning transaction of its own would look like an unknown
+   * commit to every other process).
+   */
   pruneIntervalMs?: number;
+  /** The log's statements in the engine's dialect (default PostgreSQL's). */
+  statements?: FollowerStatements;
 }
 
 /** Rows read per statement while catching up. */
@@ -63,8 +69,11 @@ export class CommitFollower {
   private lastRoundAt = 0;
   private failing = false;
   private readonly timers: NodeJS.Timeout[] = [];
+  private readonly sql: FollowerStatements;
 
-  constructor(private readonly options: CommitFollowerOptions) {}
+  constructor(private readonly options: CommitFollowerOptions) {
+    this.sql = options.statements ?? POSTGRES_FOLLOWER_STATEMENTS;
+  }
 
   /** Where the cursor is (the newest commit number known to be delivered here). */
   get position(): number {
@@ -74,19 +83,25 @@ export class CommitFollower {
   /** Starts at the head of the log (nothing older matters to a fresh instance) and polls. */
   async start(): Promise<void> {
     if (this.started || this.closed) return;
-    const [head] = await this.options.query(HEAD_SQL);
+    const [head] = await this.options.query(this.sql.head);
     this.applied = Math.max(this.applied, Number(head.seq));
     this.started = true;
     const poll = setInterval(() => {
       if (Date.now() - this.lastRoundAt < this.options.pollIntervalMs / 2) return;
       void this.sync();
     }, this.options.pollIntervalMs);
-    const prune = setInterval(() => {
-      this.options
-        .query(PRUNE_SQL, [this.options.keep ?? 10_000])
-        .catch((error) => logger.warn("commit log pruning failed", { error: String(error) }));
-    }, this.options.pruneIntervalMs ?? 30_000);
-    for (const timer of [poll, prune]) {
+    const timers = [poll];
+    const pruneMs = this.options.pruneIntervalMs ?? 30_000;
+    if (pruneMs > 0) {
+      timers.push(
+        setInterval(() => {
+          this.options
+            .query(this.sql.prune, [this.options.keep ?? 10_000])
+            .catch((error) => logger.warn("commit log pruning failed", { error: String(error) }));
+        }, pruneMs),
+      );
+    }
+    for (const timer of timers) {
       timer.unref();
       this.timers.push(timer);
     }
@@ -171,7 +186,7 @@ export class CommitFollower {
 
   private async catchUp(): Promise<void> {
     for (;;) {
-      const rows = (await this.options.query(READ_AFTER_SQL, [this.applied, BATCH])).map(
+      const rows = (await this.options.query(this.sql.readAfter, [this.applied, BATCH])).map(
         (r): LoggedCommit => ({
           seq: Number(r.seq),
           origin: String(r.origin),
@@ -199,7 +214,7 @@ export class CommitFollower {
 
   /** Whether rows numbered after `seq` were pruned (else a missing number was rolled back). */
   private async prunedAfter(seq: number): Promise<boolean> {
-    const [oldest] = await this.options.query(OLDEST_SQL);
+    const [oldest] = await this.options.query(this.sql.oldest);
     return oldest.seq === null || Number(oldest.seq) > seq + 1;
   }
 

@@ -1,7 +1,8 @@
 /**
- * The PostgreSQL commit log: one row per commit, written in the same transaction as the commit,
+ * The commit log: one row per commit, written in the same transaction as the commit,
  * numbered in commit order. It is the record other instances follow (`commit-follower.ts`);
- * NOTIFY only wakes them up sooner.
+ * NOTIFY only wakes them up sooner. The statements below are PostgreSQL's except the follower's
+ * ({@link followerStatements}), which SQLite's cluster mode shares (`sqlite-commit-log.ts`).
  *
  * Order: a committing transaction takes a transaction-scoped advisory lock just before it draws
  * its number and holds it until its commit is visible, so a larger number always belongs to a
@@ -12,6 +13,7 @@
  * deferred trigger on every document table as an unknown write set; the engine's own transactions
  * set `service_auth.engine` locally, which the trigger's WHEN clause skips.
  */
+import type { SqlDialect } from "./sql-dialect.ts";
 import { quote } from "./sql-names.ts";
 
 /** The log table. */
@@ -68,17 +70,47 @@ export interface LoggedCommit {
  */
 export const APPEND_SQL = `INSERT INTO ${LOG} (origin, writes) SELECT $1, $2 FROM (SELECT ${LOCK}) AS ordered RETURNING seq`;
 
+/**
+ * The statements a follower (`commit-follower.ts`) reads the log with, in one SQL dialect: the
+ * same table and columns on every engine that keeps the log (PostgreSQL; SQLite in cluster mode,
+ * `sqlite-commit-log.ts`).
+ */
+export interface FollowerStatements {
+  /** The next commits after parameter 1, oldest first, at most parameter 2. */
+  readAfter: string;
+  /** The newest number (0 for an empty log). */
+  head: string;
+  /** The oldest number still kept (null for an empty log). */
+  oldest: string;
+  /** Drops all but the newest (parameter 1) numbers. */
+  prune: string;
+}
+
+/** {@link FollowerStatements} with the placeholders of `dialect`. */
+export function followerStatements(dialect: Pick<SqlDialect, "param">): FollowerStatements {
+  const p = (n: number) => dialect.param(n);
+  return {
+    readAfter: `SELECT seq, origin, writes FROM ${LOG} WHERE seq > ${p(1)} ORDER BY seq LIMIT ${p(2)}`,
+    head: `SELECT coalesce(max(seq), 0) AS seq FROM ${LOG}`,
+    oldest: `SELECT min(seq) AS seq FROM ${LOG}`,
+    prune: `DELETE FROM ${LOG} WHERE seq <= (SELECT max(seq) FROM ${LOG}) - ${p(1)}`,
+  };
+}
+
+/** The PostgreSQL follower statements (`$n` placeholders). */
+export const POSTGRES_FOLLOWER_STATEMENTS = followerStatements({ param: (n) => `$${n}` });
+
 /** The next commits after `$1`, oldest first, at most `$2`. */
-export const READ_AFTER_SQL = `SELECT seq, origin, writes FROM ${LOG} WHERE seq > $1 ORDER BY seq LIMIT $2`;
+export const READ_AFTER_SQL = POSTGRES_FOLLOWER_STATEMENTS.readAfter;
 
 /** The newest number (0 for an empty log). */
-export const HEAD_SQL = `SELECT coalesce(max(seq), 0) AS seq FROM ${LOG}`;
+export const HEAD_SQL = POSTGRES_FOLLOWER_STATEMENTS.head;
 
 /** The oldest number still kept (null for an empty log). */
-export const OLDEST_SQL = `SELECT min(seq) AS seq FROM ${LOG}`;
+export const OLDEST_SQL = POSTGRES_FOLLOWER_STATEMENTS.oldest;
 
 /** Drops all but the newest `$1` numbers. */
-export const PRUNE_SQL = `DELETE FROM ${LOG} WHERE seq <= (SELECT max(seq) FROM ${LOG}) - $1`;
+export const PRUNE_SQL = POSTGRES_FOLLOWER_STATEMENTS.prune;
 
 /** The log table and the trigger function (idempotent DDL, run at start under the migration lock). */
 export function logSchemaSql(): string[] {

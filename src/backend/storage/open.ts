@@ -4,6 +4,7 @@ import type { StorageEngine } from "./engine.ts";
 import { PostgresEngine, type PostgresOptions } from "./postgres.ts";
 import { poolerMode } from "./postgres-pooler.ts";
 import { SqliteEngine } from "./sqlite.ts";
+import type { SqliteCommitLogOptions } from "./sqlite-commit-log.ts";
 
 /** Default embedded database file, relative to the working directory. */
 export const DEFAULT_DATABASE_FILE = "./.data/service.sqlite";
@@ -41,8 +42,15 @@ export function databaseTarget(databaseUrl: string | undefined): DatabaseTarget 
   return { kind: "sqlite", filename: file === ":memory:" ? file : resolve(file) };
 }
 
-/** The engine for `databaseUrl` (see {@link databaseTarget}); PostgreSQL connects lazily, at `migrate`. */
-export function openEngine(databaseUrl: string | undefined): StorageEngine {
+/**
+ * The engine for `databaseUrl` (see {@link databaseTarget}); PostgreSQL connects lazily, at `migrate`.
+ * `cluster.commitLog`: this process is one of several workers sharing the database (cluster mode);
+ * SQLite then keeps a commit log (PostgreSQL always does).
+ */
+export function openEngine(
+  databaseUrl: string | undefined,
+  cluster: { commitLog?: SqliteCommitLogOptions } = {},
+): StorageEngine {
   const target = databaseTarget(databaseUrl);
   if (target.kind === "postgres") {
     return new PostgresEngine({
@@ -58,6 +66,7 @@ export function openEngine(databaseUrl: string | undefined): StorageEngine {
     filename: target.filename,
     synchronous,
     busyTimeoutMs: durationSetting("DATABASE_BUSY_TIMEOUT_MS"),
+    commitLog: cluster.commitLog,
   });
 }
 

@@ -7,10 +7,13 @@
  * `sql-migration.ts`, `sqliteDialect` in `sql-dialect.ts`); this file owns connections,
  * statement caching and transactions.
  */
+import { randomUUID } from "node:crypto";
 import { accessSync, constants, mkdirSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
 import { logger } from "../logger.ts";
+import { CommitFollower } from "./commit-follower.ts";
+import { COMMIT_LOG_TABLE, MAX_LOGGED_BYTES } from "./commit-log.ts";
 import { DatabaseOpenError, databaseBusy, isBusy } from "./db-errors.ts";
 import type {
   KeyFunction,
@@ -26,6 +29,16 @@ import type { KeyRange } from "./index-key.ts";
 import { sqliteDialect } from "./sql-dialect.ts";
 import { migrationProgram, pendingMigration, type Rows, runSync } from "./sql-migration.ts";
 import { decodeDocument, SqlStatements } from "./sql-statements.ts";
+import {
+  DEFAULT_LOG_KEEP,
+  PRUNE_EVERY,
+  SQLITE_APPEND_SQL,
+  SQLITE_FOLLOWER_STATEMENTS,
+  SQLITE_LOG_SCHEMA,
+  SQLITE_PRUNE_UPTO_SQL,
+  SQLITE_SNAPSHOT_HEAD_SQL,
+  type SqliteCommitLogOptions,
+} from "./sqlite-commit-log.ts";
 
 type DB = Database.Database;
 type Stmt = Database.Statement;
@@ -43,6 +56,13 @@ export interface SqliteOptions {
    * asynchronous: the event loop keeps serving meanwhile.
    */
   busyTimeoutMs?: number;
+  /**
+   * Cluster mode: several server processes share the file. Every commit is logged in its own
+   * transaction and announced through `wakeups`; a request trusts a cached identity only once
+   * this process has applied every commit its read snapshot sees (`sqlite-commit-log.ts`).
+   * Absent (the default): one server process, no log, the write path as fast as without.
+   */
+  commitLog?: SqliteCommitLogOptions;
 }
 
 /** Default of {@link SqliteOptions.busyTimeoutMs}. */
@@ -108,6 +128,11 @@ function scanVariant(req: ScanRequest): number {
 /** Read operations shared by reader and writer connections. */
 class SqliteReader implements ReadTransaction {
   constructor(protected readonly conn: Connection) {}
+
+  /** The connection this snapshot reads on (cluster mode asks it for the log's head). */
+  get connection(): Connection {
+    return this.conn;
+  }
 
   async get(table: string, id: string): Promise<StoredDocument | null> {
     const row = this.conn.stmts.get(this.conn.sql.table(table).get).get(id) as { doc: string } | undefined;
@@ -187,6 +212,16 @@ export class SqliteEngine implements StorageEngine {
   private closed = false;
   /** A wait for another process's write lock has been logged and has not ended yet. */
   private waitingLogged = false;
+  /** Cluster mode's commit log; undefined for a single server process. */
+  private readonly log?: ClusterLog;
+  /**
+   * Where this process appends its commits: cluster mode's log, or — in a process outside the
+   * cluster (the CLI) on a database that has a log — the same log without following it, so the
+   * workers learn its exact write sets instead of re-checking everything.
+   */
+  private logWriter?: LogWriter;
+  /** Cluster mode: other workers' commits arrive as wake-ups through the primary (for /healthz). */
+  readonly commitChannel?: () => "listening";
 
   private readonly busyTimeoutMs: number;
 
@@ -198,6 +233,54 @@ export class SqliteEngine implements StorageEngine {
       this.writer = new Connection(options.filename, options.synchronous ?? "NORMAL", false);
     } catch (error) {
       throw new DatabaseOpenError(options.filename, whyUnopenable(options.filename, error));
+    }
+    if (options.commitLog) {
+      this.log = this.clusterLog(options.commitLog);
+      this.commitChannel = () => "listening";
+    }
+  }
+
+  private clusterLog(settings: SqliteCommitLogOptions): ClusterLog {
+    if (this.options.filename === ":memory:")
+      throw new Error("cluster mode needs a database file, not :memory:");
+    // Its own connection, reading outside any transaction: it sees every commit made before it reads.
+    const conn = new Connection(this.options.filename, this.options.synchronous ?? "NORMAL", true);
+    const follower = new CommitFollower({
+      query: async (sql, params) => conn.stmts.get(sql).all(params ?? []) as Record<string, unknown>[],
+      pollIntervalMs: settings.pollIntervalMs ?? 500,
+      keep: settings.keep,
+      pruneIntervalMs: 0,
+      statements: SQLITE_FOLLOWER_STATEMENTS,
+    });
+    const log: ClusterLog = {
+      settings,
+      conn,
+      follower,
+      instanceId: randomUUID(),
+      commits: 0,
+      keep: settings.keep ?? DEFAULT_LOG_KEEP,
+      heard: false,
+      missed: false,
+    };
+    follower.onCommit((payload) => {
+      log.heard = true;
+      this.emitExternal(payload);
+    });
+    return log;
+  }
+
+  /** Tells the external-commit listeners; one arriving with nobody listening is re-checked later. */
+  private emitExternal(payload?: string): void {
+    if (this.listeners.size === 0) {
+      if (this.log) this.log.missed = true;
+      return;
+    }
+    for (const l of this.listeners) {
+      try {
+        l(payload);
+      } catch (error) {
+        logger.error("external commit listener failed", { error: String(error) });
+      }
     }
   }
 
@@ -233,8 +316,37 @@ export class SqliteEngine implements StorageEngine {
       }
     }
     this.writer.sql = new SqlStatements(sqliteDialect, layout);
+    if (this.log) await this.startLog(this.log);
+    else if (this.hasLogTable()) {
+      this.logWriter = { instanceId: randomUUID(), commits: 0, keep: DEFAULT_LOG_KEEP };
+    }
     this.lastDataVersion = this.dataVersion();
     this.startPolling();
+  }
+
+  private hasLogTable(): boolean {
+    return (
+      this.writer.db
+        .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?")
+        .get(COMMIT_LOG_TABLE) !== undefined
+    );
+  }
+
+  /** Creates the log table when missing (a write only then: it would wake every other process). */
+  private async startLog(log: ClusterLog): Promise<void> {
+    if (!this.hasLogTable()) {
+      const release = await this.writeLock.lock();
+      try {
+        await this.acquireWriteLock(Number.POSITIVE_INFINITY);
+        this.writer.db.prepare(SQLITE_LOG_SCHEMA).run();
+        this.writer.commit.run();
+      } finally {
+        release();
+      }
+    }
+    this.logWriter = log;
+    await log.follower.start();
+    log.unsubscribe = log.settings.wakeups.subscribe((seq) => log.follower.hint(seq, undefined));
   }
 
   private dataVersion(): number {
@@ -247,10 +359,22 @@ export class SqliteEngine implements StorageEngine {
     this.pollTimer = setInterval(() => {
       if (this.closed || this.listeners.size === 0) return;
       const version = this.dataVersion();
-      if (version !== this.lastDataVersion) {
-        this.lastDataVersion = version;
+      if (version === this.lastDataVersion) return;
+      this.lastDataVersion = version;
+      const log = this.log;
+      if (!log) {
         for (const l of this.listeners) l();
+        return;
       }
+      // Cluster mode: the other workers' commits are in the log. A change that brought no logged
+      // commit since the last look came from outside the cluster (the CLI): re-check everything.
+      log.follower.sync().then(
+        () => {
+          if (!log.heard) this.emitExternal(undefined);
+          log.heard = false;
+        },
+        (error) => logger.warn("commit log unreadable", { error: String(error) }),
+      );
     }, this.options.pollIntervalMs ?? 250);
     this.pollTimer.unref();
   }
@@ -307,30 +431,70 @@ export class SqliteEngine implements StorageEngine {
     }
   }
 
-  async write<T>(fn: (tx: WriteTransaction) => Promise<T>): Promise<T> {
+  async write<T>(fn: (tx: WriteTransaction) => Promise<T>, writeSet?: () => string | undefined): Promise<T> {
     // The deadline counts from the call: mutations queued behind a foreign lock do not each wait anew.
     const deadline = Date.now() + this.busyTimeoutMs;
     const release = await this.writeLock.lock();
     const conn = this.writer;
+    let seq: number | undefined;
+    let result: T;
     try {
       await this.acquireWriteLock(deadline);
-      let result: T;
       try {
         result = await fn(new SqliteWriter(conn));
+        // From here to COMMIT nothing awaits: no other call sees the logged row uncommitted.
+        if (this.logWriter) seq = this.appendLog(this.logWriter, writeSet?.());
       } catch (error) {
         conn.stmts.get("ROLLBACK").run();
         throw error;
       }
       conn.commit.run();
-      return result;
+    } catch (error) {
+      if (seq !== undefined) this.log?.follower.abandoned([seq]);
+      throw error;
     } finally {
       release();
     }
+    if (seq !== undefined) this.log?.settings.wakeups.publish(seq);
+    return result;
+  }
+
+  /**
+   * Logs this transaction's write set (see {@link logWriter}), now and then deleting the rows beyond
+   * `keep` in the same transaction; returns the number drawn, or undefined when nothing was written.
+   */
+  private appendLog(log: LogWriter, payload: string | undefined): number | undefined {
+    if (payload === undefined) return undefined;
+    const writes = Buffer.byteLength(payload) > MAX_LOGGED_BYTES ? null : payload;
+    const { stmts } = this.writer;
+    const seq = Number(stmts.get(SQLITE_APPEND_SQL).run(log.instanceId, writes).lastInsertRowid);
+    log.follower?.drew(seq);
+    if (++log.commits % PRUNE_EVERY === 0) stmts.get(SQLITE_PRUNE_UPTO_SQL).run(seq - log.keep);
+    return seq;
   }
 
   onExternalCommit(listener: (payload?: string) => void): () => void {
     this.listeners.add(listener);
+    if (this.log?.missed) {
+      this.log.missed = false;
+      queueMicrotask(() => this.emitExternal(undefined));
+    }
     return () => this.listeners.delete(listener);
+  }
+
+  /**
+   * Cluster mode: nothing to wait for when this process has applied the newest commit `snapshot`
+   * sees (the log's head, read in the snapshot: one indexed read), else one catch-up from the log.
+   * Without a snapshot (mutations, socket connects) the head is read outside any transaction,
+   * which sees every commit made before the call. A single process has nobody to wait for.
+   */
+  syncExternalCommits(snapshot?: ReadTransaction): Promise<void> | undefined {
+    const log = this.log;
+    if (!log) return undefined;
+    const conn = snapshot instanceof SqliteReader ? snapshot.connection : log.conn;
+    const head = conn.stmts.get(SQLITE_SNAPSHOT_HEAD_SQL).pluck().get() as number | undefined;
+    if (head === undefined || head <= log.follower.position) return undefined;
+    return log.follower.sync();
   }
 
   async ping(): Promise<void> {
@@ -348,9 +512,39 @@ export class SqliteEngine implements StorageEngine {
   async close(): Promise<void> {
     this.closed = true;
     if (this.pollTimer) clearInterval(this.pollTimer);
+    if (this.log) {
+      this.log.unsubscribe?.();
+      this.log.follower.close();
+      this.log.conn.db.close();
+    }
     for (const r of this.allReaders) r.db.close();
     this.writer.db.close();
   }
+}
+
+/** What appending to the log needs. */
+interface LogWriter {
+  /** This process's origin in the log. */
+  instanceId: string;
+  /** Commits this process logged, counting towards the next pruning. */
+  commits: number;
+  /** Rows kept when pruning. */
+  keep: number;
+  /** Cluster mode: the number drawn is this process's own (never delivered back to it). */
+  follower?: CommitFollower;
+}
+
+/** Cluster mode's state (see {@link SqliteOptions.commitLog}). */
+interface ClusterLog extends LogWriter {
+  settings: SqliteCommitLogOptions;
+  /** The follower's connection. */
+  conn: Connection;
+  follower: CommitFollower;
+  /** A logged commit of another process was delivered since the `data_version` poll last looked. */
+  heard: boolean;
+  /** A commit arrived before anyone listened: the first listener gets an unknown commit. */
+  missed: boolean;
+  unsubscribe?: () => void;
 }
 
 /** The reason, for an operator, why `filename` could not be opened as a database. */
