@@ -2,12 +2,12 @@
  * How one SQLite engine keeps in step with the other processes on its file. Alone (one server
  * process, perhaps a CLI run beside it), it watches `PRAGMA data_version`, which changes only when
  * another connection commits, and tells its listeners of an unknown commit ("re-check
- * everything"). In cluster mode (`SqliteOptions.commitLog`), every commit is logged in its own
- * transaction (sqlite-commit-log.ts), a follower (commit-follower.ts) on a connection of its own
- * delivers the other workers' write sets, and wake-ups through the cluster's primary make it read
- * the log sooner; a `data_version` change that brought no logged commit came from outside the
- * cluster. A process outside the cluster (the CLI) on a file that has a log appends to it too, so
- * the workers learn its exact write sets.
+ * everything"). In cluster mode (`SqliteOptions.commitLog`), every commit is logged in the
+ * committing transaction (sqlite-commit-log.ts), a follower (commit-follower.ts) on a connection
+ * of its own delivers the other workers' write sets, and wake-ups through the cluster's primary
+ * make it read the log sooner; a `data_version` change that brought no logged commit came from
+ * outside the cluster. A process outside the cluster (the CLI) on a file that has a log appends
+ * to it too, so the workers learn its exact write sets.
  */
 import { randomUUID } from "node:crypto";
 import { logger } from "../logger.ts";

@@ -1,7 +1,8 @@
 /**
  * The SQLite engine's settings, apart from the engine so that its parts (connections, write lock,
  * cross-process wiring) can read them without importing the engine; `openEngine` fills them from
- * `DATABASE_URL`, `SQLITE_SYNCHRONOUS` and `DATABASE_BUSY_TIMEOUT_MS`.
+ * `DATABASE_URL`, `SQLITE_SYNCHRONOUS`, `DATABASE_BUSY_TIMEOUT_MS` and, in cluster mode, the
+ * worker's wake-ups.
  */
 import type { SqliteCommitLogOptions } from "./sqlite-commit-log.ts";
 
