@@ -11,10 +11,10 @@
  * case this instance fell too far behind and delivers one unknown commit ("re-check everything").
  */
 import { logger } from "../logger.ts";
+import { CommitListeners, type ExternalCommitListener } from "./commit-listeners.ts";
 import { type FollowerStatements, type LoggedCommit, POSTGRES_FOLLOWER_STATEMENTS } from "./commit-log.ts";
 
-/** A commit's encoded write set, or undefined when unknown. */
-export type ExternalCommitListener = (payload?: string) => void;
+export type { ExternalCommitListener } from "./commit-listeners.ts";
 
 export interface CommitFollowerOptions {
   /** Runs one statement on a pooled connection, outside any transaction. */
@@ -58,9 +58,7 @@ export class CommitFollower {
   private applied = 0;
   /** Numbers this instance drew for its own commits and not yet passed by the cursor. */
   private readonly own = new Set<number>();
-  private readonly listeners = new Set<ExternalCommitListener>();
-  /** A commit arrived with nobody listening: the first listener gets an unknown commit. */
-  private missed = false;
+  private readonly listeners = new CommitListeners();
   private started = false;
   private closed = false;
   /** The round waiting to start: its callers arrived after the running round began. */
@@ -109,12 +107,7 @@ export class CommitFollower {
 
   /** Calls `listener` with every commit of another instance; returns the unsubscribe. */
   onCommit(listener: ExternalCommitListener): () => void {
-    this.listeners.add(listener);
-    if (this.missed) {
-      this.missed = false;
-      queueMicrotask(() => this.deliver(undefined));
-    }
-    return () => this.listeners.delete(listener);
+    return this.listeners.add(listener);
   }
 
   /** This instance drew `seq` for a commit of its own (not yet committed): never deliver it. */
@@ -225,18 +218,7 @@ export class CommitFollower {
   }
 
   private deliver(payload: string | undefined): void {
-    if (this.closed) return;
-    if (this.listeners.size === 0) {
-      this.missed = true;
-      return;
-    }
-    for (const listener of this.listeners) {
-      try {
-        listener(payload);
-      } catch (error) {
-        logger.error("external commit listener failed", { error: String(error) });
-      }
-    }
+    if (!this.closed) this.listeners.emit(payload);
   }
 
   close(): void {
