@@ -10,7 +10,6 @@ import { dirname } from "node:path";
 import Database from "better-sqlite3";
 import { sqliteDialect } from "./sql-dialect.ts";
 import { SqlStatements } from "./sql-statements.ts";
-import { SqliteReader } from "./sqlite-transaction.ts";
 
 export type DB = Database.Database;
 export type Stmt = Database.Statement;
@@ -39,8 +38,6 @@ export class SqliteConnection {
   readonly commit: Stmt;
   /** Statement texts; reads need no layout, the writer's gets the migrated one. */
   sql = new SqlStatements(sqliteDialect, { tables: {} });
-  /** The connection's reader; it holds no state of its own, so every read can share it. */
-  readonly reader: SqliteReader;
   constructor(filename: string, synchronous: string, readonly: boolean) {
     this.db = new Database(filename, { fileMustExist: readonly });
     // No busy_timeout: SQLite would wait for another process's lock inside a synchronous call,
@@ -53,7 +50,6 @@ export class SqliteConnection {
     this.stmts = new StatementCache(this.db);
     this.begin = this.stmts.get("BEGIN");
     this.commit = this.stmts.get("COMMIT");
-    this.reader = new SqliteReader(this);
   }
 }
 

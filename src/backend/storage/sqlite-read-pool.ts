@@ -7,39 +7,45 @@
  */
 import type { ReadTransaction } from "./engine.ts";
 import { SqliteConnection } from "./sqlite-connection.ts";
+import { SqliteReader } from "./sqlite-transaction.ts";
 
 export class SqliteReadPool {
-  private readonly idle: SqliteConnection[] = [];
+  /** A reader holds no state of its own, so each connection keeps one for all its reads. */
+  private readonly idle: SqliteReader[] = [];
   private readonly all: SqliteConnection[] = [];
+  /** `:memory:`'s reader, on the writer's connection; otherwise undefined. */
+  private readonly onWriter: SqliteReader | undefined;
 
   constructor(
     private readonly filename: string,
     private readonly synchronous: string,
-    private readonly writer: SqliteConnection,
-  ) {}
+    writer: SqliteConnection,
+  ) {
+    if (filename === ":memory:") this.onWriter = new SqliteReader(writer);
+  }
 
-  private take(): SqliteConnection {
-    const conn = this.idle.pop();
-    if (conn) return conn;
-    if (this.filename === ":memory:") return this.writer;
+  private take(): SqliteReader {
+    const reader = this.idle.pop();
+    if (reader) return reader;
     const created = new SqliteConnection(this.filename, this.synchronous, true);
     this.all.push(created);
-    return created;
+    return new SqliteReader(created);
   }
 
   async read<T>(fn: (tx: ReadTransaction) => Promise<T>): Promise<T> {
-    const conn = this.take();
-    if (conn === this.writer) return fn(conn.reader);
+    if (this.onWriter) return fn(this.onWriter);
+    const reader = this.take();
+    const conn = reader.connection;
     conn.begin.run();
     try {
-      return await fn(conn.reader);
+      return await fn(reader);
     } finally {
       conn.commit.run();
-      this.idle.push(conn);
+      this.idle.push(reader);
     }
   }
 
   close(): void {
-    for (const r of this.all) r.db.close();
+    for (const c of this.all) c.db.close();
   }
 }
