@@ -237,8 +237,8 @@ export interface RemoteJwksOptions {
   now?: () => number;
 }
 
-/** Refuse absurd responses: a JWKS is a few KB at most. */
-const MAX_JWKS_BYTES = 512 * 1024;
+/** Longest JWKS response accepted: a JWKS is a few KB at most, so anything near this is absurd. */
+export const MAX_JWKS_BYTES = 512 * 1024;
 
 /**
  * A JWKS endpoint. Fetched lazily on first use and cached; refetched when a
