@@ -3,7 +3,7 @@
  * indexed and cached, and how a remote JWKS endpoint (a real local HTTP server) is fetched, aged,
  * refetched and survived when it fails. Time for the remote source is its injected clock.
  */
-import { generateKeyPairSync, type JsonWebKey, sign as cryptoSign } from "node:crypto";
+import { sign as cryptoSign, generateKeyPairSync, type JsonWebKey } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -45,7 +45,11 @@ const ec = pair("ec", { kid: "e1" });
 const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString("base64url");
 
 /** A token over these claims, signed with `privateKey` (`alg` picks the digest: RS256 / EdDSA). */
-function token(privateKey: ReturnType<typeof pair>["privateKey"], alg: "RS256" | "ES256" | "EdDSA", kid?: string) {
+function token(
+  privateKey: ReturnType<typeof pair>["privateKey"],
+  alg: "RS256" | "ES256" | "EdDSA",
+  kid?: string,
+) {
   const now = Math.floor(Date.now() / 1000);
   const input = `${b64({ alg, ...(kid !== undefined ? { kid } : {}) })}.${b64({ iss: ISS, aud: AUD, exp: now + 600 })}`;
   const digest = alg === "EdDSA" ? null : "sha256";
@@ -61,7 +65,10 @@ function expectTokenError(fn: () => unknown, code: TokenErrorCode, message: stri
     thrown = e;
   }
   expect(thrown).toBeInstanceOf(TokenError);
-  expect({ code: (thrown as TokenError).code, message: (thrown as TokenError).message }).toEqual({ code, message });
+  expect({ code: (thrown as TokenError).code, message: (thrown as TokenError).message }).toEqual({
+    code,
+    message,
+  });
 }
 
 async function expectRejects(p: Promise<unknown>, code: TokenErrorCode, message: string): Promise<void> {
@@ -95,7 +102,11 @@ describe("parseJwks: which keys are usable", () => {
   it("uses a key without `use` or with use sig, and skips one meant for encryption", () => {
     expect(rsa.jwk.use).toBeUndefined();
     const ks = parseJwks({
-      keys: [{ ...rsa.jwk, kid: "plain" }, { ...rsa.jwk, kid: "sig", use: "sig" }, { ...rsa.jwk, kid: "enc", use: "enc" }],
+      keys: [
+        { ...rsa.jwk, kid: "plain" },
+        { ...rsa.jwk, kid: "sig", use: "sig" },
+        { ...rsa.jwk, kid: "enc", use: "enc" },
+      ],
     });
     expect([...ks.byKid.keys()]).toEqual(["plain", "sig"]);
     expectTokenError(
@@ -151,7 +162,8 @@ describe("keyMatchesAlg", () => {
   it("lets a key without alg verify every algorithm of its family, and only those", () => {
     const { alg: _, ...noAlg } = rsa.jwk;
     const [key] = parseJwks({ keys: [noAlg] }).keys as [ParsedKey];
-    for (const alg of ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512"]) expect(keyMatchesAlg(key, alg)).toBe(true);
+    for (const alg of ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512"])
+      expect(keyMatchesAlg(key, alg)).toBe(true);
     for (const alg of ["ES256", "EdDSA", "HS256", "none"]) expect(keyMatchesAlg(key, alg)).toBe(false);
   });
 
@@ -177,8 +189,12 @@ describe("key sets through the verifier", () => {
       },
     ]);
     await expect(v.verify(token(rsa.privateKey, "RS256", "r1"))).resolves.toMatchObject({ kid: "r1" });
-    await expect(v.verify(token(ed448.privateKey, "EdDSA", "shared"))).resolves.toMatchObject({ kid: "shared" });
-    await expect(v.verify(token(ecShared.privateKey, "ES256", "shared"))).resolves.toMatchObject({ kid: "shared" });
+    await expect(v.verify(token(ed448.privateKey, "EdDSA", "shared"))).resolves.toMatchObject({
+      kid: "shared",
+    });
+    await expect(v.verify(token(ecShared.privateKey, "ES256", "shared"))).resolves.toMatchObject({
+      kid: "shared",
+    });
   });
 });
 
@@ -292,7 +308,11 @@ describe("RemoteJwksSource against a local JWKS endpoint", () => {
 
   it("while the endpoint fails, serves stale keys and retries exactly once the interval has passed", async () => {
     let now = T0;
-    const source = new RemoteJwksSource(url, { now: () => now, maxAgeMs: 1_000, minRefetchIntervalMs: 5_000 });
+    const source = new RemoteJwksSource(url, {
+      now: () => now,
+      maxAgeMs: 1_000,
+      minRefetchIntervalMs: 5_000,
+    });
     const first = await source.get();
     status = 503;
     now = T0 + 1_000; // stale: one attempt, which fails
@@ -342,7 +362,11 @@ describe("RemoteJwksSource against a local JWKS endpoint", () => {
 
   it("refresh() during a failing refetch returns the old set", async () => {
     let now = T0;
-    const source = new RemoteJwksSource(url, { now: () => now, maxAgeMs: 1_000, minRefetchIntervalMs: 5_000 });
+    const source = new RemoteJwksSource(url, {
+      now: () => now,
+      maxAgeMs: 1_000,
+      minRefetchIntervalMs: 5_000,
+    });
     const first = await source.get();
     status = 503;
     now = T0 + 1_000;
@@ -384,8 +408,31 @@ describe("RemoteJwksSource against a local JWKS endpoint", () => {
   it(`accepts a document of exactly ${MAX_JWKS_BYTES} bytes and refuses a longer one`, async () => {
     const doc = JSON.stringify({ keys: [rsa.jwk] });
     body = doc.padEnd(MAX_JWKS_BYTES, " ");
-    await expect(Promise.resolve(new RemoteJwksSource(url).get())).resolves.toMatchObject({ keys: [{ kid: "r1" }] });
+    await expect(Promise.resolve(new RemoteJwksSource(url).get())).resolves.toMatchObject({
+      keys: [{ kid: "r1" }],
+    });
     body = doc.padEnd(MAX_JWKS_BYTES + 1, " ");
-    await expectRejects(Promise.resolve(new RemoteJwksSource(url).get()), "NO_KEYS", "JWKS response too large");
+    await expectRejects(
+      Promise.resolve(new RemoteJwksSource(url).get()),
+      "NO_KEYS",
+      "JWKS response too large",
+    );
+    body = "\u00e9".repeat(MAX_JWKS_BYTES / 2 + 1); // half as many characters as bytes (UTF-8)
+    await expectRejects(
+      Promise.resolve(new RemoteJwksSource(url).get()),
+      "NO_KEYS",
+      "JWKS response too large",
+    );
+  });
+
+  it("refuses an endless document once it passes the limit, without waiting for its end", async () => {
+    handler = (_req, res) => {
+      held.push(res);
+      res.writeHead(200, { "content-type": "application/json" });
+      res.write(`{"keys":[${" ".repeat(MAX_JWKS_BYTES)}`); // and never ends
+    };
+    // No timeout could end this test: only the size limit can.
+    const source = new RemoteJwksSource(url, { timeoutMs: 3_600_000 });
+    await expectRejects(Promise.resolve(source.get()), "NO_KEYS", "JWKS response too large");
   });
 });
