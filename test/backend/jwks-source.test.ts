@@ -390,6 +390,15 @@ describe("RemoteJwksSource against a local JWKS endpoint", () => {
     expect(hits).toBe(2);
   });
 
+  it("an empty answer (204, no body) is not a key set", async () => {
+    handler = (_req, res) => {
+      res.writeHead(204);
+      res.end();
+    };
+    const source = new RemoteJwksSource(url);
+    await expectRejects(Promise.resolve(source.get()), "NO_KEYS", "JWKS is not valid JSON");
+  });
+
   it("a connection the endpoint drops is NO_KEYS, with no network detail", async () => {
     handler = (req) => req.socket.destroy();
     const source = new RemoteJwksSource(url);
