@@ -27,6 +27,7 @@ const TARGETS: Readonly<Record<string, readonly string[]>> = {
     "test/backend/identity-cache-rotation.test.ts",
   ],
   "src/backend/auth/jwks-source.ts": [
+    "test/backend/jwks-source.test.ts",
     "test/backend/jwt-verifier.test.ts",
     "test/backend/remote-jwks-outage.test.ts",
   ],

@@ -237,8 +237,8 @@ export interface RemoteJwksOptions {
   now?: () => number;
 }
 
-/** Refuse absurd responses: a JWKS is a few KB at most. */
-const MAX_JWKS_BYTES = 512 * 1024;
+/** Longest JWKS response accepted: a JWKS is a few KB at most, so anything near this is absurd. */
+export const MAX_JWKS_BYTES = 512 * 1024;
 
 /**
  * A JWKS endpoint. Fetched lazily on first use and cached; refetched when a
@@ -320,8 +320,29 @@ export class RemoteJwksSource implements JwksSource {
       signal: AbortSignal.timeout(this.timeout),
     });
     if (!res.ok) throw new TokenError("NO_KEYS", `JWKS endpoint returned HTTP ${res.status}`);
-    const text = await res.text();
-    if (text.length > MAX_JWKS_BYTES) throw new TokenError("NO_KEYS", "JWKS response too large");
-    return parseJwks(text);
+    return parseJwks(await readCapped(res));
   }
+}
+
+/**
+ * A response body as text, refused as soon as it passes {@link MAX_JWKS_BYTES}: `res.text()` would
+ * buffer whatever the endpoint sends until the timeout, however large, before it could be refused.
+ */
+async function readCapped(res: Response): Promise<string> {
+  if (!res.body) return "";
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > MAX_JWKS_BYTES) {
+      // Stop reading and close the connection; the rest is never downloaded.
+      reader.cancel().catch(() => {});
+      throw new TokenError("NO_KEYS", "JWKS response too large");
+    }
+    chunks.push(value);
+  }
+  return new TextDecoder().decode(Buffer.concat(chunks));
 }
