@@ -15,10 +15,10 @@ import { Backend } from "../src/backend/runtime.ts";
 import { openEngine } from "../src/backend/storage/open.ts";
 import { authConfig, modules, schema } from "./fixtures/postgres-app.ts";
 import { callFunction } from "./lib/api-call.ts";
-import { LOAD_DEFAULTS, type LoadResult, runLoad } from "./lib/load.ts";
+import { LOAD_DEFAULTS, runLoad } from "./lib/load.ts";
 import { startBenchPostgres } from "./lib/postgres-db.ts";
-import { processCpuNs } from "./lib/proc.ts";
 import { rs256Tokens } from "./lib/rs256-tokens.ts";
+import { type ServerLoad, withServerCpu } from "./lib/server-load.ts";
 import { type SpawnedServer, spawnServer } from "./lib/spawn.ts";
 import { formatCount, formatNs, formatRatio, interleave, median, summarize } from "./lib/timing.ts";
 import type { BenchContext, BenchGroup, BenchRow } from "./lib/types.ts";
@@ -30,18 +30,6 @@ const WARMUP_SEC = 1;
 const INSERT_ROUNDS = 5;
 const INSERTS = 1_000;
 const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
-
-/** A load run and the server's CPU time per completed request. */
-interface Measured {
-  load: LoadResult;
-  cpuPerRequestNs: number;
-}
-
-async function measured(server: SpawnedServer, run: () => Promise<LoadResult>): Promise<Measured> {
-  const cpu0 = processCpuNs(server.pid);
-  const load = await run();
-  return { load, cpuPerRequestNs: (processCpuNs(server.pid) - cpu0) / load.completed };
-}
 
 export const pgThroughput: BenchGroup = {
   title: "PostgreSQL throughput: authenticated /api/query on PostgreSQL vs SQLite vs Hono, single inserts",
@@ -84,10 +72,10 @@ export const pgThroughput: BenchGroup = {
     ctx.log("warming up");
     for (const run of Object.values(targets)) await run(WARMUP_SEC);
     ctx.log(`measuring ${ROUNDS} interleaved rounds of ${LOAD_DEFAULTS.durationSec} s per target`);
-    const results = await interleave<Measured>(ROUNDS, {
-      postgres: () => measured(servers.postgres, () => targets.postgres(LOAD_DEFAULTS.durationSec)),
-      sqlite: () => measured(servers.sqlite, () => targets.sqlite(LOAD_DEFAULTS.durationSec)),
-      hello: () => measured(servers.hello, () => targets.hello(LOAD_DEFAULTS.durationSec)),
+    const results = await interleave<ServerLoad>(ROUNDS, {
+      postgres: () => withServerCpu(servers.postgres.pid, () => targets.postgres(LOAD_DEFAULTS.durationSec)),
+      sqlite: () => withServerCpu(servers.sqlite.pid, () => targets.sqlite(LOAD_DEFAULTS.durationSec)),
+      hello: () => withServerCpu(servers.hello.pid, () => targets.hello(LOAD_DEFAULTS.durationSec)),
     });
     for (const server of Object.values(servers)) await server.stop();
 
