@@ -201,8 +201,7 @@ export class Backend {
     // Inside a transaction scope the query reads the scope's transaction, its writes included.
     // The callbacks stay inline and unnamed: tsx keeps the names of named closures, which costs
     // a defineProperty per closure per call.
-    if (entry)
-      return this.inTurn(entry, () => this.queryIn(entry.scope.tx, fn, parsed, caller, since, into));
+    if (entry) return this.inTurn(entry, () => this.queryIn(entry.scope.tx, fn, parsed, caller, since, into));
     return this.engine.read((tx) => this.queryIn(tx, fn, parsed, caller, since, into));
   }
 
