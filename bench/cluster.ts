@@ -22,8 +22,9 @@ import { fileURLToPath } from "node:url";
 import WebSocket from "ws";
 import type { LoadOptions, LoadResult } from "./lib/load.ts";
 import { childPids, processCpuNs, processRssBytes } from "./lib/proc.ts";
-import { type SpawnedServer, spawnServer } from "./lib/spawn.ts";
+import type { SpawnedServer } from "./lib/spawn.ts";
 import { openSwarm } from "./lib/swarm.ts";
+import { type SyncApp, startSyncApp } from "./lib/sync-app.ts";
 import { formatCount, formatNs, median, summarize } from "./lib/timing.ts";
 import type { BenchContext, BenchGroup, BenchRow } from "./lib/types.ts";
 
@@ -43,10 +44,8 @@ const HTTP_CONNECTIONS = 16;
 const REVOCATIONS = 40;
 const WARMUP = 5;
 const DELIVERIES = 300;
-const MINT_BATCH = 500;
 
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
-const fixture = here("./fixtures/sync-server.ts");
 const loadChild = here("./fixtures/cluster-load.ts");
 
 /** A started cluster (or single process) of the example app and what the benchmark asks of it. */
@@ -54,48 +53,18 @@ interface App {
   server: SpawnedServer;
   /** The serving processes: the primary (or the single process) and its workers. */
   pids(): number[];
-  call(kind: "query" | "mutation" | "action", path: string, args: unknown): Promise<any>;
+  call: SyncApp["call"];
   /** `n` sessions and their JWTs (real token endpoint code). */
-  sessions(n: number, prefix: string): Promise<{ sessionId: string; token: string }[]>;
+  sessions: SyncApp["sessions"];
 }
 
 async function startApp(ctx: BenchContext, workers: number): Promise<App> {
-  const dataDir = await ctx.tempDir(`bench-cluster-${workers}-`);
-  const server = await spawnServer(
-    fixture,
-    { BENCH_DATA_DIR: dataDir, BENCH_WORKERS: String(workers) },
-    180_000,
-  );
-  ctx.defer(() => server.stop());
-  const call = async (kind: "query" | "mutation" | "action", path: string, args: unknown) => {
-    const res = await fetch(`${server.url}/api/${kind}`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ path, args }),
-    });
-    const body = (await res.json()) as { status: string; value?: any; message?: string };
-    if (body.status !== "success") throw new Error(`${path}: ${body.message}`);
-    return body.value;
-  };
-  return {
-    server,
-    pids: () => [server.pid, ...childPids(server.pid)],
-    call,
-    async sessions(n, prefix) {
-      const out: { sessionId: string; token: string }[] = [];
-      for (let i = 0; i < n; i += MINT_BATCH) {
-        const made = (await call("mutation", "bench:createSessions", {
-          prefix: `${prefix}${i}_`,
-          n: Math.min(MINT_BATCH, n - i),
-        })) as { sessionId: string; sessionToken: string }[];
-        const tokens = (await call("action", "bench:mintTokens", {
-          sessionTokens: made.map((s) => s.sessionToken),
-        })) as string[];
-        for (const [k, s] of made.entries()) out.push({ sessionId: s.sessionId, token: tokens[k] });
-      }
-      return out;
-    },
-  };
+  const { server, call, sessions } = await startSyncApp(ctx, {
+    name: `cluster-${workers}`,
+    env: { BENCH_WORKERS: String(workers) },
+    readyTimeoutMs: 180_000,
+  });
+  return { server, pids: () => [server.pid, ...childPids(server.pid)], call, sessions };
 }
 
 const cpuOf = (pids: number[]) => pids.reduce((sum, pid) => sum + processCpuNs(pid), 0);

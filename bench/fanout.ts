@@ -6,9 +6,8 @@
  * time from sending the mutation until the last socket has the update (arrival times are
  * CLOCK_MONOTONIC, comparable across processes), and how many times the query ran.
  */
-import { fileURLToPath } from "node:url";
-import { spawnServer } from "./lib/spawn.ts";
 import { openSwarm } from "./lib/swarm.ts";
+import { startSyncApp } from "./lib/sync-app.ts";
 import { formatCount, formatNs, median, summarize } from "./lib/timing.ts";
 import type { BenchGroup, BenchRow } from "./lib/types.ts";
 
@@ -17,25 +16,10 @@ const PROCESSES = 4;
 const WRITES = 30;
 const WARMUP_WRITES = 3;
 
-const fixture = fileURLToPath(new URL("./fixtures/sync-server.ts", import.meta.url));
-
 export const fanout: BenchGroup = {
   title: `Fan-out: one write to a query watched by ${formatCount(SOCKETS)} sockets`,
   async run(ctx) {
-    const dataDir = await ctx.tempDir("bench-fanout-");
-    ctx.log("starting the example app server");
-    const server = await spawnServer(fixture, { BENCH_DATA_DIR: dataDir });
-    ctx.defer(() => server.stop());
-    const call = async (kind: "mutation" | "action", path: string, args: unknown) => {
-      const res = await fetch(`${server.url}/api/${kind}`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ path, args }),
-      });
-      const body = (await res.json()) as { status: string; value?: any; message?: string };
-      if (body.status !== "success") throw new Error(`${path}: ${body.message}`);
-      return body.value;
-    };
+    const { wsUrl, call } = await startSyncApp(ctx, { name: "fanout" });
     const stats = () =>
       call("action", "bench:stats", {}) as Promise<{ executions: number; cpuMicros: number }>;
     const [{ userId }] = (await call("mutation", "bench:createSessions", { prefix: "fan", n: 1 })) as {
@@ -45,7 +29,7 @@ export const fanout: BenchGroup = {
     ctx.log(`opening ${formatCount(SOCKETS)} sockets in ${PROCESSES} processes`);
     const t0 = process.hrtime.bigint();
     const swarm = await openSwarm({
-      url: `ws://127.0.0.1:${server.port}/api/sync`,
+      url: wsUrl,
       sockets: SOCKETS,
       processes: PROCESSES,
       path: "bench:feed",

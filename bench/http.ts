@@ -1,13 +1,16 @@
 /**
  * HTTP throughput: `POST /api/query` of an indexed point read on the platform vs a plain Hono
  * hello-world (and a plain Hono JSON echo), each server in its own process, the same autocannon
- * settings for all, runs interleaved round by round; medians of the rounds are reported.
+ * settings for all, runs interleaved round by round; medians of the rounds are reported. Each
+ * target's note gives its server's CPU time per request (`/proc`, far less inflated by a busy
+ * machine than throughput) and the bytes of one response, headers included.
  */
 import { fileURLToPath } from "node:url";
 import { pointReadBodies } from "./fixtures/point-app.ts";
-import { LOAD_DEFAULTS, type LoadResult, runLoad } from "./lib/load.ts";
+import { LOAD_DEFAULTS, runLoad } from "./lib/load.ts";
+import { type ServerLoad, withServerCpu } from "./lib/server-load.ts";
 import { spawnServer } from "./lib/spawn.ts";
-import { formatCount, formatRatio, interleave, median } from "./lib/timing.ts";
+import { formatCount, formatNs, formatRatio, interleave, median } from "./lib/timing.ts";
 import type { BenchGroup, BenchRow } from "./lib/types.ts";
 
 const ROUNDS = 3;
@@ -59,21 +62,25 @@ export const http: BenchGroup = {
     // Short runs whose numbers are discarded: JIT warm-up on both sides.
     for (const run of Object.values(targets)) await run(WARMUP_SEC);
     ctx.log(`measuring ${ROUNDS} interleaved rounds of ${LOAD_DEFAULTS.durationSec} s per target`);
-    const results = await interleave<LoadResult>(ROUNDS, {
-      hello: () => targets.hello(LOAD_DEFAULTS.durationSec),
-      echo: () => targets.echo(LOAD_DEFAULTS.durationSec),
-      query: () => targets.query(LOAD_DEFAULTS.durationSec),
+    const results = await interleave<ServerLoad>(ROUNDS, {
+      hello: () => withServerCpu(hono.pid, () => targets.hello(LOAD_DEFAULTS.durationSec)),
+      echo: () => withServerCpu(hono.pid, () => targets.echo(LOAD_DEFAULTS.durationSec)),
+      query: () => withServerCpu(platformServer.pid, () => targets.query(LOAD_DEFAULTS.durationSec)),
     });
 
-    const rps = (name: keyof typeof targets) => median(results[name].map((r) => r.requestsPerSec));
+    const rps = (name: keyof typeof targets) => median(results[name].map((r) => r.load.requestsPerSec));
+    // What the server spent per request and what one response weighs: the same yardstick for all.
+    const cost = (name: keyof typeof targets) =>
+      `server CPU ${formatNs(median(results[name].map((r) => r.cpuPerRequestNs)))}/request, ` +
+      `${Math.round(median(results[name].map((r) => r.load.bytesPerResponse)))} B/response`;
     // autocannon records whole milliseconds; 0 means "under 1 ms".
     const p = (name: keyof typeof targets, key: "latencyP50Ms" | "latencyP99Ms") => {
-      const ms = median(results[name].map((r) => r[key]));
+      const ms = median(results[name].map((r) => r.load[key]));
       return ms < 1 ? "< 1 ms" : `${ms} ms`;
     };
     // Ratios pair the runs of the same round (back to back), then take the median over rounds.
     const ratio = (a: keyof typeof targets, b: keyof typeof targets) =>
-      median(results[a].map((r, i) => r.requestsPerSec / results[b][i].requestsPerSec));
+      median(results[a].map((r, i) => r.load.requestsPerSec / results[b][i].load.requestsPerSec));
     const settings = `${LOAD_DEFAULTS.connections} connections, pipelining ${LOAD_DEFAULTS.pipelining}, ${ROUNDS}×${LOAD_DEFAULTS.durationSec} s`;
     const queryVsHello = ratio("query", "hello");
 
@@ -83,21 +90,21 @@ export const http: BenchGroup = {
         result: `${formatCount(rps("hello"))} req/s`,
         p50: p("hello", "latencyP50Ms"),
         p99: p("hello", "latencyP99Ms"),
-        note: settings,
+        note: `${settings}; ${cost("hello")}`,
       },
       {
         benchmark: "Hono JSON echo `POST /json` (reference)",
         result: `${formatCount(rps("echo"))} req/s`,
         p50: p("echo", "latencyP50Ms"),
         p99: p("echo", "latencyP99Ms"),
-        note: "parses the body, answers JSON",
+        note: `parses the body, answers JSON; ${cost("echo")}`,
       },
       {
         benchmark: "Platform `POST /api/query` indexed point read",
         result: `${formatCount(rps("query"))} req/s`,
         p50: p("query", "latencyP50Ms"),
         p99: p("query", "latencyP99Ms"),
-        note: "10k docs, 64 different keys",
+        note: `10k docs, 64 different keys; ${cost("query")}`,
       },
       {
         benchmark: "ratio: /api/query ÷ hello-world",

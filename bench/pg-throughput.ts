@@ -11,13 +11,14 @@
  *    (PostgreSQL's own backend processes not included).
  */
 import { fileURLToPath } from "node:url";
-import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import { Backend } from "../src/backend/runtime.ts";
 import { openEngine } from "../src/backend/storage/open.ts";
-import { startPostgres } from "../test/helpers/postgres.ts";
 import { authConfig, modules, schema } from "./fixtures/postgres-app.ts";
-import { LOAD_DEFAULTS, type LoadResult, runLoad } from "./lib/load.ts";
-import { processCpuNs } from "./lib/proc.ts";
+import { callFunction } from "./lib/api-call.ts";
+import { LOAD_DEFAULTS, runLoad } from "./lib/load.ts";
+import { startBenchPostgres } from "./lib/postgres-db.ts";
+import { rs256Tokens } from "./lib/rs256-tokens.ts";
+import { type ServerLoad, withServerCpu } from "./lib/server-load.ts";
 import { type SpawnedServer, spawnServer } from "./lib/spawn.ts";
 import { formatCount, formatNs, formatRatio, interleave, median, summarize } from "./lib/timing.ts";
 import type { BenchContext, BenchGroup, BenchRow } from "./lib/types.ts";
@@ -30,49 +31,13 @@ const INSERT_ROUNDS = 5;
 const INSERTS = 1_000;
 const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
 
-async function call(url: string, kind: string, path: string, args: unknown, token?: string) {
-  const response = await fetch(`${url}/api/${kind}`, {
-    method: "POST",
-    headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
-    body: JSON.stringify({ path, args }),
-  });
-  const body = (await response.json()) as { value?: any };
-  if (response.status !== 200) throw new Error(`${path} on ${url} answered ${response.status}`);
-  return body.value;
-}
-
-/** A load run and the server's CPU time per completed request. */
-interface Measured {
-  load: LoadResult;
-  cpuPerRequestNs: number;
-}
-
-async function measured(server: SpawnedServer, run: () => Promise<LoadResult>): Promise<Measured> {
-  const cpu0 = processCpuNs(server.pid);
-  const load = await run();
-  return { load, cpuPerRequestNs: (processCpuNs(server.pid) - cpu0) / load.completed };
-}
-
 export const pgThroughput: BenchGroup = {
   title: "PostgreSQL throughput: authenticated /api/query on PostgreSQL vs SQLite vs Hono, single inserts",
   async run(ctx: BenchContext): Promise<BenchRow[]> {
-    ctx.log("starting PostgreSQL");
-    const pg = await startPostgres();
-    ctx.defer(() => pg.stop());
-    const pgUrl = await pg.createDatabase();
+    const pgUrl = await startBenchPostgres(ctx);
     const sqliteUrl = `${await ctx.tempDir("bench-pg-throughput-")}/bench.sqlite`;
-    const { privateKey, publicKey } = await generateKeyPair("RS256");
-    const jwk = JSON.stringify({ ...(await exportJWK(publicKey)), kid: "k1", alg: "RS256" });
+    const { jwk, sign } = await rs256Tokens(ISSUER, AUDIENCE);
     const env = { BENCH_JWK: jwk, BENCH_ISSUER: ISSUER, BENCH_AUDIENCE: AUDIENCE };
-    const sign = (sub: string, sessionId: string) =>
-      new SignJWT({ sessionId })
-        .setProtectedHeader({ alg: "RS256", kid: "k1" })
-        .setSubject(sub)
-        .setIssuer(ISSUER)
-        .setAudience(AUDIENCE)
-        .setIssuedAt()
-        .setExpirationTime("15m")
-        .sign(privateKey);
 
     ctx.log("starting the app on PostgreSQL, on SQLite, and the Hono hello-world");
     const servers = {
@@ -84,9 +49,9 @@ export const pgThroughput: BenchGroup = {
 
     const meBody = JSON.stringify({ path: "bench:me", args: {} });
     const tokenFor = async (server: SpawnedServer) => {
-      const { userId, sessionId } = await call(server.url, "mutation", "bench:createSession", {});
+      const { userId, sessionId } = await callFunction(server.url, "mutation", "bench:createSession", {});
       const token = await sign(userId, sessionId);
-      const me = await call(server.url, "query", "bench:me", {}, token);
+      const me = await callFunction(server.url, "query", "bench:me", {}, token);
       if (me?.name !== "bench") throw new Error(`bench:me on ${server.url} answered ${JSON.stringify(me)}`);
       return token;
     };
@@ -107,10 +72,10 @@ export const pgThroughput: BenchGroup = {
     ctx.log("warming up");
     for (const run of Object.values(targets)) await run(WARMUP_SEC);
     ctx.log(`measuring ${ROUNDS} interleaved rounds of ${LOAD_DEFAULTS.durationSec} s per target`);
-    const results = await interleave<Measured>(ROUNDS, {
-      postgres: () => measured(servers.postgres, () => targets.postgres(LOAD_DEFAULTS.durationSec)),
-      sqlite: () => measured(servers.sqlite, () => targets.sqlite(LOAD_DEFAULTS.durationSec)),
-      hello: () => measured(servers.hello, () => targets.hello(LOAD_DEFAULTS.durationSec)),
+    const results = await interleave<ServerLoad>(ROUNDS, {
+      postgres: () => withServerCpu(servers.postgres.pid, () => targets.postgres(LOAD_DEFAULTS.durationSec)),
+      sqlite: () => withServerCpu(servers.sqlite.pid, () => targets.sqlite(LOAD_DEFAULTS.durationSec)),
+      hello: () => withServerCpu(servers.hello.pid, () => targets.hello(LOAD_DEFAULTS.durationSec)),
     });
     for (const server of Object.values(servers)) await server.stop();
 

@@ -15,15 +15,16 @@
  *    time on two backends in this process, with and without the check, interleaved rounds, medians.
  */
 import { fileURLToPath } from "node:url";
-import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import WebSocket from "ws";
 import { anyApi } from "../src/backend/functions/references.ts";
 import { Backend } from "../src/backend/runtime.ts";
 import { PostgresEngine } from "../src/backend/storage/postgres.ts";
 import { BackendClient } from "../src/client/index.ts";
-import { startPostgres } from "../test/helpers/postgres.ts";
 import { authConfig, modules, schema } from "./fixtures/postgres-app.ts";
+import { postFunction } from "./lib/api-call.ts";
 import { LOAD_DEFAULTS, type LoadResult, runLoad } from "./lib/load.ts";
+import { startBenchPostgres } from "./lib/postgres-db.ts";
+import { rs256Tokens } from "./lib/rs256-tokens.ts";
 import { type SpawnedServer, spawnServer } from "./lib/spawn.ts";
 import {
   formatCount,
@@ -46,34 +47,12 @@ const WARMUP_SEC = 1;
 const IN_PROCESS_ROUNDS = 5;
 const IN_PROCESS_CALLS = 2_000;
 
-async function call(url: string, kind: string, path: string, args: unknown, token?: string) {
-  const response = await fetch(`${url}/api/${kind}`, {
-    method: "POST",
-    headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
-    body: JSON.stringify({ path, args }),
-  });
-  return { status: response.status, body: (await response.json()) as { value?: any } };
-}
-
 export const postgres: BenchGroup = {
   title: "PostgreSQL: three instances on one database",
   async run(ctx: BenchContext): Promise<BenchRow[]> {
-    ctx.log("starting PostgreSQL");
-    const pg = await startPostgres();
-    ctx.defer(() => pg.stop());
-    const databaseUrl = await pg.createDatabase();
-    const { privateKey, publicKey } = await generateKeyPair("RS256");
-    const jwk = JSON.stringify({ ...(await exportJWK(publicKey)), kid: "k1", alg: "RS256" });
+    const databaseUrl = await startBenchPostgres(ctx);
+    const { jwk, sign } = await rs256Tokens(ISSUER, AUDIENCE);
     const env = { DATABASE_URL: databaseUrl, BENCH_JWK: jwk, BENCH_ISSUER: ISSUER, BENCH_AUDIENCE: AUDIENCE };
-    const sign = (sub: string, sessionId: string) =>
-      new SignJWT({ sessionId })
-        .setProtectedHeader({ alg: "RS256", kid: "k1" })
-        .setSubject(sub)
-        .setIssuer(ISSUER)
-        .setAudience(AUDIENCE)
-        .setIssuedAt()
-        .setExpirationTime("15m")
-        .sign(privateKey);
 
     ctx.log("starting 3 instances and one without the cross-instance check");
     const servers: SpawnedServer[] = [];
@@ -101,7 +80,7 @@ export const postgres: BenchGroup = {
       expected = `m${i}`;
       const seen = new Promise<void>((resolve) => (waiter = resolve));
       const start = process.hrtime.bigint();
-      const posted = await call(a, "mutation", "bench:post", { channel: "live", body: expected });
+      const posted = await postFunction(a, "mutation", "bench:post", { channel: "live", body: expected });
       if (posted.status !== 200) throw new Error(`post answered ${posted.status}`);
       await seen;
       if (i >= 0) live.push(Number(process.hrtime.bigint() - start));
@@ -113,22 +92,24 @@ export const postgres: BenchGroup = {
     const refused: number[] = [];
     let stale = 0;
     for (let i = 0; i < REVOCATIONS; i++) {
-      const { value } = (await call(a, "mutation", "bench:createSession", {})).body;
+      const { value } = (await postFunction(a, "mutation", "bench:createSession", {})).body;
       const token = await sign(value.userId, value.sessionId);
       for (const url of [b, c, b, c]) {
-        const warm = await call(url, "query", "bench:me", {}, token);
+        const warm = await postFunction(url, "query", "bench:me", {}, token);
         if (warm.status !== 200) throw new Error(`bench:me answered ${warm.status}`);
       }
       const start = process.hrtime.bigint();
-      const revoked = await call(a, "mutation", "bench:revoke", { id: value.sessionId });
+      const revoked = await postFunction(a, "mutation", "bench:revoke", { id: value.sessionId });
       if (revoked.status !== 200) throw new Error(`revoke answered ${revoked.status}`);
-      const answers = await Promise.all([b, c].map((url) => call(url, "query", "bench:me", {}, token)));
+      const answers = await Promise.all(
+        [b, c].map((url) => postFunction(url, "query", "bench:me", {}, token)),
+      );
       refused.push(Number(process.hrtime.bigint() - start));
       stale += answers.filter((r) => r.status !== 401).length;
     }
 
     // 3. The check's cost: a cached token against B (checked) and the unchecked instance.
-    const { value } = (await call(a, "mutation", "bench:createSession", {})).body;
+    const { value } = (await postFunction(a, "mutation", "bench:createSession", {})).body;
     const token = await sign(value.userId, value.sessionId);
     const meBody = JSON.stringify({ path: "bench:me", args: {} });
     const load = (url: string, durationSec: number) =>

@@ -13,10 +13,9 @@
  *    session has `auth_error` (arrival times in the children, CLOCK_MONOTONIC); and the server's
  *    CPU time per revocation.
  */
-import { fileURLToPath } from "node:url";
 import { processCpuNs, processRssBytes } from "./lib/proc.ts";
-import { spawnServer } from "./lib/spawn.ts";
 import { openSwarm } from "./lib/swarm.ts";
+import { startSyncApp } from "./lib/sync-app.ts";
 import { formatCount, formatNs, summarize } from "./lib/timing.ts";
 import type { BenchContext, BenchGroup, BenchRow } from "./lib/types.ts";
 
@@ -27,28 +26,14 @@ const PROCESSES = 4;
 const HEARTBEAT_MS = 20_000;
 const REVOCATIONS = 60;
 const WARMUP_REVOCATIONS = 5;
-const MINT_BATCH = 500;
 
-const fixture = fileURLToPath(new URL("./fixtures/sync-server.ts", import.meta.url));
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export const sockets: BenchGroup = {
   title: `Sockets at scale: ${formatCount(SOCKETS)} authenticated WebSockets, one live query each, one server process`,
   async run(ctx: BenchContext): Promise<BenchRow[]> {
-    const dataDir = await ctx.tempDir("bench-sockets-");
-    ctx.log("starting the example app server");
-    const server = await spawnServer(fixture, { BENCH_DATA_DIR: dataDir });
-    ctx.defer(() => server.stop());
-    const call = async (kind: "mutation" | "action", path: string, args: unknown) => {
-      const res = await fetch(`${server.url}/api/${kind}`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ path, args }),
-      });
-      const body = (await res.json()) as { status: string; value?: any; message?: string };
-      if (body.status !== "success") throw new Error(`${path}: ${body.message}`);
-      return body.value;
-    };
+    const app = await startSyncApp(ctx, { name: "sockets" });
+    const { server, call } = app;
     const stats = () =>
       call("action", "bench:stats", {}) as Promise<{
         executions: number;
@@ -57,23 +42,13 @@ export const sockets: BenchGroup = {
       }>;
 
     ctx.log(`creating ${formatCount(SESSIONS)} users with sessions and their JWTs (token endpoint code)`);
-    const sessions: { sessionId: string; token: string }[] = [];
-    for (let i = 0; i < SESSIONS; i += MINT_BATCH) {
-      const made = (await call("mutation", "bench:createSessions", {
-        prefix: `s${i}_`,
-        n: Math.min(MINT_BATCH, SESSIONS - i),
-      })) as { sessionId: string; sessionToken: string }[];
-      const tokens = (await call("action", "bench:mintTokens", {
-        sessionTokens: made.map((s) => s.sessionToken),
-      })) as string[];
-      for (const [k, s] of made.entries()) sessions.push({ sessionId: s.sessionId, token: tokens[k] });
-    }
+    const sessions = await app.sessions(SESSIONS, "s");
 
     const rssBefore = processRssBytes(server.pid);
     ctx.log(`opening ${formatCount(SOCKETS)} sockets from ${PROCESSES} processes`);
     const t0 = process.hrtime.bigint();
     const swarm = await openSwarm({
-      url: `ws://127.0.0.1:${server.port}/api/sync`,
+      url: app.wsUrl,
       sockets: SOCKETS,
       processes: PROCESSES,
       path: "bench:me",

@@ -15,9 +15,8 @@
  * 5. Precision: reactor executions caused by writes that no subscription read (goal 0).
  */
 import { execFileSync } from "node:child_process";
-import { fileURLToPath } from "node:url";
 import WebSocket from "ws";
-import { spawnServer } from "./lib/spawn.ts";
+import { type MintedSession, startSyncApp } from "./lib/sync-app.ts";
 import { formatCount, formatNs, summarize } from "./lib/timing.ts";
 import type { BenchContext, BenchGroup, BenchRow } from "./lib/types.ts";
 
@@ -29,8 +28,6 @@ const CONNECT_SAMPLES = 500;
 const WRITE_SAMPLES = 300;
 const BATCH = 250;
 const UNRELATED_WRITES = 100;
-
-const fixture = fileURLToPath(new URL("./fixtures/sync-server.ts", import.meta.url));
 
 /** A raw protocol socket: send JSON, await the next message matching a predicate. */
 class Socket {
@@ -103,39 +100,11 @@ function openFileLimit(): number {
   }
 }
 
-interface Session {
-  userId: string;
-  sessionId: string;
-  sessionToken: string;
-  token: string;
-}
-
 export const sync: BenchGroup = {
   title: "Live sync: authenticated WebSockets on the example app (server in a child process)",
   async run(ctx: BenchContext): Promise<BenchRow[]> {
-    const dataDir = await ctx.tempDir("bench-sync-");
-    ctx.log("starting the example app server");
-    const server = await spawnServer(fixture, { BENCH_DATA_DIR: dataDir });
-    ctx.defer(() => server.stop());
-    const wsUrl = `ws://127.0.0.1:${server.port}/api/sync`;
-    const call = async (
-      kind: "mutation" | "action" | "query",
-      path: string,
-      args: unknown,
-      token?: string,
-    ) => {
-      const res = await fetch(`${server.url}/api/${kind}`, {
-        method: "POST",
-        headers: {
-          "content-type": "application/json",
-          ...(token ? { authorization: `Bearer ${token}` } : {}),
-        },
-        body: JSON.stringify({ path, args }),
-      });
-      const body = (await res.json()) as { status: string; value?: any; message?: string };
-      if (body.status !== "success") throw new Error(`${path}: ${body.message}`);
-      return body.value;
-    };
+    const app = await startSyncApp(ctx, { name: "sync" });
+    const { wsUrl, call } = app;
     const stats = () =>
       call("action", "bench:stats", {}) as Promise<{
         executions: number;
@@ -148,17 +117,7 @@ export const sync: BenchGroup = {
     const sockets = Math.min(SOCKETS, limit - 500);
     const total = LOAD_SESSIONS + REVOKE_SESSIONS + 3;
     ctx.log(`creating ${total} users with sessions and their JWTs (token endpoint code)`);
-    const sessions: Session[] = [];
-    for (let i = 0; i < total; i += 500) {
-      const made = (await call("mutation", "bench:createSessions", {
-        prefix: `u${i}_`,
-        n: Math.min(500, total - i),
-      })) as Omit<Session, "token">[];
-      const tokens = (await call("action", "bench:mintTokens", {
-        sessionTokens: made.map((s) => s.sessionToken),
-      })) as string[];
-      for (const [k, s] of made.entries()) sessions.push({ ...s, token: tokens[k] });
-    }
+    const sessions = await app.sessions(total, "u");
     const [writerA, readerB, bystander] = sessions.splice(0, 3);
     const revokable = sessions.splice(0, REVOKE_SESSIONS);
     const load = sessions;
@@ -269,7 +228,7 @@ export const sync: BenchGroup = {
     // 4. Many sockets, each with its own live query.
     const before = await stats();
     ctx.log(`opening ${sockets} authenticated sockets with one live query each (batches of ${BATCH})`);
-    const held: { socket: Socket; session: Session }[] = [];
+    const held: { socket: Socket; session: MintedSession }[] = [];
     const heartbeat = setInterval(() => {
       for (const h of held) if (h.socket.ws.readyState === 1) h.socket.send({ type: "ping" });
     }, 15_000);

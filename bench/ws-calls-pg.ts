@@ -9,12 +9,12 @@
  * 2. {@link SOCKETS} sockets × {@link IN_FLIGHT} calls in flight each: calls per second (rounds of
  *    the catch-up are shared by every call that arrives before one starts).
  */
-import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import WebSocket from "ws";
 import { type RunningService, startService } from "../src/backend/service.ts";
 import { PostgresEngine } from "../src/backend/storage/postgres.ts";
-import { startPostgres } from "../test/helpers/postgres.ts";
 import { authConfig, modules, schema } from "./fixtures/postgres-app.ts";
+import { startBenchPostgres } from "./lib/postgres-db.ts";
+import { rs256Tokens } from "./lib/rs256-tokens.ts";
 import {
   formatCount,
   formatNs,
@@ -95,12 +95,8 @@ async function callsPerSecond(sockets: CallSocket[], inFlight: number, total: nu
 export const wsCallsPg: BenchGroup = {
   title: "PostgreSQL: the per-call catch-up of WebSocket calls (revocation on the next request)",
   async run(ctx: BenchContext): Promise<BenchRow[]> {
-    ctx.log("starting PostgreSQL");
-    const pg = await startPostgres();
-    ctx.defer(() => pg.stop());
-    const databaseUrl = await pg.createDatabase();
-    const { privateKey, publicKey } = await generateKeyPair("RS256");
-    const jwk = JSON.stringify({ ...(await exportJWK(publicKey)), kid: "k1", alg: "RS256" });
+    const databaseUrl = await startBenchPostgres(ctx);
+    const { jwk, sign } = await rs256Tokens(ISSUER, AUDIENCE);
 
     const urls: Record<"checked" | "unchecked", string> = { checked: "", unchecked: "" };
     const services: RunningService[] = [];
@@ -122,14 +118,7 @@ export const wsCallsPg: BenchGroup = {
     }
     const created = await services[0].backend.runMutation("bench:createSession", {});
     const { userId, sessionId } = created.value as { userId: string; sessionId: string };
-    const token = await new SignJWT({ sessionId })
-      .setProtectedHeader({ alg: "RS256", kid: "k1" })
-      .setSubject(userId)
-      .setIssuer(ISSUER)
-      .setAudience(AUDIENCE)
-      .setIssuedAt()
-      .setExpirationTime("15m")
-      .sign(privateKey);
+    const token = await sign(userId, sessionId);
 
     const sockets: Record<string, CallSocket[]> = {};
     for (const [name, url] of Object.entries(urls)) {

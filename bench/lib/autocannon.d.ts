@@ -18,6 +18,8 @@ declare module "autocannon" {
     mismatches: number;
     requests: Histogram;
     latency: Histogram;
+    /** Bytes received (responses, headers included). */
+    throughput: Histogram;
   }
   export interface AutocannonRequest {
     method?: string;

@@ -23,6 +23,8 @@ export interface LoadResult {
   latencyP50Ms: number;
   latencyP99Ms: number;
   completed: number;
+  /** Bytes received per completed request (status line, headers and body). */
+  bytesPerResponse: number;
 }
 
 /** Default settings shared by every HTTP comparison, so compared runs differ only in the target. */
@@ -58,5 +60,6 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     latencyP50Ms: result.latency.p50,
     latencyP99Ms: result.latency.p99,
     completed: result.requests.total ?? 0,
+    bytesPerResponse: (result.throughput.total ?? 0) / (result.requests.total ?? 1),
   };
 }

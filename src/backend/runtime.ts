@@ -199,26 +199,37 @@ export class Backend {
     const since = this.commits.lastSequence;
     const entry = this.openTransaction.getStore();
     // Inside a transaction scope the query reads the scope's transaction, its writes included.
-    const read = <T>(body: (tx: ReadTransaction) => Promise<T>) =>
-      entry ? this.inTurn(entry, () => body(entry.scope.tx)) : this.engine.read(body);
-    return read(async (tx) => {
-      // Identity reads are not part of the query's read set: the connection watches them itself.
-      // An anonymous caller skips the call (and its await): nothing to resolve.
-      const identity =
-        caller.token || caller.identity !== undefined || caller.lazyIdentity
-          ? await this.identityFor(caller, tx, since)
-          : null;
-      const readSet = into ?? emptyReadSet();
-      const db = new DatabaseReaderImpl(this.catalog, tx, readSet);
-      const ctx: QueryCtx = {
-        db,
-        auth: staticAuth(identity, caller.token ?? null),
-        meta: caller.meta ?? {},
-        env: this.env,
-      };
-      const value = await fn.handler(ctx, parsed);
-      return { value: value === undefined ? null : value, readSet };
-    });
+    // The callbacks stay inline and unnamed: tsx keeps the names of named closures, which costs
+    // a defineProperty per closure per call.
+    if (entry) return this.inTurn(entry, () => this.queryIn(entry.scope.tx, fn, parsed, caller, since, into));
+    return this.engine.read((tx) => this.queryIn(tx, fn, parsed, caller, since, into));
+  }
+
+  /** Runs a query's handler in `tx` (see {@link runQuery}). */
+  private async queryIn(
+    tx: ReadTransaction,
+    fn: RegisteredFunction,
+    args: unknown,
+    caller: Caller,
+    since: number,
+    into: ReadSet | undefined,
+  ): Promise<{ value: unknown; readSet: ReadSet }> {
+    // Identity reads are not part of the query's read set: the connection watches them itself.
+    // An anonymous caller skips the call (and its await): nothing to resolve.
+    const identity =
+      caller.token || caller.identity !== undefined || caller.lazyIdentity
+        ? await this.identityFor(caller, tx, since)
+        : null;
+    const readSet = into ?? emptyReadSet();
+    const db = new DatabaseReaderImpl(this.catalog, tx, readSet);
+    const ctx: QueryCtx = {
+      db,
+      auth: staticAuth(identity, caller.token ?? null),
+      meta: caller.meta ?? {},
+      env: this.env,
+    };
+    const value = await fn.handler(ctx, args);
+    return { value: value === undefined ? null : value, readSet };
   }
 
   /** Runs a mutation as one transaction; publishes its write set after the commit. */
