@@ -37,6 +37,22 @@ const TARGETS: Readonly<Record<string, readonly string[]>> = {
   ],
   "src/auth/identity.ts": ["test/auth/identity.test.ts"],
   "src/backend/sync/identity-watch.ts": ["test/sync/identity-watch.test.ts"],
+  "src/auth/where/match.ts": [
+    "test/auth/where/match.test.ts",
+    "test/auth/where/value-order.test.ts",
+    "test/auth/where/case-insensitive.test.ts",
+  ],
+  "src/auth/where/clause.ts": ["test/auth/where/clause.test.ts", "test/auth/where/case-insensitive.test.ts"],
+  "src/auth/where/plan.ts": [
+    "test/auth/where/plan.test.ts",
+    "test/auth/where/where-fuzz.test.ts",
+    "test/auth/where/value-order.test.ts",
+  ],
+  "src/auth/where/execute.ts": [
+    "test/auth/where/execute.test.ts",
+    "test/auth/where/where-fuzz.test.ts",
+    "test/auth/where/value-order.test.ts",
+  ],
 };
 
 const INCREMENTAL_DIR = "reports/stryker-incremental";
