@@ -43,16 +43,9 @@ const TARGETS: Readonly<Record<string, readonly string[]>> = {
     "test/auth/where/case-insensitive.test.ts",
   ],
   "src/auth/where/clause.ts": ["test/auth/where/clause.test.ts", "test/auth/where/case-insensitive.test.ts"],
-  "src/auth/where/plan.ts": [
-    "test/auth/where/plan.test.ts",
-    "test/auth/where/where-fuzz.test.ts",
-    "test/auth/where/value-order.test.ts",
-  ],
-  "src/auth/where/execute.ts": [
-    "test/auth/where/execute.test.ts",
-    "test/auth/where/where-fuzz.test.ts",
-    "test/auth/where/value-order.test.ts",
-  ],
+  // Not the where fuzz test: 600 queries per mutant (~6 s each under load), and it only checks answers.
+  "src/auth/where/plan.ts": ["test/auth/where/plan.test.ts", "test/auth/where/value-order.test.ts"],
+  "src/auth/where/execute.ts": ["test/auth/where/execute.test.ts", "test/auth/where/value-order.test.ts"],
 };
 
 const INCREMENTAL_DIR = "reports/stryker-incremental";
