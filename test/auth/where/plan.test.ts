@@ -93,7 +93,9 @@ describe("equality on an index", () => {
     expect(plan([{ field: "age", value: true }]).sources).toEqual([index("age", [{ eq: [true] }])]);
   });
 
-  test("eq null reads the missing and the null entries", () => {
+  test("eq null (or a value left out, as skipValidation lets through) reads the missing and the null entries", () => {
+    const missing = [{ field: "email", value: undefined }] as unknown as WhereClause[];
+    expect(plan(missing).sources).toEqual([index("email", [{ eq: [undefined] }, { eq: [null] }])]);
     expect(plan([{ field: "email", value: null }])).toEqual({
       sources: [index("email", [{ eq: [undefined] }, { eq: [null] }])],
       exact: true,
@@ -229,6 +231,7 @@ describe("ranges", () => {
   test("NaN, booleans and null have no range", () => {
     for (const value of [Number.NaN, true, null]) {
       expect(plan([{ field: "age", operator: "gt", value }]).sources, String(value)).toEqual([FULL_SCAN]);
+      expect(plan([{ field: "age", operator: "lt", value }]).sources, String(value)).toEqual([FULL_SCAN]);
     }
   });
 });
@@ -254,6 +257,27 @@ describe("compound indexes and the choice between indexes", () => {
       exact: true,
       sorted: true,
     });
+  });
+
+  test("equality plus an in or a range on a compound index beats equality on one field", () => {
+    const eq: WhereClause[] = [
+      { field: "email", value: "a@x" },
+      { field: "name", value: "ann" },
+    ];
+    expect(plan([...eq, { field: "age", operator: "in", value: [1, 2] }]).sources).toEqual([
+      index("nameAge", [{ eq: ["ann", 1] }, { eq: ["ann", 2] }]),
+    ]);
+    expect(plan([...eq, { field: "age", operator: "gt", value: 1 }]).sources).toEqual([
+      index("nameAge", [
+        { eq: ["ann"], lower: { value: 1, inclusive: false }, upper: { value: false, inclusive: false } },
+      ]),
+    ]);
+    // An in (several exact reads) beats a range.
+    const where: WhereClause[] = [
+      { field: "email", operator: "in", value: ["a", "b"] },
+      { field: "age", operator: "gt", value: 1 },
+    ];
+    expect(plan(where).sources).toEqual([index("email", [{ eq: ["a"] }, { eq: ["b"] }])]);
   });
 
   test("an in on the next field is preferred to a range on it", () => {
@@ -330,6 +354,17 @@ describe("compound indexes and the choice between indexes", () => {
 });
 
 describe("AND and OR", () => {
+  test("an upper bound alone with an unindexed clause is not exact (a count would include non-matches)", () => {
+    const where: WhereClause[] = [
+      { field: "age", operator: "lt", value: 30 },
+      { field: "role", value: "admin" },
+    ];
+    expect(plan(where).exact).toBe(false);
+    expect(
+      plan([where[0], { field: "role", value: "admin" }, { field: "age", operator: "gt", value: 1 }]).exact,
+    ).toBe(false);
+  });
+
   test("an extra clause no index answers makes the plan inexact", () => {
     const where: WhereClause[] = [
       { field: "email", value: "a@x" },
