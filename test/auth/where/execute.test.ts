@@ -8,6 +8,7 @@ import type { StoredDoc } from "../../../src/auth/data/types.ts";
 import { createApi } from "../../../src/auth/data-functions.ts";
 import { defineAuthTables } from "../../../src/auth/schema.ts";
 import type { WhereClause } from "../../../src/auth/where.ts";
+import { functionsFor } from "../../../src/backend/functions/define.ts";
 import { Backend } from "../../../src/backend/runtime.ts";
 import { defineSchema } from "../../../src/backend/schema.ts";
 import type { ReadTransaction } from "../../../src/backend/storage/engine.ts";
@@ -36,17 +37,26 @@ const PEOPLE: [string, number | undefined][] = [
   ["eve", undefined],
 ];
 
+// Seeded with a plain insert, not `auth:create`: its unique check would run the where code before
+// any test, and Stryker then treats every mutant there as static (all tests per mutant, and in
+// 9.6.1 such mutants were reported as survivors though the tests kill them).
+const seed = functionsFor(schema).internalMutation({
+  args: {},
+  handler: async (ctx) => {
+    const out: Record<string, string> = {};
+    for (const [name, age] of PEOPLE) {
+      const data = { name, email: `${name}@x`, emailVerified: false, createdAt: 1, updatedAt: 1 };
+      out[name] = await ctx.db.insert("user", age === undefined ? data : { ...data, age });
+    }
+    return out;
+  },
+});
+
 beforeAll(async () => {
   const engine = new SqliteEngine({ filename: tempDatabaseFile() });
-  backend = new Backend({ schema, modules: { auth: createApi(schema) }, engine });
+  backend = new Backend({ schema, modules: { auth: createApi(schema), seed: { users: seed } }, engine });
   await backend.start();
-  for (const [name, age] of PEOPLE) {
-    const data = { name, email: `${name}@x`, emailVerified: false, createdAt: 1, updatedAt: 1 };
-    if (age !== undefined) Object.assign(data, { age });
-    ids[name] = (
-      (await backend.runMutation("auth:create", { model: "user", data }, internal)).value as StoredDoc
-    )._id;
-  }
+  Object.assign(ids, (await backend.runMutation("seed:users", {}, internal)).value);
   // A spy around the real engine's reads, not a replacement.
   const read = engine.read.bind(engine);
   engine.read = (fn) =>
