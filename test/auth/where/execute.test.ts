@@ -212,6 +212,18 @@ describe("sources", () => {
     expect(await find({ where })).toMatchObject({ names: ["ann", "bob", "cid"], scanned: 3 });
   });
 
+  test("each range of an in reads only what the limit still needs", async () => {
+    const where = [{ field: "age", operator: "in", value: [20, 30] }];
+    expect(await find({ where, limit: 2 })).toMatchObject({ names: ["cid", "ann"], scanned: 2 });
+  });
+
+  test("findOne: the first match, or null", async () => {
+    const findOne = async (where: WhereClause[]) =>
+      (await backend.runQuery("auth:findOne", { model: "user", where }, internal)).value as StoredDoc | null;
+    expect((await findOne([{ field: "age", value: 30 }]))?.name).toBe("ann");
+    expect(await findOne([{ field: "age", value: 99 }])).toBeNull();
+  });
+
   test("an inexact index read filters by the whole where", async () => {
     const where = [
       { field: "age", value: 30 },
@@ -232,6 +244,20 @@ describe("count", () => {
       scanned: 0,
     });
     expect(await count([{ field: "age", value: null }])).toEqual({ value: 1, counts: 2, scanned: 0 });
+  });
+
+  test("an exact range counts between its bounds, each bound inclusive or not", async () => {
+    const counted = async (operator: string, value: number) =>
+      (await count([{ field: "age", operator, value } as WhereClause])).value;
+    expect(await counted("gt", 30)).toBe(1);
+    expect(await counted("gte", 30)).toBe(3);
+    expect(await counted("lt", 30)).toBe(1);
+    expect(await counted("lte", 30)).toBe(3);
+    const between = [
+      { field: "age", operator: "gt", value: 20 },
+      { field: "age", operator: "lt", value: 40 },
+    ] as WhereClause[];
+    expect(await count(between)).toEqual({ value: 2, counts: 1, scanned: 0 });
   });
 
   test("otherwise it reads and filters", async () => {
