@@ -47,6 +47,7 @@ const TARGETS: Readonly<Record<string, readonly string[]>> = {
   "src/auth/where/plan.ts": ["test/auth/where/plan.test.ts", "test/auth/where/value-order.test.ts"],
   // Only tests that run no where before their first test (see the seed in execute.test.ts).
   "src/auth/where/execute.ts": ["test/auth/where/execute.test.ts"],
+  "src/auth/data/validators.ts": ["test/auth/data/validators.test.ts"],
 };
 
 const INCREMENTAL_DIR = "reports/stryker-incremental";
