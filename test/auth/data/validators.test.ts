@@ -107,6 +107,10 @@ describe("strict argument validators", () => {
     const many = { model: "user", where, sortBy: { field: "name", direction: "desc" }, limit: 1, offset: 0 };
     expect(check(strict.findMany, many)).toBe("accepted");
     expect(check(strict.findMany, { model: "user" })).toBe("accepted");
+    const either = [where[0], { field: "name", value: "b", connector: "OR", mode: "sensitive" }];
+    expect(
+      check(strict.findMany, { model: "user", where: either, sortBy: { field: "name", direction: "asc" } }),
+    ).toBe("accepted");
     expect(check(strict.count, { model: "user" })).toBe("accepted");
     expect(check(strict.update, { model: "user", where, update: { name: "b" } })).toBe("accepted");
     expect(check(strict.remove, { model: "user", where })).toBe("accepted");
