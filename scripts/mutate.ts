@@ -48,6 +48,7 @@ const TARGETS: Readonly<Record<string, readonly string[]>> = {
   // Only tests that run no where before their first test (see the seed in execute.test.ts).
   "src/auth/where/execute.ts": ["test/auth/where/execute.test.ts"],
   "src/auth/data/validators.ts": ["test/auth/data/validators.test.ts"],
+  "src/auth/data/unique.ts": ["test/auth/data/unique.test.ts"],
 };
 
 const INCREMENTAL_DIR = "reports/stryker-incremental";
