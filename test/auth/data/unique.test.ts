@@ -17,14 +17,17 @@ process.env.LOG_LEVEL ??= "silent";
 
 const schema = defineSchema({
   ...defineAuthTables({
-    user: { fields: { username: v.optional(v.string()) }, indexes: { username: ["username"] } },
+    user: {
+      fields: { username: v.optional(v.string()), handle: v.optional(v.union(v.string(), v.null())) },
+      indexes: { username: ["username"] },
+    },
   }),
 });
 let backend: Backend;
 const internal = { allowInternal: true };
 
 beforeAll(async () => {
-  const api = createApi(schema, { uniqueFields: { user: ["email", "username"] } });
+  const api = createApi(schema, { uniqueFields: { user: ["email", "username", "handle"] } });
   backend = new Backend({
     schema,
     modules: { auth: api },
@@ -52,6 +55,10 @@ test("documents without a value of a unique field do not conflict with each othe
   expect("username" in bob).toBe(false);
   await update(bob._id, { name: "Bob", username: null });
   expect(((await update(ann._id, { name: "Ann" })).value as StoredDoc).name).toBe("Ann");
+  // A field that stores null keeps it: two stored nulls are no conflict either.
+  const fay = await create("fay", { handle: null });
+  const gus = await create("gus", { handle: null });
+  expect([fay.handle, gus.handle]).toEqual([null, null]);
 });
 
 test("a taken value is a CONFLICT naming the model and the field, on create and on update", async () => {
