@@ -38,6 +38,18 @@ const TARGETS: Readonly<Record<string, readonly string[]>> = {
   ],
   "src/auth/identity.ts": ["test/auth/identity.test.ts"],
   "src/backend/sync/identity-watch.ts": ["test/sync/identity-watch.test.ts"],
+  "src/auth/where/match.ts": [
+    "test/auth/where/match.test.ts",
+    "test/auth/where/value-order.test.ts",
+    "test/auth/where/case-insensitive.test.ts",
+  ],
+  "src/auth/where/clause.ts": ["test/auth/where/clause.test.ts", "test/auth/where/case-insensitive.test.ts"],
+  // Not the where fuzz test: 600 queries per mutant (~6 s each under load), and it only checks answers.
+  "src/auth/where/plan.ts": ["test/auth/where/plan.test.ts", "test/auth/where/value-order.test.ts"],
+  // Only tests that run no where before their first test (see the seed in execute.test.ts).
+  "src/auth/where/execute.ts": ["test/auth/where/execute.test.ts"],
+  "src/auth/data/validators.ts": ["test/auth/data/validators.test.ts"],
+  "src/auth/data/unique.ts": ["test/auth/data/unique.test.ts"],
 };
 
 const INCREMENTAL_DIR = "reports/stryker-incremental";

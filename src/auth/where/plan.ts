@@ -84,9 +84,9 @@ function comparisonBounds(clause: WhereClause): { lower?: Bound; upper?: Bound }
   const v = clause.value;
   const typed =
     typeof v === "number" && !Number.isNaN(v)
-      ? { min: Number.NEGATIVE_INFINITY, minInclusive: true, max: false as unknown }
+      ? { min: Number.NEGATIVE_INFINITY, max: false as unknown }
       : typeof v === "string"
-        ? { min: "", minInclusive: true, max: [] as unknown }
+        ? { min: "", max: [] as unknown }
         : null;
   if (!typed) return null;
   switch (op) {
