@@ -12,7 +12,8 @@ import { sqliteDialect } from "./sql-dialect.ts";
 import { SqlStatements } from "./sql-statements.ts";
 
 export type DB = Database.Database;
-export type Stmt = Database.Statement;
+/** A prepared statement (an interface of our own, so the declaration build can name it). */
+export interface Stmt extends Database.Statement {}
 
 /** Prepared statements for one connection, keyed by SQL text. */
 class StatementCache {
