@@ -37,6 +37,8 @@ const TARGETS: Readonly<Record<string, readonly string[]>> = {
   ],
   "src/auth/identity.ts": ["test/auth/identity.test.ts"],
   "src/backend/sync/identity-watch.ts": ["test/sync/identity-watch.test.ts"],
+  "src/backend/sync/limits.ts": ["test/sync/limits.test.ts", "test/sync/budget.test.ts"],
+  "src/backend/sync/budget.ts": ["test/sync/budget.test.ts"],
 };
 
 const INCREMENTAL_DIR = "reports/stryker-incremental";
