@@ -39,6 +39,12 @@ const TARGETS: Readonly<Record<string, readonly string[]>> = {
   "src/backend/sync/identity-watch.ts": ["test/sync/identity-watch.test.ts"],
   "src/backend/sync/limits.ts": ["test/sync/limits.test.ts", "test/sync/budget.test.ts"],
   "src/backend/sync/budget.ts": ["test/sync/budget.test.ts"],
+  "src/backend/sync/connection-identity.ts": [
+    "test/sync/auth.test.ts",
+    "test/sync/identity-watch.test.ts",
+    "test/sync/protocol.test.ts",
+    "test/postgres/websocket-revocation.test.ts",
+  ],
 };
 
 const INCREMENTAL_DIR = "reports/stryker-incremental";
