@@ -41,6 +41,7 @@ const TARGETS: Readonly<Record<string, readonly string[]>> = {
   "src/backend/sync/budget.ts": ["test/sync/budget.test.ts"],
   "src/backend/sync/connection-identity.ts": [
     "test/sync/auth.test.ts",
+    "test/sync/connection-identity.test.ts",
     "test/sync/identity-watch.test.ts",
     "test/sync/protocol.test.ts",
     "test/postgres/websocket-revocation.test.ts",
