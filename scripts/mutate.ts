@@ -50,6 +50,15 @@ const TARGETS: Readonly<Record<string, readonly string[]>> = {
   "src/auth/where/execute.ts": ["test/auth/where/execute.test.ts"],
   "src/auth/data/validators.ts": ["test/auth/data/validators.test.ts"],
   "src/auth/data/unique.ts": ["test/auth/data/unique.test.ts"],
+  "src/backend/sync/limits.ts": ["test/sync/limits.test.ts", "test/sync/budget.test.ts"],
+  "src/backend/sync/budget.ts": ["test/sync/budget.test.ts"],
+  "src/backend/sync/connection-identity.ts": [
+    "test/sync/auth.test.ts",
+    "test/sync/connection-identity.test.ts",
+    "test/sync/identity-watch.test.ts",
+    "test/sync/protocol.test.ts",
+    "test/postgres/websocket-revocation.test.ts",
+  ],
 };
 
 const INCREMENTAL_DIR = "reports/stryker-incremental";

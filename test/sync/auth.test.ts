@@ -155,6 +155,23 @@ describe("live identity", () => {
     s.close();
   });
 
+  it("ends the identity of a token whose key is retired when the env store changes", async () => {
+    const hank = await app.signIn("hank");
+    const s = await connectAs(hank.token);
+    expect(await subscribeWhoami(s)).toBe(hank.userId);
+    const old = app.keyState.keys;
+    app.keyState.keys = [await makeKeys("k3")];
+    try {
+      // No commit touches the identity: the env change alone re-checks it with the rebuilt verifier.
+      await app.service.backend.env.set("SYNC_TEST_ROTATION", String(Date.now()));
+      expect(await s.next()).toMatchObject({ type: "auth_error", code: "UNAUTHORIZED" });
+      await expectStopped(s, "UNAUTHORIZED");
+    } finally {
+      app.keyState.keys = old;
+    }
+    s.close();
+  });
+
   it("re-authenticates with a token of a rotated key after an auth error", async () => {
     const gina = await app.signIn("gina");
     const s = await connectAs(gina.token);

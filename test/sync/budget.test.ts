@@ -178,7 +178,24 @@ describe("byte budgets", () => {
     expect(await s.next((m) => m.id === 1)).toMatchObject({ type: "error", id: 1, code: "BUDGET_EXCEEDED" });
     s.send({ type: "action", id: 2, path: "messages:echo", args: { text: "small" } });
     expect(await s.next((m) => m.id === 2)).toEqual({ type: "result", id: 2, value: "SMALL" });
+    // A request of exactly the limit fits (bytes as sent: the frame's JSON text, ASCII here).
+    const empty = JSON.stringify({ type: "action", id: 3, path: "messages:echo", args: { text: "" } });
+    const text = "y".repeat(2_000 - empty.length);
+    s.send({ type: "action", id: 3, path: "messages:echo", args: { text } });
+    expect(await s.next((m) => m.id === 3)).toEqual({ type: "result", id: 3, value: text.toUpperCase() });
     s.close();
+  });
+
+  it("counts connections with an identity against the server-wide budget too", async () => {
+    const app = await startApp({ maxTotalBytes: 5_000 });
+    const first = await RawSocket.connect(app.wsUrl, await app.token());
+    first.send(subscribe(1, "f".repeat(3_000)));
+    expect(await first.next((m) => m.id === 1)).toMatchObject({ type: "update", value: [] });
+    const second = await RawSocket.connect(app.wsUrl, await app.token());
+    second.send(subscribe(1, "s".repeat(3_000)));
+    expect(await second.next((m) => m.id === 1)).toMatchObject({ type: "error", code: "BUDGET_EXCEEDED" });
+    first.close();
+    second.close();
   });
 
   it("shares a server-wide budget between connections, and gives it back when they close", async () => {
@@ -211,6 +228,9 @@ describe("connections per address", () => {
     const d = await RawSocket.connect(app.wsUrl);
     d.send({ type: "ping" });
     expect(await d.next()).toEqual({ type: "pong" });
+    // The one that closed was given back, no more: b and d are still counted.
+    const e = await RawSocket.open(app.wsUrl);
+    expect(await e.closed).toEqual({ code: 4029, reason: "too many connections from this address" });
     b.close();
     d.close();
   });
