@@ -117,6 +117,15 @@ describe("rateLimitStore", () => {
     expect(await store.get("203.0.113.2/made-up-59999")).toMatchObject({ count: 1 });
   });
 
+  it("keeps the last 50,000 entries of a half", async () => {
+    const store = rateLimitStore();
+    for (let i = 0; i < 50_000; i++) await store.set(`203.0.113.3/made-up-${i}`, entry("c", 1));
+    expect(await store.get("203.0.113.3/made-up-0")).toMatchObject({ count: 1 });
+    await store.set("203.0.113.3/made-up-50000", entry("c", 1));
+    expect(await store.get("203.0.113.3/made-up-0")).toBeUndefined();
+    expect(await store.get("203.0.113.3/made-up-1")).toMatchObject({ count: 1 });
+  });
+
   // Better Auth 1.7 calls `consume` with keys `<ip>|<path>`; 1.4 calls get/set with `<ip><path>`.
   it("consume (1.7) counts and refuses as get/set (1.4) do, in the same entries", async () => {
     const store = rateLimitStore();
