@@ -38,8 +38,14 @@ const TARGETS: Readonly<Record<string, readonly string[]>> = {
   "src/auth/identity.ts": ["test/auth/identity.test.ts"],
   "src/backend/sync/identity-watch.ts": ["test/sync/identity-watch.test.ts"],
   "src/auth/rate-limit.ts": ["test/auth/rate-limit-defaults.test.ts"],
-  "src/auth/rate-limit-keys.ts": ["test/auth/rate-limit-keys.test.ts", "test/auth/rate-limit-defaults.test.ts"],
-  "src/auth/rate-limit-store.ts": ["test/auth/rate-limit-store.test.ts", "test/auth/rate-limit-defaults.test.ts"],
+  "src/auth/rate-limit-keys.ts": [
+    "test/auth/rate-limit-keys.test.ts",
+    "test/auth/rate-limit-defaults.test.ts",
+  ],
+  "src/auth/rate-limit-store.ts": [
+    "test/auth/rate-limit-store.test.ts",
+    "test/auth/rate-limit-defaults.test.ts",
+  ],
   "src/auth/rate-limit-memory.ts": ["test/auth/rate-limit-defaults.test.ts"],
   "src/auth/rate-limit-database.ts": ["test/auth/rate-limit-shared.test.ts"],
 };
