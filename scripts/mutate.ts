@@ -47,7 +47,10 @@ const TARGETS: Readonly<Record<string, readonly string[]>> = {
     "test/auth/rate-limit-defaults.test.ts",
   ],
   "src/auth/rate-limit-memory.ts": ["test/auth/rate-limit-defaults.test.ts"],
-  "src/auth/rate-limit-database.ts": ["test/auth/rate-limit-shared.test.ts"],
+  "src/auth/rate-limit-database.ts": [
+    "test/auth/rate-limit-database.test.ts",
+    "test/auth/rate-limit-shared.test.ts",
+  ],
   "src/auth/fresh-session.ts": ["test/auth/sensitive-sessions.test.ts"],
   "src/auth/password.ts": ["test/auth/password.test.ts"],
   "src/auth/password-prehash.ts": ["test/auth/password-prehash.test.ts"],
