@@ -4,7 +4,7 @@
  */
 import { hashPassword as betterAuthHash, verifyPassword as betterAuthVerify } from "better-auth/crypto";
 import { describe, expect, it } from "vitest";
-import { hashPassword, verifyPassword } from "../../src/auth/password.ts";
+import { hashPassword, nativePasswordHasher, verifyPassword } from "../../src/auth/password.ts";
 
 // "ﬁ" (U+FB01) normalises to "fi" under NFKC; "é" is written precomposed and decomposed.
 const PASSWORDS = ["correct horse battery staple", "ﬁsh-Caf\u00e9-密码-🔑", "x"];
@@ -59,5 +59,12 @@ describe("native password hasher", () => {
       ]),
     );
     expect(verdicts).toEqual(passwords.flatMap(() => [true, false]));
+  });
+
+  it("is the hasher `nativePasswordHasher` hands to Better Auth", async () => {
+    const hash = await nativePasswordHasher.hash("handed-over");
+    expect(await betterAuthVerify({ hash, password: "handed-over" })).toBe(true);
+    expect(await nativePasswordHasher.verify({ hash, password: "handed-over" })).toBe(true);
+    expect(await nativePasswordHasher.verify({ hash, password: "handed-over!" })).toBe(false);
   });
 });
