@@ -4,6 +4,7 @@
  * between this store's read and its write. The same store against real instances on one SQLite
  * file is in rate-limit-shared.test.ts.
  */
+import type { BetterAuthOptions } from "better-auth";
 import { memoryAdapter } from "better-auth/adapters/memory";
 import { ServiceError } from "service-auth/server";
 import { describe, expect, it } from "vitest";
@@ -70,7 +71,7 @@ describe("adapterOf", () => {
     let made = 0;
     const database = memoryAdapter({});
     const adapter = adapterOf(
-      (options) => {
+      (options: BetterAuthOptions) => {
         made++;
         return database(options);
       },
