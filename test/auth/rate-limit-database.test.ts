@@ -187,6 +187,9 @@ describe("pruning, one process", () => {
     now = 60_000;
     await store.set("192.0.2.3/sign-in/email", { key: "k", count: 1, lastRequest: now });
     expect(db.rateLimit.map((r) => r.key)).toEqual(["192.0.2.2|/sign-in/*", "192.0.2.3|/sign-in/*"]);
+    // A prune that finds nothing to delete says nothing.
+    const empty = storeOver(countsDatabase().adapter, {}, { retainMs: 60_000, now: () => now });
+    await empty.store.set("192.0.2.5/sign-in/email", { key: "k", count: 1, lastRequest: now });
     const pruned = logs.filter((line) => line.includes("rate limit counts pruned"));
     expect(pruned.map((line) => JSON.parse(line).rows)).toEqual([1, 2]);
   });
