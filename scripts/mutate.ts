@@ -59,6 +59,28 @@ const TARGETS: Readonly<Record<string, readonly string[]>> = {
     "test/sync/protocol.test.ts",
     "test/postgres/websocket-revocation.test.ts",
   ],
+  "src/auth/rate-limit.ts": ["test/auth/rate-limit-defaults.test.ts"],
+  "src/auth/rate-limit-keys.ts": [
+    "test/auth/rate-limit-keys.test.ts",
+    "test/auth/rate-limit-defaults.test.ts",
+  ],
+  "src/auth/rate-limit-store.ts": [
+    "test/auth/rate-limit-store.test.ts",
+    "test/auth/rate-limit-defaults.test.ts",
+  ],
+  "src/auth/rate-limit-memory.ts": ["test/auth/rate-limit-defaults.test.ts"],
+  "src/auth/rate-limit-database.ts": [
+    "test/auth/rate-limit-database.test.ts",
+    "test/auth/rate-limit-shared.test.ts",
+  ],
+  "src/auth/fresh-session.ts": ["test/auth/sensitive-sessions.test.ts"],
+  "src/auth/password.ts": ["test/auth/password.test.ts"],
+  "src/auth/password-prehash.ts": ["test/auth/password-prehash.test.ts"],
+  "src/auth/advisories/refuse.ts": ["test/auth/advisories/refuse.test.ts"],
+  "src/auth/advisories/second-factor.ts": [
+    "test/auth/advisories/second-factor.test.ts",
+    "test/auth/advisories/two-factor.test.ts",
+  ],
 };
 
 const INCREMENTAL_DIR = "reports/stryker-incremental";

@@ -4,7 +4,7 @@
  */
 import { hashPassword as betterAuthHash, verifyPassword as betterAuthVerify } from "better-auth/crypto";
 import { describe, expect, it } from "vitest";
-import { hashPassword, verifyPassword } from "../../src/auth/password.ts";
+import { hashPassword, nativePasswordHasher, verifyPassword } from "../../src/auth/password.ts";
 
 // "ﬁ" (U+FB01) normalises to "fi" under NFKC; "é" is written precomposed and decomposed.
 const PASSWORDS = ["correct horse battery staple", "ﬁsh-Caf\u00e9-密码-🔑", "x"];
@@ -36,8 +36,35 @@ describe("native password hasher", () => {
   it("refuses a key of the wrong length and throws on a malformed stored hash", async () => {
     const [salt, key] = (await hashPassword("pw")).split(":");
     expect(await verifyPassword({ hash: `${salt}:${key?.slice(0, 64)}`, password: "pw" })).toBe(false);
-    for (const hash of ["", "no-colon", `${salt}:`, `:${key}`, `${salt}:zz${key?.slice(2)}`, `${salt}:abc`]) {
+    for (const hash of [
+      "",
+      "no-colon",
+      `${salt}:`,
+      `:${key}`,
+      `${salt}:zz${key?.slice(2)}`,
+      `${salt}:${key}zz`,
+      `${salt}:abc`,
+    ]) {
       await expect(verifyPassword({ hash, password: "pw" })).rejects.toThrow("Invalid password hash");
     }
+  });
+
+  it("hashes and verifies every one of more concurrent calls than scrypt may run at once", async () => {
+    const passwords = Array.from({ length: 5 }, (_, i) => `concurrent-${i}`);
+    const hashes = await Promise.all(passwords.map((pw) => hashPassword(pw)));
+    const verdicts = await Promise.all(
+      passwords.flatMap((pw, i) => [
+        verifyPassword({ hash: hashes[i] as string, password: pw }),
+        verifyPassword({ hash: hashes[(i + 1) % hashes.length] as string, password: pw }),
+      ]),
+    );
+    expect(verdicts).toEqual(passwords.flatMap(() => [true, false]));
+  });
+
+  it("is the hasher `nativePasswordHasher` hands to Better Auth", async () => {
+    const hash = await nativePasswordHasher.hash("handed-over");
+    expect(await betterAuthVerify({ hash, password: "handed-over" })).toBe(true);
+    expect(await nativePasswordHasher.verify({ hash, password: "handed-over" })).toBe(true);
+    expect(await nativePasswordHasher.verify({ hash, password: "handed-over!" })).toBe(false);
   });
 });

@@ -56,6 +56,32 @@ describe("withAuthDefaults", () => {
     expect(local?.customStorage).toBe(memory);
   });
 
+  it("has the limits README documents, each per minute", () => {
+    const perMinute = (max: number) => ({ window: 60, max });
+    expect(AUTH_RATE_LIMITS).toEqual({
+      "/sign-in/*": perMinute(10),
+      "/sign-up/*": perMinute(20),
+      "/change-password": perMinute(10),
+      "/change-email": perMinute(10),
+      "/request-password-reset": perMinute(5),
+      "/forget-password": perMinute(5),
+      "/forget-password/*": perMinute(5),
+      "/reset-password": perMinute(10),
+      "/reset-password/*": perMinute(10),
+      "/two-factor/*": perMinute(10),
+      "/email-otp/*": perMinute(10),
+      "/phone-number/*": perMinute(10),
+      "/backend/token": perMinute(120),
+    });
+  });
+
+  it("leaves an app's own custom store alone, with no database storage beside it", () => {
+    const mine = rateLimitStore();
+    const options = withAuthDefaults({ database: memoryAdapter({}), rateLimit: { customStorage: mine } });
+    expect(options.rateLimit?.customStorage).toBe(mine);
+    expect(options.rateLimit?.storage).toBeUndefined();
+  });
+
   it("is off with AUTH_RATE_LIMIT=off", () => {
     process.env.AUTH_RATE_LIMIT = "off";
     expect(withAuthDefaults({}).rateLimit?.enabled).toBe(false);
@@ -96,6 +122,36 @@ describe("withAuthDefaults", () => {
   });
 });
 
+describe("pruning the database counts", () => {
+  const HOUR = 3_600_000;
+  /** A database holding `ages` (ms before now) as sign-in counts; one new count prunes it. */
+  async function pruneAfter(ages: number[], own?: BetterAuthOptions["rateLimit"]): Promise<number[]> {
+    const now = Date.now();
+    const db: Record<string, Record<string, unknown>[]> = {
+      rateLimit: ages.map((age, i) => ({
+        id: `r${i}`,
+        key: `198.51.100.${i}|/sign-in/*`,
+        count: 1,
+        lastRequest: now - age,
+      })),
+    };
+    const store = withAuthDefaults({ database: memoryAdapter(db), rateLimit: own }).rateLimit?.customStorage;
+    await store?.set("203.0.113.9/sign-in/email", { key: "x", count: 1, lastRequest: now });
+    return db.rateLimit
+      .filter((row) => row.key !== "203.0.113.9|/sign-in/*")
+      .map((row) => now - Number(row.lastRequest));
+  }
+
+  it("deletes counts older than the longest rule's window (a minute), keeps younger ones", async () => {
+    expect(await pruneAfter([30_000, 2 * HOUR])).toEqual([30_000]);
+  });
+
+  it("counts a rule given as a function as a day long", async () => {
+    const own = { customRules: { "/custom": () => ({ window: 1, max: 1 }) } };
+    expect(await pruneAfter([2 * HOUR, 48 * HOUR], own)).toEqual([2 * HOUR]);
+  });
+});
+
 describe("rateLimitStore", () => {
   const entry = (key: string, count: number) => ({ key, count, lastRequest: 1 });
 
@@ -115,6 +171,15 @@ describe("rateLimitStore", () => {
     // The flood itself is bounded: its oldest entries are gone.
     expect(await store.get("203.0.113.2/made-up-0")).toBeUndefined();
     expect(await store.get("203.0.113.2/made-up-59999")).toMatchObject({ count: 1 });
+  });
+
+  it("keeps the last 50,000 entries of a half", async () => {
+    const store = rateLimitStore();
+    for (let i = 0; i < 50_000; i++) await store.set(`203.0.113.3/made-up-${i}`, entry("c", 1));
+    expect(await store.get("203.0.113.3/made-up-0")).toMatchObject({ count: 1 });
+    await store.set("203.0.113.3/made-up-50000", entry("c", 1));
+    expect(await store.get("203.0.113.3/made-up-0")).toBeUndefined();
+    expect(await store.get("203.0.113.3/made-up-1")).toMatchObject({ count: 1 });
   });
 
   // Better Auth 1.7 calls `consume` with keys `<ip>|<path>`; 1.4 calls get/set with `<ip><path>`.

@@ -36,7 +36,7 @@ async function signIn(email: string, password = PASSWORD): Promise<Browser> {
   return browser;
 }
 
-const notFresh = { code: "SESSION_NOT_FRESH" };
+const notFresh = { code: "SESSION_NOT_FRESH", message: "Sign in again to do this: the session is not fresh" };
 
 describe("sensitive operations need a fresh session", () => {
   it("change password: refused on a stale session, accepted after signing in again", async () => {

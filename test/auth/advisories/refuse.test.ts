@@ -142,6 +142,31 @@ describe("which releases are refused", () => {
     expect(refused("1.6.2", cookie)).toBeUndefined();
   });
 
+  it("names the open advisories in one sentence, singular or plural, as an AdvisoryRefusal", () => {
+    const plugin = REFUSED_PLUGINS.find((p) => p.advisories.length > 1);
+    if (!plugin) throw new Error("the catalog has a plugin with several advisories");
+    const options = { plugins: [{ id: plugin.pluginId }] };
+    const message = (accepted: readonly string[]) => {
+      try {
+        refuseUnpatchedFeatures(options, acceptedAdvisories(accepted), "1.4.9");
+      } catch (error) {
+        expect(error).toBeInstanceOf(AdvisoryRefusal);
+        expect((error as Error).name).toBe("AdvisoryRefusal");
+        return (error as Error).message;
+      }
+      throw new Error("not refused");
+    };
+    const all = plugin.advisories;
+    expect(message([])).toContain(`: ${all.join(", ")} are unfixed there`);
+    const last = all[all.length - 1] as string;
+    expect(message(all.slice(0, -1))).toContain(`: ${last} is unfixed there`);
+  });
+
+  it("compares major.minor.patch only", () => {
+    expect(predates("1.4.9", "1.4.9.1")).toBe(false);
+    expect(predates("1.4.9.1", "1.4.10")).toBe(true);
+  });
+
   it("compares releases by number, not as text, and ignores a pre-release tag", () => {
     expect(predates("1.6.9", "1.6.13")).toBe(true);
     expect(predates("1.10.0", "1.6.13")).toBe(false);
