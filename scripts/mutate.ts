@@ -81,6 +81,8 @@ const TARGETS: Readonly<Record<string, readonly string[]>> = {
     "test/auth/advisories/second-factor.test.ts",
     "test/auth/advisories/two-factor.test.ts",
   ],
+  "src/auth/keys.ts": ["test/auth/stored-jwks.test.ts"],
+  "src/auth/key-functions.ts": ["test/auth/key-functions.test.ts"],
 };
 
 const INCREMENTAL_DIR = "reports/stryker-incremental";
