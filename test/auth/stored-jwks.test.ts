@@ -72,11 +72,20 @@ describe("parseStoredJwks", () => {
     expect(parseStoredJwks(value)).toBe(parseStoredJwks(value));
   });
 
-  it("still parses correctly after many different values (the cache is bounded and cleared)", () => {
+  it("keeps a few values parsed at once (old and new set during a rotation), not every value ever seen", () => {
+    const current = json([row("current")]);
+    const rotated = json([row("rotated")]);
+    const first = parseStoredJwks(current);
+    parseStoredJwks(rotated);
+    expect(parseStoredJwks(current)).toBe(first);
+    // Ever-new values (a misconfigured env store) do not grow the cache without bound.
     for (let i = 0; i < 40; i++) {
       const [parsed] = parseStoredJwks(json([row(`many-${i}`)]));
       expect(parsed.id).toBe(`many-${i}`);
     }
+    const again = parseStoredJwks(current);
+    expect(again).not.toBe(first);
+    expect(again).toEqual(first);
   });
 });
 
