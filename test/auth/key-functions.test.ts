@@ -5,7 +5,7 @@
  * not decrypt later); `checkOptions` initialises the auth and fails with it; all three are internal.
  * (The real Better Auth endpoints, from the CLI and a running server: `keys.test.ts`.)
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it, onTestFinished } from "vitest";
 import type { KeyManagingAuth } from "../../src/auth/key-functions.ts";
 import { keyFunctions } from "../../src/auth/key-functions.ts";
 import type { Backend } from "../../src/backend/runtime.ts";
@@ -41,31 +41,37 @@ const createAuth = (ctx: ActionCtx): KeyManagingAuth => {
   };
 };
 
-let backend: Backend;
 const internal = { allowInternal: true };
 
-beforeAll(async () => {
-  backend = await startTestBackend({ schema: defineSchema({}), modules: { auth: keyFunctions(createAuth) } });
-});
-afterAll(() => backend?.close());
-beforeEach(async () => {
+/**
+ * A backend with the key actions, made inside the test: functions registered in a `beforeAll`
+ * would make every mutant of `keyFunctions` static for Stryker (docs/decisions.md).
+ */
+async function startBackend(secret: string | undefined = "s3cret"): Promise<Backend> {
   calls.length = 0;
   created = 0;
   context = Promise.resolve({});
-  await backend.env.set("SERVICE_AUTH_SECRET", "s3cret");
-});
+  const backend = await startTestBackend({
+    schema: defineSchema({}),
+    modules: { auth: keyFunctions(createAuth) },
+  });
+  onTestFinished(() => backend.close());
+  if (secret !== undefined) await backend.env.set("SERVICE_AUTH_SECRET", secret);
+  return backend;
+}
 
 describe.each([
   ["getLatestJwks", '[{"id":"latest"}]'],
   ["rotateKeys", '[{"id":"rotated"}]'],
 ])("auth:%s", (name, jwks) => {
   it("answers the auth endpoint's JWKS value, created with the env's secret", async () => {
+    const backend = await startBackend();
     expect(await backend.runAction(`auth:${name}`, {}, internal)).toBe(jwks);
     expect(calls).toEqual([{ endpoint: name, input: {}, secret: "s3cret" }]);
   });
 
   it("refuses with BAD_REQUEST naming the variable and the command when SERVICE_AUTH_SECRET is unset", async () => {
-    await backend.env.remove("SERVICE_AUTH_SECRET");
+    const backend = await startBackend(undefined);
     await expect(backend.runAction(`auth:${name}`, {}, internal)).rejects.toMatchObject({
       code: "BAD_REQUEST",
       message:
@@ -77,7 +83,7 @@ describe.each([
   });
 
   it("refuses an empty SERVICE_AUTH_SECRET too", async () => {
-    await backend.env.set("SERVICE_AUTH_SECRET", "");
+    const backend = await startBackend("");
     await expect(backend.runAction(`auth:${name}`, {}, internal)).rejects.toMatchObject({
       code: "BAD_REQUEST",
     });
@@ -85,6 +91,7 @@ describe.each([
   });
 
   it("is internal: a client cannot call it", async () => {
+    const backend = await startBackend();
     await expect(backend.runAction(`auth:${name}`, {})).rejects.toMatchObject({ code: "FUNCTION_NOT_FOUND" });
     expect(calls).toEqual([]);
   });
@@ -92,6 +99,7 @@ describe.each([
 
 describe("auth:checkOptions", () => {
   it("initialises the auth and answers null, with or without a secret", async () => {
+    const backend = await startBackend();
     expect(await backend.runAction("auth:checkOptions", {}, internal)).toBeNull();
     await backend.env.remove("SERVICE_AUTH_SECRET");
     expect(await backend.runAction("auth:checkOptions", {}, internal)).toBeNull();
@@ -99,6 +107,7 @@ describe("auth:checkOptions", () => {
   });
 
   it("fails with the auth's initialisation error (a refused configuration fails at start)", async () => {
+    const backend = await startBackend();
     context = Promise.reject(new Error("refused: advisory GHSA-x"));
     context.catch(() => {});
     await expect(backend.runAction("auth:checkOptions", {}, internal)).rejects.toThrow(
@@ -107,6 +116,7 @@ describe("auth:checkOptions", () => {
   });
 
   it("waits for the initialisation to finish", async () => {
+    const backend = await startBackend();
     let finish!: () => void;
     context = new Promise<void>((resolve) => {
       finish = resolve;
@@ -124,6 +134,7 @@ describe("auth:checkOptions", () => {
   });
 
   it("is internal: a client cannot call it", async () => {
+    const backend = await startBackend();
     await expect(backend.runAction("auth:checkOptions", {})).rejects.toMatchObject({
       code: "FUNCTION_NOT_FOUND",
     });
