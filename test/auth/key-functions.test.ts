@@ -47,7 +47,7 @@ const internal = { allowInternal: true };
  * A backend with the key actions, made inside the test: functions registered in a `beforeAll`
  * would make every mutant of `keyFunctions` static for Stryker (docs/decisions.md).
  */
-async function startBackend(secret: string | undefined = "s3cret"): Promise<Backend> {
+async function startBackend(secret: string | null = "s3cret"): Promise<Backend> {
   calls.length = 0;
   created = 0;
   context = Promise.resolve({});
@@ -56,7 +56,7 @@ async function startBackend(secret: string | undefined = "s3cret"): Promise<Back
     modules: { auth: keyFunctions(createAuth) },
   });
   onTestFinished(() => backend.close());
-  if (secret !== undefined) await backend.env.set("SERVICE_AUTH_SECRET", secret);
+  if (secret !== null) await backend.env.set("SERVICE_AUTH_SECRET", secret);
   return backend;
 }
 
@@ -71,7 +71,7 @@ describe.each([
   });
 
   it("refuses with BAD_REQUEST naming the variable and the command when SERVICE_AUTH_SECRET is unset", async () => {
-    const backend = await startBackend(undefined);
+    const backend = await startBackend(null);
     await expect(backend.runAction(`auth:${name}`, {}, internal)).rejects.toMatchObject({
       code: "BAD_REQUEST",
       message:
