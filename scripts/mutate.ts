@@ -83,6 +83,7 @@ const TARGETS: Readonly<Record<string, readonly string[]>> = {
   ],
   "src/auth/keys.ts": ["test/auth/stored-jwks.test.ts"],
   "src/auth/key-functions.ts": ["test/auth/key-functions.test.ts"],
+  "src/auth/run-as.ts": ["test/auth/run-as.test.ts"],
 };
 
 const INCREMENTAL_DIR = "reports/stryker-incremental";
