@@ -84,6 +84,9 @@ const TARGETS: Readonly<Record<string, readonly string[]>> = {
   "src/auth/keys.ts": ["test/auth/stored-jwks.test.ts"],
   "src/auth/key-functions.ts": ["test/auth/key-functions.test.ts"],
   "src/auth/run-as.ts": ["test/auth/run-as.test.ts"],
+  "src/auth/data/create.ts": ["test/auth/data/writes.test.ts"],
+  "src/auth/data/update.ts": ["test/auth/data/writes.test.ts"],
+  "src/auth/data/delete.ts": ["test/auth/data/writes.test.ts"],
 };
 
 const INCREMENTAL_DIR = "reports/stryker-incremental";
