@@ -6,9 +6,13 @@
  * `BAD_REQUEST`, and the answers are the written document, null or a count.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import type { ModelTriggers, StoredDoc } from "../../../src/auth/data/types.ts";
+import { dbCreate } from "../../../src/auth/data/create.ts";
+import { dbDeleteMany, dbDeleteOne } from "../../../src/auth/data/delete.ts";
+import type { DataConfig, ModelTriggers, StoredDoc } from "../../../src/auth/data/types.ts";
+import { dbUpdateMany, dbUpdateOne } from "../../../src/auth/data/update.ts";
 import { createApi } from "../../../src/auth/data-functions.ts";
 import { defineAuthTables } from "../../../src/auth/schema.ts";
+import { functionsFor } from "../../../src/backend/functions/define.ts";
 import { Backend } from "../../../src/backend/runtime.ts";
 import { defineSchema } from "../../../src/backend/schema.ts";
 import type { MutationCtx } from "../../../src/backend/server.ts";
@@ -45,6 +49,29 @@ const triggers = {
 let backend: Backend;
 const internal = { allowInternal: true };
 
+/** Each write function called from a query, whose ctx cannot write (Better Auth's adapter in a query). */
+const config: DataConfig = { schema };
+const { internalQuery } = functionsFor(schema);
+const inQuery = {
+  create: internalQuery({ args: {}, handler: (ctx) => dbCreate(ctx, config, { model: "user", data: {} }) }),
+  updateOne: internalQuery({
+    args: {},
+    handler: (ctx) => dbUpdateOne(ctx, config, { model: "user", where: [], update: {} }),
+  }),
+  updateMany: internalQuery({
+    args: {},
+    handler: (ctx) => dbUpdateMany(ctx, config, { model: "user", where: [], update: {} }),
+  }),
+  deleteOne: internalQuery({
+    args: {},
+    handler: (ctx) => dbDeleteOne(ctx, config, { model: "user", where: [] }),
+  }),
+  deleteMany: internalQuery({
+    args: {},
+    handler: (ctx) => dbDeleteMany(ctx, config, { model: "user", where: [] }),
+  }),
+};
+
 beforeAll(async () => {
   const uniqueFields = { user: ["email", "username"] };
   backend = new Backend({
@@ -53,6 +80,7 @@ beforeAll(async () => {
       auth: createApi(schema, { triggers, uniqueFields }),
       // Without the argument validators: what the write functions do with malformed data themselves.
       raw: createApi(schema, { uniqueFields, skipValidation: true }),
+      inQuery,
     },
     engine: new SqliteEngine({ filename: tempDatabaseFile() }),
   });
@@ -83,6 +111,12 @@ describe("create", () => {
     expect(typeof doc._id).toBe("string");
     expect(typeof doc._creationTime).toBe("number");
     expect(await stored(doc._id)).toEqual(doc);
+  });
+
+  it("gives beforeCreate no key for a null it dropped", async () => {
+    hooks = { beforeCreate: (_, data) => void seen.push(Object.keys(data).includes("username")) };
+    await create({ username: null });
+    expect(seen).toEqual([false]);
   });
 
   it("answers only the selected fields", async () => {
@@ -330,5 +364,36 @@ describe("delete", () => {
     expect(await stored(docs[1]._id)).toBeNull();
     expect(await stored(docs[2]._id)).toEqual(docs[2]);
     expect(await run("deleteMany", { where: [{ field: "note", value: note }] })).toBe(0);
+  });
+});
+
+describe("without triggers or in a query", () => {
+  it("creates, updates and deletes for a model without triggers", async () => {
+    const doc = (await run("create", { data: userData({ note: "plain" }) }, "raw")) as StoredDoc;
+    expect(doc.note).toBe("plain");
+    const updated = (await run(
+      "updateOne",
+      { where: byId(doc._id), update: { name: "Q" } },
+      "raw",
+    )) as StoredDoc;
+    expect(updated.name).toBe("Q");
+    expect(await run("updateMany", { where: byId(doc._id), update: { name: "R" } }, "raw")).toBe(1);
+    expect(await run("deleteOne", { where: byId(doc._id) }, "raw")).toBeNull();
+    expect(await stored(doc._id)).toBeNull();
+    const other = (await run("create", { data: userData() }, "raw")) as StoredDoc;
+    expect(await run("deleteMany", { where: byId(other._id) }, "raw")).toBe(1);
+  });
+
+  it.each([
+    ["create", "create"],
+    ["updateOne", "update"],
+    ["updateMany", "update"],
+    ["deleteOne", "delete"],
+    ["deleteMany", "delete"],
+  ])("%s in a query is READ_ONLY, naming what was tried", async (fn, action) => {
+    await expect(backend.runQuery(`inQuery:${fn}`, {}, internal)).rejects.toMatchObject({
+      code: "READ_ONLY",
+      message: expect.stringMatching(new RegExp(`^Better Auth tried to ${action} "user" in a query`)),
+    });
   });
 });
