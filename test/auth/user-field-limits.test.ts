@@ -107,6 +107,19 @@ describe("withUserFieldLimits", () => {
     },
   );
 
+  it.each([
+    ["user hooks of other kinds only", { user: { delete: { before: async () => true } } }],
+    ["only after hooks", { user: { create: { after: async () => {} }, update: { after: async () => {} } } }],
+    ["hooks of other models only", { session: { create: { before: async () => {} } } }],
+  ])("checks and answers nothing when the application has %s", async (_, hooks) => {
+    const wrapped = withUserFieldLimits(hooks as Hooks);
+    for (const kind of ["create", "update"] as const) {
+      const before = wrapped.user?.[kind]?.before as unknown as Before;
+      expect(await before({ name: "ok" }, null)).toBeUndefined();
+      await refusalOf(() => before(longName, null));
+    }
+  });
+
   it("keeps every other hook: the user's after hooks, the other models' and other kinds", () => {
     const after = async () => {};
     const sessionCreate = async () => {};
