@@ -88,6 +88,7 @@ const TARGETS: Readonly<Record<string, readonly string[]>> = {
   "src/auth/data/update.ts": ["test/auth/data/writes.test.ts"],
   "src/auth/data/delete.ts": ["test/auth/data/writes.test.ts"],
   "src/auth/user-field-limits.ts": ["test/auth/user-field-limits.test.ts"],
+  "src/auth/http.ts": ["test/auth/http-middleware.test.ts"],
 };
 
 const INCREMENTAL_DIR = "reports/stryker-incremental";
