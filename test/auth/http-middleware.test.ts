@@ -6,6 +6,7 @@
  * the cross-origin rule. (End to end on the example app: http-entry, security-http, limits-http.)
  */
 import { Hono } from "hono";
+import { HTTPException } from "hono/http-exception";
 import { describe, expect, it } from "vitest";
 import {
   type AuthHandler,
@@ -114,6 +115,9 @@ describe("the request the auth gets", () => {
     await routes.fetch(get("/api/auth/x", { [CLIENT_IP_HEADER]: "6.6.6.6" }), actionCtx("ok", null));
     await routes.fetch(get("/api/auth/x"), actionCtx("ok", "198.51.100.1"));
     expect(seen.map((r) => r.headers.get(CLIENT_IP_HEADER))).toEqual(["203.0.113.7", null, "198.51.100.1"]);
+    // Setting the address leaves the cookies alone.
+    await routes.fetch(get("/api/auth/x", { cookie: "a=1" }), actionCtx());
+    expect(seen.map((r) => r.headers.get("cookie"))).toEqual([null, null, null, "a=1"]);
   });
 
   it("keeps the method, URL, other headers and body", async () => {
@@ -276,6 +280,17 @@ describe("a database fault behind the auth's answer", () => {
       throw new Error("auth broke");
     });
     expect((await plain.routes.fetch(get("/api/auth/x"), actionCtx())).status).toBe(500);
+  });
+});
+
+describe("an error of the auth that is no database fault", () => {
+  it("reaches the router's error handling unchanged (an HTTPException keeps its answer)", async () => {
+    const { routes } = routerWith(async () => {
+      throw new HTTPException(418, { message: "teapot" });
+    });
+    const res = await routes.fetch(get("/api/auth/x"), actionCtx());
+    expect(res.status).toBe(418);
+    expect(await res.text()).toBe("teapot");
   });
 });
 
