@@ -67,7 +67,7 @@ describe("checkUserFieldLengths", () => {
       checkUserFieldLengths({
         name: ["x".repeat(300)],
         image: null,
-        username: 12345678901234567890,
+        username: 10 ** 80,
         bio: "b".repeat(10_000),
       }),
     ).not.toThrow();
@@ -79,9 +79,9 @@ describe("withUserFieldLimits", () => {
   const longName = { name: "n".repeat(257) };
 
   it.each(["create", "update"] as const)("checks on user %s without an application hook", async (kind) => {
-    const before = withUserFieldLimits(undefined).user?.[kind]?.before as unknown as Before;
-    expect(await before({ name: "ok" }, null)).toBeUndefined();
-    expect((await refusalOf(() => before(longName, null))).body?.code).toBe("FIELD_TOO_LONG");
+    const hook = withUserFieldLimits(undefined).user?.[kind]?.before as unknown as Before;
+    expect(await hook({ name: "ok" }, null)).toBeUndefined();
+    expect((await refusalOf(() => hook(longName, null))).body?.code).toBe("FIELD_TOO_LONG");
   });
 
   it.each(["create", "update"] as const)(
@@ -98,11 +98,11 @@ describe("withUserFieldLimits", () => {
           },
         },
       } as Hooks;
-      const before = withUserFieldLimits(hooks).user?.[kind]?.before as unknown as Before;
+      const hook = withUserFieldLimits(hooks).user?.[kind]?.before as unknown as Before;
       const ctx = { path: "/x" };
-      expect(await before({ name: "given" }, ctx)).toEqual({ data: { name: "changed" } });
+      expect(await hook({ name: "given" }, ctx)).toEqual({ data: { name: "changed" } });
       expect(calls).toEqual([[{ name: "given" }, ctx]]);
-      await refusalOf(() => before(longName, ctx));
+      await refusalOf(() => hook(longName, ctx));
       expect(calls).toHaveLength(1);
     },
   );
@@ -114,9 +114,9 @@ describe("withUserFieldLimits", () => {
   ])("checks and answers nothing when the application has %s", async (_, hooks) => {
     const wrapped = withUserFieldLimits(hooks as Hooks);
     for (const kind of ["create", "update"] as const) {
-      const before = wrapped.user?.[kind]?.before as unknown as Before;
-      expect(await before({ name: "ok" }, null)).toBeUndefined();
-      await refusalOf(() => before(longName, null));
+      const hook = wrapped.user?.[kind]?.before as unknown as Before;
+      expect(await hook({ name: "ok" }, null)).toBeUndefined();
+      await refusalOf(() => hook(longName, null));
     }
   });
 
