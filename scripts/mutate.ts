@@ -81,6 +81,14 @@ const TARGETS: Readonly<Record<string, readonly string[]>> = {
     "test/auth/advisories/second-factor.test.ts",
     "test/auth/advisories/two-factor.test.ts",
   ],
+  "src/auth/keys.ts": ["test/auth/stored-jwks.test.ts"],
+  "src/auth/key-functions.ts": ["test/auth/key-functions.test.ts"],
+  "src/auth/run-as.ts": ["test/auth/run-as.test.ts"],
+  "src/auth/data/create.ts": ["test/auth/data/writes.test.ts"],
+  "src/auth/data/update.ts": ["test/auth/data/writes.test.ts"],
+  "src/auth/data/delete.ts": ["test/auth/data/writes.test.ts"],
+  "src/auth/user-field-limits.ts": ["test/auth/user-field-limits.test.ts"],
+  "src/auth/http.ts": ["test/auth/http-middleware.test.ts"],
 };
 
 const INCREMENTAL_DIR = "reports/stryker-incremental";

@@ -49,7 +49,7 @@ export function runAsUser(createAuth: (ctx: ActionCtx) => SessionMintingAuth, ba
     const end = () => context.internalAdapter.deleteSession(session.token);
     try {
       const cookie = `${context.authCookies.sessionToken.name}=${signedCookieValue(session.token, context.secret)}`;
-      const url = `${siteUrlOf(ctx.env).replace(/\/+$/, "")}${basePath}/backend/token`;
+      const url = `${siteUrlOf(ctx.env)}${basePath}/backend/token`;
       const res = await auth.handler(new Request(url, { headers: { cookie } }));
       const body = (await res.json().catch(() => ({}))) as { token?: string };
       if (!res.ok || !body.token) throw new Error(`the token endpoint answered ${res.status} for ${who}`);
