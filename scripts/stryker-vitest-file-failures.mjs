@@ -16,7 +16,9 @@ import { commonTokens, declareFactoryPlugin, PluginKind, tokens } from "@stryker
 import { DryRunStatus, MutantRunStatus } from "@stryker-mutator/api/test-runner";
 import { strykerPlugins as vitestPlugins } from "@stryker-mutator/vitest-runner";
 
-const vitestFactory = vitestPlugins.find((p) => p.kind === PluginKind.TestRunner && p.name === "vitest").factory;
+const vitestFactory = vitestPlugins.find(
+  (p) => p.kind === PluginKind.TestRunner && p.name === "vitest",
+).factory;
 
 /** A test runner that delegates to the vitest runner and then looks at each file's own result. */
 class FileFailuresCount {
@@ -91,4 +93,6 @@ function createRunner(injector) {
   return new FileFailuresCount(injector.injectFunction(vitestFactory));
 }
 
-export const strykerPlugins = [declareFactoryPlugin(PluginKind.TestRunner, "vitest-file-failures", createRunner)];
+export const strykerPlugins = [
+  declareFactoryPlugin(PluginKind.TestRunner, "vitest-file-failures", createRunner),
+];
