@@ -30,6 +30,9 @@ export default defineConfig({
     ],
     testTimeout: 60_000,
     hookTimeout: 60_000,
+    // Under Stryker this is overridden: its vitest runner runs `pool: "threads"` with one worker;
+    // `isolate` stays on, so each test file loads the (instrumented) modules afresh, and the active
+    // mutant is set before the file's own `beforeAll` runs (servers it starts run the mutant).
     pool: "forks",
     setupFiles: ["test/setup.ts"],
   },

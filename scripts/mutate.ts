@@ -4,7 +4,8 @@
  * per mutant instead of every suite that happens to import the file (the broad run was estimated at
  * ~24 s per mutant; narrowed, 0.3–2 s). Each file keeps its results in an incremental file under
  * reports/stryker-incremental/ (committed), so a later run re-tests only mutants whose code or
- * covering tests changed.
+ * covering tests changed. Stryker runs vitest through scripts/stryker-vitest-file-failures.mjs,
+ * so a test file that fails outside its tests (import, `beforeAll`) kills the mutant.
  *
  * Usage (docs/decisions.md "Mutation testing"):
  *   npm run mutate                          every file in TARGETS

@@ -5,6 +5,7 @@
  * once a retry passes, what waited is delivered.
  */
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
+import type { RequestMeta } from "../../src/backend/functions/define.ts";
 import type { IdentityResolver } from "../../src/backend/runtime.ts";
 import { ServiceError } from "../../src/backend/server.ts";
 import { startTestService, type TestService } from "../helpers/service.ts";
@@ -21,11 +22,14 @@ let outage: ServiceError | null = null;
 /** Step 2 runs, and the ones that met the outage. */
 let checks = 0;
 let failedChecks = 0;
+/** The request meta each step 2 was given. */
+const metas: RequestMeta[] = [];
 
 beforeAll(async () => {
   keys = await makeKeys("k1");
   const faulty: IdentityResolver = async (claims, ctx) => {
     checks++;
+    metas.push(ctx.meta);
     if (outage) {
       failedChecks++;
       throw outage;
@@ -77,5 +81,19 @@ it("holds updates and requests through an outage of the identity check, and deli
   expect(checks).toBeGreaterThan(checksBefore);
   expect(await s.next((m) => m.id === 1)).toEqual({ type: "update", id: 1, value: ["held"] });
   expect(s.pending().filter((m) => m.type === "auth_error")).toEqual([]);
+  s.close();
+});
+
+it("gives step 2 the meta of the connection's upgrade request", async () => {
+  const userId = await service.backend.write((db) => db.insert("users", { name: "m", banned: false }));
+  const sessionId = await service.backend.write((db) =>
+    db.insert("sessions", { userId, expiresAt: Date.now() + 3_600_000 }),
+  );
+  metas.length = 0;
+  const s = await RawSocket.open(`ws://127.0.0.1:${service.port}/api/sync`);
+  s.send({ type: "connect", v: 1, token: await signToken(keys, { sub: userId, sessionId }) });
+  expect(await s.next((m) => m.type === "connected")).toMatchObject({ authenticated: true });
+  // The resolver may key decisions on where a request comes from, on a socket as over HTTP.
+  expect(metas[0]).toEqual({ clientIp: "127.0.0.1", userAgent: undefined });
   s.close();
 });
