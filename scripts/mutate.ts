@@ -59,6 +59,7 @@ const TARGETS: Readonly<Record<string, readonly string[]>> = {
     "test/sync/protocol.test.ts",
     "test/postgres/websocket-revocation.test.ts",
   ],
+  "src/backend/sync/protocol.ts": ["test/sync/protocol-parse.test.ts"],
   "src/auth/rate-limit.ts": ["test/auth/rate-limit-defaults.test.ts"],
   "src/auth/rate-limit-keys.ts": [
     "test/auth/rate-limit-keys.test.ts",
