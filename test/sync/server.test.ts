@@ -166,7 +166,8 @@ describe("while serving", () => {
   it("closes the connections with the most unread output once the server-wide budget is passed", async () => {
     // Each connection may queue far more than the server as a whole: only the server-wide budget acts.
     const app = await startApp({
-      maxTotalBufferedBytes: 1,
+      // 0: the stalled queue alone is the whole excess, so closing it frees exactly enough.
+      maxTotalBufferedBytes: 0,
       maxBufferedBytes: 1 << 30,
       anonymous: { maxBufferedBytes: 1 << 30 },
     });
@@ -213,8 +214,16 @@ describe("close", () => {
     await closing;
     expect(app.sync.connections.size).toBe(0);
     const late = new RawSocket(app.wsUrl());
-    await expect(new Promise((_, reject) => late.ws.once("error", reject))).rejects.toThrow();
+    const refused = await new Promise<Error>((resolve) => late.ws.once("error", resolve));
+    // No upgrade handler is left: the HTTP routes answer the request as a plain GET.
+    expect(refused.message).toBe("Unexpected server response: 404");
   });
+
+  it("closes at once without connections, whatever the deadline", async () => {
+    const app = await startApp();
+    await app.sync.close(Date.now() + 60_000);
+    expect(app.sync.connections.size).toBe(0);
+  }, 15_000);
 
   it("cuts calls still running at the deadline", async () => {
     const app = await startApp();
