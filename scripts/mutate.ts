@@ -60,6 +60,9 @@ const TARGETS: Readonly<Record<string, readonly string[]>> = {
     "test/sync/protocol.test.ts",
     "test/postgres/websocket-revocation.test.ts",
   ],
+  "src/backend/sync/protocol.ts": ["test/sync/protocol-parse.test.ts"],
+  // Its own file: each test starts its service, so what attachSync sets up is covered per test.
+  "src/backend/sync/server.ts": ["test/sync/server.test.ts", "test/sync/upgrade-reset.test.ts"],
   "src/auth/rate-limit.ts": ["test/auth/rate-limit-defaults.test.ts"],
   "src/auth/rate-limit-keys.ts": [
     "test/auth/rate-limit-keys.test.ts",
