@@ -63,6 +63,18 @@ const TARGETS: Readonly<Record<string, readonly string[]>> = {
   "src/backend/sync/protocol.ts": ["test/sync/protocol-parse.test.ts"],
   // Its own file: each test starts its service, so what attachSync sets up is covered per test.
   "src/backend/sync/server.ts": ["test/sync/server.test.ts", "test/sync/upgrade-reset.test.ts"],
+  "src/backend/sync/connection.ts": ["test/sync/connection.test.ts", "test/sync/protocol.test.ts"],
+  "src/backend/sync/connection-calls.ts": [
+    "test/sync/protocol.test.ts",
+    "test/sync/reactivity.test.ts",
+    "test/sync/server.test.ts",
+  ],
+  "src/backend/sync/connection-subscriptions.ts": [
+    "test/sync/connection.test.ts",
+    "test/sync/protocol.test.ts",
+    "test/sync/budget.test.ts",
+    "test/sync/reactivity.test.ts",
+  ],
   "src/auth/rate-limit.ts": ["test/auth/rate-limit-defaults.test.ts"],
   "src/auth/rate-limit-keys.ts": [
     "test/auth/rate-limit-keys.test.ts",
@@ -93,6 +105,7 @@ const TARGETS: Readonly<Record<string, readonly string[]>> = {
   "src/auth/data/delete.ts": ["test/auth/data/writes.test.ts"],
   "src/auth/user-field-limits.ts": ["test/auth/user-field-limits.test.ts"],
   "src/auth/http.ts": ["test/auth/http-middleware.test.ts"],
+  "src/auth/helpers.ts": ["test/auth/helpers-ctx.test.ts", "test/auth/helpers.test.ts"],
 };
 
 const INCREMENTAL_DIR = "reports/stryker-incremental";
