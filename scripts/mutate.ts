@@ -91,7 +91,10 @@ const TARGETS: Readonly<Record<string, readonly string[]>> = {
   ],
   "src/auth/fresh-session.ts": ["test/auth/sensitive-sessions.test.ts"],
   "src/auth/password.ts": ["test/auth/password.test.ts"],
-  "src/auth/password-prehash.ts": ["test/auth/password-prehash.test.ts"],
+  "src/auth/password-prehash.ts": [
+    "test/auth/password-prehash-hooks.test.ts",
+    "test/auth/password-prehash.test.ts",
+  ],
   "src/auth/advisories/refuse.ts": ["test/auth/advisories/refuse.test.ts"],
   "src/auth/advisories/second-factor.ts": [
     "test/auth/advisories/second-factor.test.ts",
