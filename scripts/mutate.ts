@@ -108,6 +108,7 @@ const TARGETS: Readonly<Record<string, readonly string[]>> = {
   "src/auth/data/delete.ts": ["test/auth/data/writes.test.ts"],
   "src/auth/user-field-limits.ts": ["test/auth/user-field-limits.test.ts"],
   "src/auth/http.ts": ["test/auth/http-middleware.test.ts"],
+  "src/auth/plugin/claims.ts": ["test/auth/claims.test.ts", "test/auth/plugin.test.ts"],
   "src/auth/helpers.ts": ["test/auth/helpers-ctx.test.ts", "test/auth/helpers.test.ts"],
 };
 
