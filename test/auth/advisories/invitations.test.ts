@@ -71,7 +71,10 @@ describe(`invitations need a verified email (${ADVISORY.unverifiedInvitation})`,
     ];
     for (const res of await Promise.all(attempts)) {
       expect(res.status).toBe(403);
-      expect(res.body.code).toBe("EMAIL_NOT_VERIFIED");
+      expect(res.body).toMatchObject({
+        code: "EMAIL_NOT_VERIFIED",
+        message: "Verify your email address before using an invitation",
+      });
     }
     expect(await memberOf(userId)).toBe(false);
     expect((await app.rows("invitation")).find((i) => i._id === invitationId)?.status).toBe("pending");

@@ -76,7 +76,7 @@ describe(`magic-link verify takes only magic-link tokens (${ADVISORY.magicLinkFo
     if (ON_PINNED_LINE) {
       // Our layer refuses it before Better Auth 1.4.9 would accept it.
       expect(res.status).toBe(401);
-      expect((await res.json()).code).toBe("INVALID_TOKEN");
+      expect(await res.json()).toMatchObject({ code: "INVALID_TOKEN", message: "Invalid token" });
     } else {
       // The patched line refuses it itself (its magic-link rows have their own identifiers).
       expect(res.status).toBe(302);
@@ -115,5 +115,8 @@ describe("isMagicLinkValue", () => {
     ]) {
       expect(isMagicLinkValue(other)).toBe(false);
     }
+    // A row whose value is not text (an adapter that parsed it) is not one either.
+    for (const notText of [undefined, null, 42, { email: "a@b.c" }])
+      expect(isMagicLinkValue(notText)).toBe(false);
   });
 });
