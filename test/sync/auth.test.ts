@@ -1,5 +1,6 @@
 /** Authentication on live connections: steps 1+2 at connect, then revocation, ban and expiry pushes. */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { eventually } from "../helpers/wait.ts";
 import { makeKeys, signToken } from "./fixtures/auth.ts";
 import { RawSocket, type SyncApp, startSyncApp } from "./fixtures/harness.ts";
 
@@ -88,6 +89,50 @@ describe("connect", () => {
     });
     expect((await s.next((m) => m.type === "update")).value).toBe(null);
     s.close();
+  });
+
+  it("moves only the re-authenticated connection: another one sharing its live query keeps the old identity", async () => {
+    const [a, b] = [await app.signIn("shared-a"), await app.signIn("shared-b")];
+    const [moving, staying] = [await connectAs(a.token), await connectAs(a.token)];
+    expect(await subscribeWhoami(moving)).toBe(a.userId);
+    expect(await subscribeWhoami(staying)).toBe(a.userId); // one query group for both
+    staying.send({
+      type: "subscribe",
+      id: "barrier",
+      path: "messages:byChannel",
+      args: { channel: "shared" },
+    });
+    expect((await staying.next((m) => m.id === "barrier")).value).toEqual([]);
+
+    moving.send({ type: "authenticate", token: b.token });
+    expect((await moving.next((m) => m.type === "update" && m.id === "me")).value).toBe(b.userId);
+    // Whatever the move pushed to the group went out with that update; the update of a later
+    // commit reaches `staying` after it.
+    await app.service.backend.runMutation("messages:post", { channel: "shared", body: "barrier" });
+    expect((await staying.next((m) => m.id === "barrier")).value).toHaveLength(1);
+    expect(staying.pending()).toEqual([]);
+    staying.send({ type: "query", id: "now", path: "messages:whoami", args: {} });
+    expect(await staying.next((m) => m.id === "now")).toEqual({ type: "result", id: "now", value: a.userId });
+    for (const s of [moving, staying]) s.close();
+  });
+
+  it("a closed connection leaves neither its query nor its identity watch in the reactor", async () => {
+    // Its own service: the other tests' connections may still be closing.
+    const own = await startSyncApp();
+    try {
+      const { reactor } = own.sync;
+      expect(reactor.size).toBe(0);
+      const s = await RawSocket.open(own.wsUrl);
+      s.send({ type: "connect", v: 1, token: (await own.signIn("leaving")).token });
+      expect(await s.next((m) => m.type === "connected")).toMatchObject({ authenticated: true });
+      s.send({ type: "subscribe", id: "me", path: "messages:whoami", args: {} });
+      expect(await s.next((m) => m.id === "me")).toMatchObject({ type: "update" });
+      expect(reactor.size).toBe(2); // the query group and the identity watch
+      s.close();
+      await eventually(() => expect(reactor.size).toBe(0));
+    } finally {
+      await own.close();
+    }
   });
 });
 
@@ -187,6 +232,8 @@ describe("live identity", () => {
       s.send({ type: "authenticate", token: await gina.newToken() });
       expect(await s.next((m) => m.type === "authenticated")).toMatchObject({ authenticated: true });
       expect(await subscribeWhoami(s, 2)).toBe(gina.userId);
+      // One answer to the one authenticate: nothing of the ended authentication is answered again.
+      expect(s.pending()).toEqual([]);
     } finally {
       app.keyState.keys = old;
     }
