@@ -128,6 +128,10 @@ describe("connect", () => {
       s.send({ type: "subscribe", id: "me", path: "messages:whoami", args: {} });
       expect(await s.next((m) => m.id === "me")).toMatchObject({ type: "update" });
       expect(reactor.size).toBe(2); // the query group and the identity watch
+      // Re-authenticating as the same user keeps that one watch.
+      s.send({ type: "authenticate", token: (await own.signIn("leaving")).token });
+      expect(await s.next((m) => m.type === "authenticated")).toMatchObject({ authenticated: true });
+      expect(reactor.size).toBe(2);
       s.close();
       await eventually(() => expect(reactor.size).toBe(0));
     } finally {
