@@ -168,6 +168,16 @@ describe("live identity", () => {
     s.close();
   });
 
+  it("re-runs live queries with the identity's new fields when the user row changes", async () => {
+    const erin = await app.signIn("erin");
+    const s = await connectAs(erin.token);
+    s.send({ type: "subscribe", id: "name", path: "messages:myName", args: {} });
+    expect((await s.next((m) => m.id === "name")).value).toBe("erin");
+    await app.service.backend.write((db) => db.patch("users", erin.userId, { name: "erin2" }));
+    expect(await s.next((m) => m.id === "name")).toEqual({ type: "update", id: "name", value: "erin2" });
+    s.close();
+  });
+
   it("is not disturbed by writes to other users and sessions", async () => {
     const [carol, dave] = [await app.signIn("carol"), await app.signIn("dave")];
     const s = await connectAs(carol.token);
