@@ -63,7 +63,14 @@ const TARGETS: Readonly<Record<string, readonly string[]>> = {
   "src/backend/sync/protocol.ts": ["test/sync/protocol-parse.test.ts"],
   // Its own file: each test starts its service, so what attachSync sets up is covered per test.
   "src/backend/sync/server.ts": ["test/sync/server.test.ts", "test/sync/upgrade-reset.test.ts"],
-  "src/backend/sync/connection.ts": ["test/sync/connection.test.ts", "test/sync/protocol.test.ts"],
+  // The dispatcher: its budget, auth gate and handshake paths are each tested in their own file.
+  "src/backend/sync/connection.ts": [
+    "test/sync/connection.test.ts",
+    "test/sync/protocol.test.ts",
+    "test/sync/budget.test.ts",
+    "test/sync/auth.test.ts",
+    "test/sync/connection-identity.test.ts",
+  ],
   "src/backend/sync/connection-calls.ts": [
     "test/sync/protocol.test.ts",
     "test/sync/reactivity.test.ts",

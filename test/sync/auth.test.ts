@@ -215,6 +215,8 @@ describe("live identity", () => {
   });
 
   it("ends the identity of a token whose key is retired when the env store changes", async () => {
+    // An anonymous connection, opened first, has no identity to re-check and must not stop the round.
+    const anon = await RawSocket.connect(app.wsUrl);
     const hank = await app.signIn("hank");
     const s = await connectAs(hank.token);
     expect(await subscribeWhoami(s)).toBe(hank.userId);
@@ -225,10 +227,11 @@ describe("live identity", () => {
       await app.service.backend.env.set("SYNC_TEST_ROTATION", String(Date.now()));
       expect(await s.next()).toMatchObject({ type: "auth_error", code: "UNAUTHORIZED" });
       await expectStopped(s, "UNAUTHORIZED");
+      expect(await subscribeWhoami(anon)).toBe(null);
     } finally {
       app.keyState.keys = old;
     }
-    s.close();
+    for (const c of [s, anon]) c.close();
   });
 
   it("re-authenticates with a token of a rotated key after an auth error", async () => {
