@@ -75,6 +75,8 @@ const TARGETS: Readonly<Record<string, readonly string[]>> = {
     "test/sync/protocol.test.ts",
     "test/sync/reactivity.test.ts",
     "test/sync/server.test.ts",
+    "test/sync/auth.test.ts",
+    "test/sync/connection-identity.test.ts",
   ],
   "src/backend/sync/connection-subscriptions.ts": [
     "test/sync/connection.test.ts",

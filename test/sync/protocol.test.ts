@@ -143,9 +143,17 @@ describe("limits", () => {
   it("refuses requests beyond the in-flight limit", async () => {
     const s = await RawSocket.connect(app.wsUrl);
     for (const id of [1, 2, 3]) s.send({ type: "action", id, path: "messages:slow", args: { ms: 200 } });
-    expect(await s.next()).toMatchObject({ type: "result", id: 3, error: { code: "TOO_MANY_REQUESTS" } });
+    expect(await s.next()).toEqual({
+      type: "result",
+      id: 3,
+      error: { code: "TOO_MANY_REQUESTS", message: "At most 2 requests in flight" },
+    });
     expect(await s.next()).toEqual({ type: "result", id: 1, value: 200 });
     expect(await s.next()).toEqual({ type: "result", id: 2, value: 200 });
+    // One answer per request and the connection stays open: a ping after them is answered, alone.
+    s.send({ type: "ping" });
+    expect(await s.next((m) => m.type === "pong")).toEqual({ type: "pong" });
+    expect(s.pending()).toEqual([]);
     s.close();
   });
 

@@ -209,6 +209,9 @@ describe("close", () => {
     const closing = app.sync.close(Date.now() + 60_000);
     expect(app.sync.close()).toBe(closing);
     expect(await idle.closed).toEqual({ code: 1001, reason: "server shutting down" });
+    // A call arriving during shutdown still runs; its answer does not close while call 1 runs.
+    busy.send({ type: "action", id: 2, path: "messages:slow", args: { ms: 1 } });
+    expect(await busy.next()).toEqual({ type: "result", id: 2, value: 1 });
     expect(await busy.next()).toEqual({ type: "result", id: 1, value: 1500 });
     expect(await busy.closed).toEqual({ code: 1001, reason: "server shutting down" });
     await closing;
