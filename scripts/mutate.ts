@@ -83,6 +83,8 @@ const TARGETS: Readonly<Record<string, readonly string[]>> = {
     "test/sync/protocol.test.ts",
     "test/sync/budget.test.ts",
     "test/sync/reactivity.test.ts",
+    "test/sync/auth.test.ts",
+    "test/sync/connection-identity.test.ts",
   ],
   "src/auth/rate-limit.ts": ["test/auth/rate-limit-defaults.test.ts"],
   "src/auth/rate-limit-keys.ts": [

@@ -134,7 +134,11 @@ describe("byte budgets", () => {
     anon.send(subscribe(1, "a".repeat(3_000)));
     expect(await anon.next((m) => m.id === 1)).toMatchObject({ type: "update", value: [] });
     anon.send(subscribe(2, "b".repeat(3_000)));
-    expect(await anon.next((m) => m.id === 2)).toMatchObject({ type: "error", code: "BUDGET_EXCEEDED" });
+    expect(await anon.next((m) => m.id === 2)).toMatchObject({
+      type: "error",
+      code: "BUDGET_EXCEEDED",
+      message: "The connection's (or the server's) subscriptions hold too many bytes",
+    });
     // Ending one gives its bytes back.
     anon.send({ type: "unsubscribe", id: 1 });
     anon.send(subscribe(2, "b".repeat(3_000)));

@@ -130,9 +130,19 @@ describe("limits", () => {
       await s.next((m) => m.id === id);
     }
     s.send({ type: "subscribe", id: 1, path: "messages:byChannel", args: { channel: "dup" } });
-    expect(await s.next()).toMatchObject({ type: "error", id: 1, code: "DUPLICATE_ID" });
+    expect(await s.next()).toEqual({
+      type: "error",
+      id: 1,
+      code: "DUPLICATE_ID",
+      message: "Subscription id already in use",
+    });
     s.send({ type: "subscribe", id: 4, path: "messages:byChannel", args: { channel: "l4" } });
-    expect(await s.next()).toMatchObject({ type: "error", id: 4, code: "TOO_MANY_SUBSCRIPTIONS" });
+    expect(await s.next()).toEqual({
+      type: "error",
+      id: 4,
+      code: "TOO_MANY_SUBSCRIPTIONS",
+      message: "At most 3 subscriptions per connection before authenticating",
+    });
     // Freeing one makes room.
     s.send({ type: "unsubscribe", id: 2 });
     s.send({ type: "subscribe", id: 4, path: "messages:byChannel", args: { channel: "l4" } });
