@@ -122,14 +122,15 @@ describe("connect", () => {
     try {
       const { reactor } = own.sync;
       expect(reactor.size).toBe(0);
+      const me = await own.signIn("leaving");
       const s = await RawSocket.open(own.wsUrl);
-      s.send({ type: "connect", v: 1, token: (await own.signIn("leaving")).token });
+      s.send({ type: "connect", v: 1, token: me.token });
       expect(await s.next((m) => m.type === "connected")).toMatchObject({ authenticated: true });
       s.send({ type: "subscribe", id: "me", path: "messages:whoami", args: {} });
       expect(await s.next((m) => m.id === "me")).toMatchObject({ type: "update" });
       expect(reactor.size).toBe(2); // the query group and the identity watch
-      // Re-authenticating as the same user keeps that one watch.
-      s.send({ type: "authenticate", token: (await own.signIn("leaving")).token });
+      // Re-authenticating with a fresh token of the same session keeps that one watch.
+      s.send({ type: "authenticate", token: await me.newToken() });
       expect(await s.next((m) => m.type === "authenticated")).toMatchObject({ authenticated: true });
       expect(reactor.size).toBe(2);
       s.close();
