@@ -89,16 +89,16 @@ export function advisoryLayer(accept: AcceptedAdvisories = undefined): AdvisoryL
           if (hook && MAILBOX_PROOF_PATHS.has(hook.path ?? "") && data.emailVerified === true)
             verifying.add(hook);
         },
-        // Whoever set the password or held a session before the mailbox was proven is not
-        // known to own it: drop both before the verified owner's session is made.
+        // Whoever set the password, linked a provider or held a session before the mailbox was
+        // proven is not known to own it: drop them all before the verified owner's session is
+        // made. A provider link goes too (as in 1.6.22's own fix): with `trustedProviders` or
+        // `allowDifferentEmails`, it needs no proof of this email either.
         after: async (user, ctx) => {
           const hook = ctx as HookCtx;
           if (!hook || !verifying.has(hook) || !on(ADVISORY.preAccountHijacking)) return;
           verifying.delete(hook);
           const adapter = hook.context.internalAdapter;
-          for (const account of await adapter.findAccounts(user.id)) {
-            if (account.providerId === "credential") await adapter.deleteAccount(account.id);
-          }
+          for (const account of await adapter.findAccounts(user.id)) await adapter.deleteAccount(account.id);
           await deleteUserSessions(adapter, user.id);
         },
       },
