@@ -1,6 +1,7 @@
 /**
  * HTTP throughput: `POST /api/query` of an indexed point read on the platform vs a plain Hono
- * hello-world (and a plain Hono JSON echo), each server in its own process, the same autocannon
+ * hello-world (and a plain Hono JSON echo), plus the same endpoint calling a query that reads
+ * nothing, which splits the platform's cost into its HTTP path and its database read. Each server in its own process, the same autocannon
  * settings for all, runs interleaved round by round; medians of the rounds are reported. Each
  * target's note gives its server's CPU time per request (`/proc`, far less inflated by a busy
  * machine than throughput) and the bytes of one response, headers included.
@@ -36,6 +37,7 @@ export const http: BenchGroup = {
     ctx.defer(() => hono.stop());
 
     const bodies = pointReadBodies(64);
+    const noopBody = JSON.stringify({ path: "items:noop", args: {} });
     const echoBody = bodies[0];
     const post = (url: string, body: string) =>
       fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body });
@@ -43,6 +45,11 @@ export const http: BenchGroup = {
       await post(`${platformServer.url}/api/query`, bodies[1]),
       (t) => JSON.parse(t).value?.key !== undefined,
       "/api/query",
+    );
+    await expectOk(
+      await post(`${platformServer.url}/api/query`, noopBody),
+      (t) => JSON.parse(t).status === "success" && JSON.parse(t).value === null,
+      "/api/query reading nothing",
     );
     await expectOk(await fetch(`${hono.url}/`), (t) => t === "Hello Hono!", "hello-world");
     await expectOk(
@@ -57,6 +64,8 @@ export const http: BenchGroup = {
         runLoad({ url: `${hono.url}/json`, method: "POST", bodies: [echoBody], durationSec }),
       query: (durationSec: number) =>
         runLoad({ url: `${platformServer.url}/api/query`, method: "POST", bodies, durationSec }),
+      noop: (durationSec: number) =>
+        runLoad({ url: `${platformServer.url}/api/query`, method: "POST", bodies: [noopBody], durationSec }),
     };
     ctx.log("warming up");
     // Short runs whose numbers are discarded: JIT warm-up on both sides.
@@ -66,6 +75,7 @@ export const http: BenchGroup = {
       hello: () => withServerCpu(hono.pid, () => targets.hello(LOAD_DEFAULTS.durationSec)),
       echo: () => withServerCpu(hono.pid, () => targets.echo(LOAD_DEFAULTS.durationSec)),
       query: () => withServerCpu(platformServer.pid, () => targets.query(LOAD_DEFAULTS.durationSec)),
+      noop: () => withServerCpu(platformServer.pid, () => targets.noop(LOAD_DEFAULTS.durationSec)),
     });
 
     const rps = (name: keyof typeof targets) => median(results[name].map((r) => r.load.requestsPerSec));
@@ -107,11 +117,23 @@ export const http: BenchGroup = {
         note: `10k docs, 64 different keys; ${cost("query")}`,
       },
       {
+        benchmark: "Platform `POST /api/query` reading nothing",
+        result: `${formatCount(rps("noop"))} req/s`,
+        p50: p("noop", "latencyP50Ms"),
+        p99: p("noop", "latencyP99Ms"),
+        note: `the same endpoint without the database read; ${cost("noop")}`,
+      },
+      {
         benchmark: "ratio: /api/query ÷ hello-world",
         result: formatRatio(queryVsHello),
         goal: "≥ 60%",
         ok: queryVsHello >= 0.6,
         note: "median of per-round ratios",
+      },
+      {
+        benchmark: "ratio: /api/query reading nothing ÷ hello-world",
+        result: formatRatio(ratio("noop", "hello")),
+        note: "the HTTP path and the runtime alone: what the point read costs is the difference",
       },
       {
         benchmark: "ratio: /api/query ÷ JSON echo",
