@@ -179,6 +179,19 @@ describe("live identity", () => {
     s.close();
   });
 
+  it("answers a subscribe sent right after an authenticate as the new identity only", async () => {
+    const [frank, gina] = [await app.signIn("frank"), await app.signIn("gina")];
+    const s = await connectAs(frank.token);
+    s.send({ type: "authenticate", token: gina.token });
+    s.send({ type: "subscribe", id: "name", path: "messages:myName", args: {} });
+    expect(await s.next((m) => m.id === "name")).toEqual({ type: "update", id: "name", value: "gina" });
+    // A barrier: whatever the subscribe produced arrived before this answer.
+    s.send({ type: "query", id: "q", path: "messages:whoami", args: {} });
+    expect(await s.next((m) => m.id === "q")).toEqual({ type: "result", id: "q", value: gina.userId });
+    expect(s.pending().filter((m) => m.id === "name")).toEqual([]);
+    s.close();
+  });
+
   it("is not disturbed by writes to other users and sessions", async () => {
     const [carol, dave] = [await app.signIn("carol"), await app.signIn("dave")];
     const s = await connectAs(carol.token);

@@ -190,6 +190,19 @@ describe("byte budgets", () => {
     s.close();
   });
 
+  it("holds no bytes for messages that are not requests: pings and unsubscribes pass a spent budget", async () => {
+    // Smaller than any message: every request is refused, and nothing else may be.
+    const app = await startApp({ anonymous: { maxPendingBytes: 10 } });
+    const s = await RawSocket.connect(app.wsUrl);
+    s.send({ type: "query", id: 1, path: "messages:byChannel", args: { channel: "x" } });
+    expect(await s.next()).toMatchObject({ type: "error", id: 1, code: "BUDGET_EXCEEDED" });
+    s.send({ type: "unsubscribe", id: 1 });
+    s.send({ type: "ping" });
+    // The unsubscribe has no answer; an error for it would arrive before the pong.
+    expect(await s.next()).toEqual({ type: "pong" });
+    s.close();
+  });
+
   it("counts connections with an identity against the server-wide budget too", async () => {
     const app = await startApp({ maxTotalBytes: 5_000 });
     const first = await RawSocket.connect(app.wsUrl, await app.token());
@@ -200,6 +213,22 @@ describe("byte budgets", () => {
     expect(await second.next((m) => m.id === 1)).toMatchObject({ type: "error", code: "BUDGET_EXCEEDED" });
     first.close();
     second.close();
+  });
+
+  it("does not count connections with an identity against the anonymous share", async () => {
+    const app = await startApp({ maxAnonymousTotalBytes: 5_000 });
+    const anon = await RawSocket.connect(app.wsUrl);
+    anon.send(subscribe(1, "a".repeat(3_000)));
+    expect(await anon.next((m) => m.id === 1)).toMatchObject({ type: "update", value: [] });
+    // 3,000 more bytes would pass the anonymous share (5,000), not the server's total.
+    const user = await RawSocket.connect(app.wsUrl, await app.token());
+    user.send(subscribe(1, "u".repeat(3_000)));
+    expect(await user.next((m) => m.id === 1)).toMatchObject({ type: "update", value: [] });
+    const text = "v".repeat(3_000);
+    user.send({ type: "action", id: 2, path: "messages:echo", args: { text } });
+    expect(await user.next((m) => m.id === 2)).toEqual({ type: "result", id: 2, value: text.toUpperCase() });
+    anon.close();
+    user.close();
   });
 
   it("shares a server-wide budget between connections, and gives it back when they close", async () => {
