@@ -125,6 +125,12 @@ const TARGETS: Readonly<Record<string, readonly string[]>> = {
   "src/auth/data/create.ts": ["test/auth/data/writes.test.ts"],
   "src/auth/data/update.ts": ["test/auth/data/writes.test.ts"],
   "src/auth/data/delete.ts": ["test/auth/data/writes.test.ts"],
+  // The adapters value by value, Better Auth 1.4.9's own adapter suite on both, and the data functions.
+  "src/auth/adapter.ts": [
+    "test/auth/adapter.test.ts",
+    "test/auth/adapter-conformance.test.ts",
+    "test/auth/data-functions.test.ts",
+  ],
   "src/auth/user-field-limits.ts": ["test/auth/user-field-limits.test.ts"],
   "src/auth/http.ts": ["test/auth/http-middleware.test.ts"],
   "src/auth/plugin/claims.ts": ["test/auth/claims.test.ts", "test/auth/plugin.test.ts"],
