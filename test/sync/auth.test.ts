@@ -192,6 +192,27 @@ describe("live identity", () => {
     s.close();
   });
 
+  it("answers a mutation that renames its caller after the live query shows the new name", async () => {
+    const hank = await app.signIn("hank");
+    const s = await connectAs(hank.token);
+    s.send({ type: "subscribe", id: "name", path: "messages:myName", args: {} });
+    expect((await s.next((m) => m.id === "name")).value).toBe("hank");
+    s.send({ type: "mutation", id: "m", path: "messages:renameMe", args: { name: "hank2" } });
+    expect(await s.next()).toEqual({ type: "update", id: "name", value: "hank2" });
+    expect(await s.next()).toEqual({ type: "result", id: "m", value: "hank2" });
+    s.close();
+  });
+
+  it("answers a mutation that ends its caller's session after the auth error", async () => {
+    const ivy = await app.signIn("ivy");
+    const s = await connectAs(ivy.token);
+    await subscribeWhoami(s);
+    s.send({ type: "mutation", id: "m", path: "messages:endMySession", args: {} });
+    expect(await s.next()).toMatchObject({ type: "auth_error", code: "UNAUTHORIZED" });
+    expect(await s.next()).toEqual({ type: "result", id: "m", value: null });
+    s.close();
+  });
+
   it("is not disturbed by writes to other users and sessions", async () => {
     const [carol, dave] = [await app.signIn("carol"), await app.signIn("dave")];
     const s = await connectAs(carol.token);

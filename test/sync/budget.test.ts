@@ -75,7 +75,7 @@ describe("refused subscriptions", () => {
     app = await startApp({});
   });
 
-  it("answers a subscribe to an unknown function or with refused arguments, and keeps nothing", async () => {
+  it("answers a subscribe to an unknown function, a mutation or with refused arguments, and keeps nothing", async () => {
     const s = await RawSocket.connect(app.wsUrl);
     const groupsBefore = app.sync.groups.size;
     s.send({ type: "subscribe", id: 1, path: "nope:nothing", args: { junk: "x".repeat(100_000) } });
@@ -86,6 +86,13 @@ describe("refused subscriptions", () => {
     });
     s.send({ type: "subscribe", id: 2, path: "messages:byChannel", args: { channel: 5 } });
     expect(await s.next((m) => m.id === 2)).toMatchObject({ error: { code: "INVALID_ARGUMENTS" } });
+    // A function that is not a query can never run as one either.
+    s.send({ type: "subscribe", id: 3, path: "messages:send", args: { channel: "c", body: "b" } });
+    expect(await s.next((m) => m.id === 3)).toEqual({
+      type: "update",
+      id: 3,
+      error: { code: "FUNCTION_NOT_FOUND", message: '"messages:send" is a mutation, not a query' },
+    });
     const [conn] = [...app.sync.connections];
     expect(conn.subscriptionCount).toBe(0);
     expect(app.sync.groups.size).toBe(groupsBefore);

@@ -85,10 +85,17 @@ export class ConnectionCalls {
     this.port.sendMessage({ type: "result", id, ...body });
   }
 
-  /** Resolves once every subscription has been pushed commits up to `seq` and no check is settling. */
+  /**
+   * Resolves once every subscription has been pushed commits up to `seq` and no check is settling.
+   * A check the write started (the caller renamed, signed out) may re-run or move subscriptions
+   * as it settles: their new results come before the answer too.
+   */
   private async whenFresh(seq: number): Promise<void> {
     await this.subscriptions.whenFresh(seq);
     const settling = this.identity.settling;
-    if (settling) await settling;
+    if (settling) {
+      await settling;
+      await this.subscriptions.whenFresh(seq);
+    }
   }
 }
