@@ -143,6 +143,13 @@ const TARGETS: Readonly<Record<string, readonly string[]>> = {
     "test/auth/data/unique.test.ts",
   ],
   "src/auth/data/writer.ts": ["test/auth/data/writes.test.ts"],
+  "src/auth/data-functions.ts": [
+    "test/auth/data-functions.test.ts",
+    "test/auth/data/writes.test.ts",
+    "test/auth/data/reads.test.ts",
+  ],
+  // Who may call the admin console's queries: its unit test, and the example app's access test.
+  "src/auth/admin/functions.ts": ["test/admin/admin-functions.test.ts", "test/admin/admin-access.test.ts"],
 };
 
 const INCREMENTAL_DIR = "reports/stryker-incremental";
