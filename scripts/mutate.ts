@@ -150,6 +150,8 @@ const TARGETS: Readonly<Record<string, readonly string[]>> = {
   ],
   // Who may call the admin console's queries: its unit test, and the example app's access test.
   "src/auth/admin/functions.ts": ["test/admin/admin-functions.test.ts", "test/admin/admin-access.test.ts"],
+  // The backend plugin: its rules as functions, then through Better Auth's routes (an app per file).
+  "src/auth/plugin/index.ts": ["test/auth/plugin-rules.test.ts", "test/auth/plugin.test.ts"],
 };
 
 const INCREMENTAL_DIR = "reports/stryker-incremental";
