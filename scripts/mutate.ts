@@ -135,6 +135,29 @@ const TARGETS: Readonly<Record<string, readonly string[]>> = {
   "src/auth/http.ts": ["test/auth/http-middleware.test.ts"],
   "src/auth/plugin/claims.ts": ["test/auth/claims.test.ts", "test/auth/plugin.test.ts"],
   "src/auth/helpers.ts": ["test/auth/helpers-ctx.test.ts", "test/auth/helpers.test.ts"],
+  // The read side of the Better Auth data layer and its shared helpers: all in-process SQLite suites.
+  "src/auth/data/find.ts": ["test/auth/data/reads.test.ts", "test/auth/data-functions.test.ts"],
+  "src/auth/data/count.ts": ["test/auth/data/reads.test.ts", "test/auth/data-functions.test.ts"],
+  "src/auth/data/documents.ts": [
+    "test/auth/data/reads.test.ts",
+    "test/auth/data/writes.test.ts",
+    "test/auth/data/unique.test.ts",
+  ],
+  "src/auth/data/models.ts": [
+    "test/auth/data/reads.test.ts",
+    "test/auth/data/validators.test.ts",
+    "test/auth/data/unique.test.ts",
+  ],
+  "src/auth/data/writer.ts": ["test/auth/data/writes.test.ts"],
+  "src/auth/data-functions.ts": [
+    "test/auth/data-functions.test.ts",
+    "test/auth/data/writes.test.ts",
+    "test/auth/data/reads.test.ts",
+  ],
+  // Who may call the admin console's queries: its unit test, and the example app's access test.
+  "src/auth/admin/functions.ts": ["test/admin/admin-functions.test.ts", "test/admin/admin-access.test.ts"],
+  // The backend plugin: its rules as functions, then through Better Auth's routes (an app per file).
+  "src/auth/plugin/index.ts": ["test/auth/plugin-rules.test.ts", "test/auth/plugin.test.ts"],
 };
 
 const INCREMENTAL_DIR = "reports/stryker-incremental";

@@ -5,6 +5,7 @@
  */
 import { decodeJwt, decodeProtectedHeader } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BANNED_MESSAGE } from "../../src/auth/plugin/index.ts";
 import { type AuthFixture, startAuthFixture } from "../helpers/auth-fixture.ts";
 import { type ExampleApp, PASSWORD, startExampleApp } from "../helpers/example-app.ts";
 import { getJson } from "../helpers/http.ts";
@@ -109,6 +110,8 @@ describe("the service-auth.jwt cookie", () => {
     expect(session.body.user.email).toBe(address);
     expectJwtCookieAttributes(jwtCookie(fresh.jar.lastSetCookies), 900);
     expect(decodeJwt(fresh.jar.get("service-auth.jwt")!).sessionId).toBe(session.body.session.id);
+    // The token travels in the cookie only: Better Auth's own `set-auth-jwt` header stays off.
+    expect(session.headers.get("set-auth-jwt")).toBeNull();
 
     const out = await fresh.post("/api/auth/sign-out", {});
     expect(out.status).toBe(200);
@@ -117,6 +120,34 @@ describe("the service-auth.jwt cookie", () => {
     expect(cleared).toMatch(/Max-Age=0/i);
     expect(fresh.jar.get("service-auth.jwt")).toBeUndefined();
   });
+
+  /** Each session of `userId` changed (or deleted) directly in the database. */
+  const changeSessions = (userId: string, change: "expire" | "delete") =>
+    app.backend.write(async (db) => {
+      const sessions = await db
+        .query("session")
+        .withIndex("userId", (q) => q.eq("userId", userId))
+        .collect();
+      for (const s of sessions) {
+        if (change === "delete") await db.delete("session", s._id);
+        else await db.patch("session", s._id, { expiresAt: Date.now() - 1000 });
+      }
+    });
+
+  it.each(["expire", "delete"] as const)(
+    "get-session of a session that ended meanwhile (%s) answers null and hands out no token",
+    async (change) => {
+      const { browser, userId } = await app.signUp(email());
+      await changeSessions(userId, change);
+      const res = await browser.get("/api/auth/get-session");
+      expect(res.status).toBe(200);
+      expect(res.body).toBeNull();
+      // 1.4.9 ends the JWT cookie with the session cookie; a line that kept the session cookie
+      // must still not set a new token.
+      const line = jwtCookie(browser.jar.lastSetCookies);
+      if (line !== undefined) expect(line).toMatch(/^service-auth\.jwt=;.*Max-Age=0/i);
+    },
+  );
 
   it("get-session without a session sets no JWT cookie", async () => {
     const b = app.browser();
@@ -148,11 +179,32 @@ describe("GET /api/auth/backend/token", () => {
   });
 });
 
+describe("a banned user gets no JWT", () => {
+  it("the token endpoint answers 403 ACCOUNT_BANNED and get-session sets no cookie until the ban ends", async () => {
+    const { browser, userId } = await app.signUp(email());
+    await app.backend.write((db) =>
+      db.patch("user", userId, { banned: true, banExpires: Date.now() + 600_000 }),
+    );
+    const refused = await browser.token();
+    expect(refused.status).toBe(403);
+    expect(refused.body).toMatchObject({ code: "ACCOUNT_BANNED", message: BANNED_MESSAGE });
+    expect(jwtCookie(browser.jar.lastSetCookies)).toBeUndefined();
+    const session = await browser.get("/api/auth/get-session");
+    expect(session.status).toBe(200);
+    expect(jwtCookie(browser.jar.lastSetCookies)).toBeUndefined();
+
+    await app.backend.write((db) => db.patch("user", userId, { banExpires: Date.now() - 1 }));
+    expect((await browser.token()).status).toBe(200);
+    await browser.get("/api/auth/get-session");
+    expectJwtCookieAttributes(jwtCookie(browser.jar.lastSetCookies), 900);
+  });
+});
+
 describe("GET /api/auth/backend/jwks", () => {
   it("serves public keys only, with Cache-Control", async () => {
     const res = await getJson(`${app.url}/api/auth/backend/jwks`);
     expect(res.status).toBe(200);
-    expect(res.headers.get("cache-control")).toMatch(/max-age=\d+/);
+    expect(res.headers.get("cache-control")).toBe("public, max-age=60, stale-while-revalidate=60");
     expect(res.body.keys.length).toBeGreaterThan(0);
     for (const key of res.body.keys) {
       expect(key).toMatchObject({ kty: "RSA", alg: "RS256", use: "sig" });
@@ -235,6 +287,73 @@ describe("POST /delete-user (fixture with user.deleteUser enabled)", () => {
       const after = await fixture.call("query", "probe:whoami", {}, token);
       expect(after.status).toBe(401);
       expect(after.body.code).toBe("UNAUTHORIZED");
+    } finally {
+      await fixture.close();
+    }
+  });
+});
+
+describe("the server-only key endpoints (keys in the jwks table)", () => {
+  it("getLatestJwks makes a key only when none exists and answers every stored key, oldest first; rotateKeys replaces them", async () => {
+    const fixture = await startAuthFixture({ staticKeys: false });
+    try {
+      const { backend } = fixture.service;
+      const run = async (fn: string) =>
+        JSON.parse((await backend.runAction(`auth:${fn}`, {}, { allowInternal: true })) as string) as {
+          id: string;
+          createdAt: number;
+        }[];
+      const stored = () => backend.read((db) => db.query("jwks").collect());
+      expect(await stored()).toEqual([]);
+      const first = await run("getLatestJwks");
+      expect(first.map((k) => k.id)).toEqual((await stored()).map((r) => r._id));
+      expect(first).toHaveLength(1);
+      expect(await run("getLatestJwks")).toEqual(first);
+
+      // A second key, created before the first: it comes first.
+      const [row] = await stored();
+      const { _id, _creationTime, ...copy } = row as Record<string, unknown>;
+      const older = await backend.write((db) =>
+        db.insert("jwks", { ...copy, createdAt: Number(row.createdAt) - 1000 }),
+      );
+      expect((await run("getLatestJwks")).map((k) => k.id)).toEqual([older, first[0].id]);
+
+      const rotated = await run("rotateKeys");
+      expect(rotated).toHaveLength(1);
+      expect([older, first[0].id]).not.toContain(rotated[0].id);
+      expect((await stored()).map((r) => r._id)).toEqual([rotated[0].id]);
+      const { token } = await fixture.signUp("after-rotation@example.com");
+      expect(decodeProtectedHeader(token!).kid).toBe(rotated[0].id);
+      // The key set the verifiers fetch: the public half, marked for signatures.
+      const jwks = await getJson(`${fixture.url}/api/auth/backend/jwks`);
+      expect(jwks.body.keys).toEqual([
+        expect.objectContaining({ kid: rotated[0].id, use: "sig", kty: "RSA" }),
+      ]);
+      expect(jwks.body.keys[0]).not.toHaveProperty("d");
+    } finally {
+      await fixture.close();
+    }
+  });
+});
+
+describe("static keys (the JWKS variable)", () => {
+  it("sign with the variable's key and serve its key set, whatever the jwks table holds", async () => {
+    const fixture = await startAuthFixture();
+    try {
+      const { backend } = fixture.service;
+      const variable = JSON.parse(backend.env.get("JWKS")!) as { id: string }[];
+      // A newer key in the table (the same key material under another id): signing reading the
+      // table, or the key-set endpoint serving it, would name it.
+      const [row] = await backend.read((db) => db.query("jwks").collect());
+      const { _id, _creationTime, ...copy } = row as Record<string, unknown>;
+      const extra = await backend.write((db) =>
+        db.insert("jwks", { ...copy, createdAt: Date.now() + 60_000 }),
+      );
+      const { token } = await fixture.signUp("static-keys@example.com");
+      expect(decodeProtectedHeader(token!).kid).toBe(variable.at(-1)!.id);
+      const jwks = await getJson(`${fixture.url}/api/auth/backend/jwks`);
+      expect(jwks.body.keys.map((k: { kid: string }) => k.kid)).toEqual(variable.map((r) => r.id));
+      expect(jwks.body.keys.map((k: { kid: string }) => k.kid)).not.toContain(extra);
     } finally {
       await fixture.close();
     }
