@@ -7,8 +7,8 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { Commit, ReadSet } from "../../src/backend/db/read-write-sets.ts";
-import { functionsFor } from "../../src/backend/functions/define.ts";
 import type { UserIdentity } from "../../src/backend/functions/define.ts";
+import { functionsFor } from "../../src/backend/functions/define.ts";
 import type { Backend } from "../../src/backend/runtime.ts";
 import { AppError, defineSchema, defineTable, v } from "../../src/backend/server.ts";
 import {
@@ -26,6 +26,7 @@ import { startTestBackend } from "../helpers/service.ts";
 const schema = defineSchema({
   messages: defineTable({ channel: v.string(), body: v.string() }).index("by_channel", ["channel"]),
   notes: defineTable({ channel: v.string(), body: v.string() }).index("by_channel", ["channel"]),
+  others: defineTable({ channel: v.string(), body: v.string() }).index("by_channel", ["channel"]),
 });
 
 const { query } = functionsFor(schema);
@@ -115,7 +116,7 @@ function inject(commit: Omit<Commit, "sequence">): void {
   reactor.onCommit({ ...commit, sequence: seq });
 }
 
-const insert = (table: "messages" | "notes", channel: string, body = "x") =>
+const insert = (table: "messages" | "notes" | "others", channel: string, body = "x") =>
   backend.write((db) => db.insert(table, { channel, body }));
 
 function opened(): { promise: Promise<void>; open: () => void } {
@@ -182,6 +183,15 @@ describe("which commits re-run a watch", () => {
     expect(p.heard.at(-1)).toBe("settled");
   });
 
+  it("re-runs every watch of a table that a write touches", async () => {
+    const a = channelProbe("messages", "both");
+    const b = channelProbe("messages", "both");
+    await added(a);
+    await added(b);
+    await insert("messages", "both");
+    expect([a.runs, b.runs]).toEqual([2, 2]);
+  });
+
   it("does not re-run for writes outside the range, to another table, or to another index value", async () => {
     const p = channelProbe("messages", "quiet");
     await added(p);
@@ -228,8 +238,14 @@ describe("which commits re-run a watch", () => {
     await added(p);
     await backend.write((db) => db.patch(other, { body: "2" }));
     expect(p.runs).toBe(1);
-    // The same id in another table's write is another document.
-    inject({ writes: [{ table: "notes", id, before: null, after: null }] });
+    // The same id in another table's write is another document (the messages write brings the
+    // commit to the watch's bucket).
+    inject({
+      writes: [
+        { table: "messages", id: other, before: null, after: null },
+        { table: "notes", id, before: null, after: null },
+      ],
+    });
     expect(p.runs).toBe(1);
     await backend.write((db) => db.patch(id, { body: "1" }));
     expect(p.runs).toBe(2);
@@ -268,6 +284,25 @@ describe("which commits re-run a watch", () => {
     expect(p.runs).toBe(3);
   });
 
+  it("follows a change of one of several tables it reads", async () => {
+    let tables = ["messages", "notes"];
+    const p = new Probe(async () => {
+      const readSet: ReadSet = { ids: [], ranges: [] };
+      for (const table of tables)
+        await backend.runQuery("r:byChannel", { table, channel: "t3" }, {}, readSet);
+      return readSet;
+    });
+    await added(p);
+    tables = ["messages", "others"];
+    await insert("messages", "t3");
+    await reactor.whenFresh(p, seq);
+    expect(p.runs).toBe(2);
+    await insert("notes", "t3"); // no longer read
+    expect(p.runs).toBe(2);
+    await insert("others", "t3");
+    expect(p.runs).toBe(3);
+  });
+
   it("forgets a removed watch: no re-run, and its waiters resolve", async () => {
     const p = channelProbe("messages", "rm");
     await added(p);
@@ -279,12 +314,14 @@ describe("which commits re-run a watch", () => {
     await insert("messages", "rm");
     expect(p.runs).toBe(1);
     expect(other.runs).toBe(2); // the other watch of the same table is still there
+    p.heard.length = 0;
     reactor.invalidate(p);
-    expect(p.runs).toBe(1);
+    expect(p.heard).toEqual([]);
     await reactor.whenFresh(p, seq + 10); // resolves at once for a removed watch
   });
 
   it("removing a running watch resolves its waiters, and its result changes nothing", async () => {
+    reactor = newReactor(1);
     const p = channelProbe("messages", "rr");
     const held = opened();
     p.hold = held.promise;
@@ -292,10 +329,14 @@ describe("which commits re-run a watch", () => {
     const waited = reactor.whenFresh(p, seq);
     reactor.remove(p);
     await waited;
+    // One slot: this watch runs only after the removed watch's run has ended.
+    const after = new Probe(async () => ({ ids: [], ranges: [] }));
+    reactor.add(after);
     held.open();
+    await reactor.whenFresh(after, seq);
     await insert("messages", "rr");
     expect(p.runs).toBe(1);
-    expect(p.heard).toEqual(["invalidated", "run"]);
+    expect(p.heard).toEqual(["invalidated", "run"]); // not settled: it is gone
   });
 });
 
@@ -334,10 +375,12 @@ describe("commits met while a watch runs", () => {
     p.hold = held.promise;
     reactor.add(p);
     inject({ writes: [], unknown: true });
+    expect(p.heard).toEqual(["invalidated", "run"]); // a running query re-run is told when it ends
     p.hold = null;
     held.open();
     await reactor.whenFresh(p, seq);
     expect(p.runs).toBe(2);
+    expect(p.heard).toEqual(["invalidated", "run", "invalidated", "run", "settled"]);
   });
 
   it("keeps a commit for a watch still running when another finishes", async () => {
@@ -348,7 +391,6 @@ describe("commits met while a watch runs", () => {
     first.hold = heldFirst.promise;
     second.hold = heldSecond.promise;
     reactor.add(first);
-    await insert("notes", "unrelated"); // the second run starts after this commit
     reactor.add(second);
     await insert("messages", "second"); // met by both runs; only the second's reads cover it
     first.hold = null;
@@ -433,12 +475,16 @@ describe("commits met while a watch runs", () => {
     p.hold = held.promise;
     reactor.add(p);
     reactor.invalidate(p);
-    reactor.invalidate(p);
+    reactor.invalidate(p); // already stale: nothing more to tell
+    expect(p.heard).toEqual(["invalidated", "run", "invalidated"]);
     p.hold = null;
     held.open();
-    await reactor.whenFresh(p, seq);
+    await reactor.whenFresh(p, seq); // no commit since: the first run covered it
+    await reactor.whenFresh(p, seq); // the re-run
     expect(p.runs).toBe(2);
     expect(reactor.executions).toBe(2);
+    // Told once when it went stale during the run, once more when that run ended stale.
+    expect(p.heard).toEqual(["invalidated", "run", "invalidated", "invalidated", "run", "settled"]);
   });
 });
 
@@ -456,9 +502,18 @@ describe("a run that throws", () => {
     expect(p.runs).toBe(2);
     expect(logs.join("")).toContain("reactive execution failed");
     expect(logs.join("")).toContain("broken watch");
+    // A commit met by a failing run: the run has no reads to compare it with, and ends quietly.
+    const held = opened();
+    p.hold = held.promise;
+    reactor.invalidate(p);
+    await insert("messages", "boom");
+    held.open();
+    await reactor.whenFresh(p, seq);
+    expect(p.runs).toBe(3);
+    p.hold = null;
     p.fail = false;
     await insert("messages", "boom"); // still bucketed by its old reads
-    expect(p.runs).toBe(3);
+    expect(p.runs).toBe(4);
   });
 });
 
@@ -622,6 +677,19 @@ describe("query groups", () => {
       [1, { value: 0 }],
       [1, { value: 1 }],
     ]);
+  });
+
+  it("a group whose run met a commit runs again and pushes the newer result", async () => {
+    const held = opened();
+    gate = held.promise;
+    const a = subscriber();
+    const sub = groups.join(a, 1, "r:gated", { channel: "met" }, anon);
+    await insert("messages", "met"); // after the run read the channel
+    gate = null;
+    held.open();
+    await settled(sub);
+    expect(runs.get("gated:met")).toBe(2);
+    expect(a.got.at(-1)).toEqual([1, { value: 1 }]);
   });
 
   it("delivers an error as an error body, and re-runs on the reads of the failed run", async () => {
