@@ -775,6 +775,28 @@ describe("query groups", () => {
     expect(a.got.at(-1)).toEqual([3, { value: ["one", "two"] }]);
   });
 
+  it("a group waits behind identity checks in the queue", async () => {
+    reactor = newReactor(1);
+    groups = new QueryGroups(backend, reactor);
+    const busy = new Probe(async () => ({ ids: [], ranges: [] }));
+    const held = opened();
+    busy.hold = held.promise;
+    reactor.add(busy);
+    const a = subscriber();
+    const sub = groups.join(a, 1, "r:byChannel", { table: "messages", channel: "queued" }, anon);
+    const check = new Probe(async () => ({ ids: [], ranges: [] }), true);
+    const checkHeld = opened();
+    check.hold = checkHeld.promise;
+    reactor.add(check); // added after the group, runs before it
+    held.open();
+    await reactor.whenFresh(busy, seq);
+    expect(check.runs).toBe(1);
+    expect(runs.get("byChannel:messages:queued")).toBeUndefined();
+    checkHeld.open();
+    await settled(sub);
+    expect(a.got).toEqual([[1, { value: [] }]]);
+  });
+
   it("a group left while its run is in flight delivers nothing", async () => {
     reactor = newReactor(1);
     groups = new QueryGroups(backend, reactor);
