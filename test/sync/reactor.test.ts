@@ -469,6 +469,35 @@ describe("commits met while a watch runs", () => {
     expect(p.heard).toEqual(["invalidated", "run", "invalidated", "run", "settled"]);
   });
 
+  it("a running identity check without the optional hooks does not stop the other watches' checks", async () => {
+    /** A priority watch with no `onInvalidated`/`onSettled` (both are optional). */
+    class Bare extends Watch {
+      readonly priority = true;
+      runs = 0;
+      hold: Promise<void> | null = null;
+      async execute(): Promise<ReadSet> {
+        this.runs++;
+        const hold = this.hold;
+        const { readSet } = await backend.runQuery("r:byChannel", { table: "messages", channel: "bare" });
+        if (hold) await hold;
+        return readSet;
+      }
+    }
+    const bare = new Bare();
+    await added(bare);
+    const other = channelProbe("messages", "bare"); // bucketed after it
+    await added(other);
+    const held = opened();
+    bare.hold = held.promise;
+    reactor.invalidate(bare);
+    await insert("messages", "bare");
+    expect(other.runs).toBe(2);
+    bare.hold = null;
+    held.open();
+    await reactor.whenFresh(bare, seq);
+    expect(bare.runs).toBe(3);
+  });
+
   it("a watch invalidated while it runs runs again, once", async () => {
     const p = channelProbe("messages", "twice");
     const held = opened();
@@ -573,6 +602,21 @@ describe("the queue", () => {
     expect(query.p.runs).toBe(1);
   });
 
+  it("a watch stale after its run queues behind the watches already waiting", async () => {
+    reactor = newReactor(1);
+    const w = blocked();
+    reactor.add(w.p);
+    reactor.invalidate(w.p); // stale during its run
+    const x = blocked();
+    reactor.add(x.p);
+    w.open();
+    await reactor.whenFresh(w.p, seq); // the first run has ended
+    expect([w.p.runs, x.p.runs]).toEqual([1, 1]);
+    x.open();
+    await reactor.whenFresh(w.p, seq);
+    expect(w.p.runs).toBe(2);
+  });
+
   it("skips a queued watch removed before its turn", async () => {
     reactor = newReactor(1);
     const busy = blocked();
@@ -623,9 +667,11 @@ describe("whenFresh", () => {
     await early; // the first run covered `before`
     expect(p.runs).toBe(2);
     expect(lateDone).toBe(false);
+    expect(p.waiters).toHaveLength(1); // a released waiter is not kept
     p.hold = null;
     second.open();
     await late;
+    expect(p.waiters).toBeNull();
   });
 });
 
