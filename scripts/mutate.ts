@@ -86,6 +86,9 @@ const TARGETS: Readonly<Record<string, readonly string[]>> = {
     "test/sync/auth.test.ts",
     "test/sync/connection-identity.test.ts",
   ],
+  // Driven directly with a real backend and no sockets (~60 ms for the whole file).
+  "src/backend/sync/reactor.ts": ["test/sync/reactor.test.ts", "test/sync/identity-watch.test.ts"],
+  "src/backend/sync/query-group.ts": ["test/sync/reactor.test.ts"],
   "src/auth/rate-limit.ts": ["test/auth/rate-limit-defaults.test.ts"],
   "src/auth/rate-limit-keys.ts": [
     "test/auth/rate-limit-keys.test.ts",
