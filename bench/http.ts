@@ -3,9 +3,9 @@
  * hello-world (and a plain Hono JSON echo), plus the same endpoint calling a query that reads
  * nothing, which splits the platform's cost into its HTTP path and its database read. Each server
  * runs in its own process, the same autocannon settings for all, runs interleaved round by round;
- * medians of the rounds are reported. Each
- * target's note gives its server's CPU time per request (`/proc`, far less inflated by a busy
- * machine than throughput) and the bytes of one response, headers included.
+ * medians of the rounds are reported. Each target's note gives its server's CPU time per request
+ * (`/proc`, far less inflated by a busy machine than throughput) and the bytes of one response,
+ * headers included.
  */
 import { fileURLToPath } from "node:url";
 import { pointReadBodies } from "./fixtures/point-app.ts";
