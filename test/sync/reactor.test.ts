@@ -131,6 +131,15 @@ class Probe extends Watch {
   heard: string[] = [];
   /** While set when a run starts, the run waits on it before returning its reads. */
   hold: Promise<void> | null = null;
+  /** Holds the runs that start from now on; the returned function ends the hold and frees them. */
+  holdRuns(): () => void {
+    const gate = opened();
+    this.hold = gate.promise;
+    return () => {
+      this.hold = null;
+      gate.open();
+    };
+  }
   /** While set, a run throws (a bug in a watch: execute must not throw). */
   fail = false;
   constructor(
@@ -343,14 +352,12 @@ describe("which commits re-run a watch", () => {
 describe("commits met while a watch runs", () => {
   it("re-runs a watch after its run when a commit during the run touched what it read", async () => {
     const p = channelProbe("messages", "during");
-    const held = opened();
-    p.hold = held.promise;
+    const release = p.holdRuns();
     reactor.add(p);
     expect(p.runs).toBe(1);
     await insert("messages", "during"); // the run already read: its result is stale
     expect(p.runs).toBe(1);
-    p.hold = null;
-    held.open();
+    release();
     await reactor.whenFresh(p, seq);
     expect(p.runs).toBe(2);
     expect(p.heard).toEqual(["invalidated", "run", "invalidated", "run", "settled"]);
@@ -371,13 +378,11 @@ describe("commits met while a watch runs", () => {
 
   it("re-runs a running watch after an unknown commit", async () => {
     const p = channelProbe("messages", "unk");
-    const held = opened();
-    p.hold = held.promise;
+    const release = p.holdRuns();
     reactor.add(p);
     inject({ writes: [], unknown: true });
     expect(p.heard).toEqual(["invalidated", "run"]); // a running query re-run is told when it ends
-    p.hold = null;
-    held.open();
+    release();
     await reactor.whenFresh(p, seq);
     expect(p.runs).toBe(2);
     expect(p.heard).toEqual(["invalidated", "run", "invalidated", "run", "settled"]);
@@ -386,50 +391,40 @@ describe("commits met while a watch runs", () => {
   it("keeps a commit for a watch still running when another finishes", async () => {
     const first = channelProbe("messages", "first");
     const second = channelProbe("messages", "second");
-    const heldFirst = opened();
-    const heldSecond = opened();
-    first.hold = heldFirst.promise;
-    second.hold = heldSecond.promise;
+    const releaseFirst = first.holdRuns();
+    const releaseSecond = second.holdRuns();
     reactor.add(first);
     reactor.add(second);
     await insert("messages", "second"); // met by both runs; only the second's reads cover it
-    first.hold = null;
-    heldFirst.open();
+    releaseFirst();
     await reactor.whenFresh(first, seq);
     expect(first.runs).toBe(1);
-    second.hold = null;
-    heldSecond.open();
+    releaseSecond();
     await reactor.whenFresh(second, seq);
     expect(second.runs).toBe(2);
   });
 
   it("does not count a commit published before a run started", async () => {
     const busy = channelProbe("messages", "busy");
-    const heldBusy = opened();
-    busy.hold = heldBusy.promise;
+    const releaseBusy = busy.holdRuns();
     reactor.add(busy); // keeps the log open
     await insert("messages", "late"); // logged, before the late watch exists
     const late = channelProbe("messages", "late");
-    const heldLate = opened();
-    late.hold = heldLate.promise;
+    const releaseLate = late.holdRuns();
     reactor.add(late);
-    late.hold = null;
-    heldLate.open();
+    releaseLate();
     await reactor.whenFresh(late, seq);
     expect(late.runs).toBe(1);
-    busy.hold = null;
-    heldBusy.open();
+    releaseBusy();
     await reactor.whenFresh(busy, seq);
   });
 
   it("a commit after everything settled is not compared with a finished run's log", async () => {
     const a = channelProbe("messages", "l1");
-    const held = opened();
-    a.hold = held.promise;
+    const release = a.holdRuns();
     reactor.add(a);
     await insert("messages", "l2"); // logged while a runs
-    a.hold = null;
-    held.open();
+    release();
     await reactor.whenFresh(a, seq);
     // A watch of "l2" whose first run starts later must not count that old commit.
     const b = channelProbe("messages", "l2");
@@ -440,16 +435,14 @@ describe("commits met while a watch runs", () => {
   it("tells a running identity check (priority) at once when a commit touches it", async () => {
     const p = channelProbe("messages", "prio", true);
     await added(p);
-    const held = opened();
-    p.hold = held.promise;
+    const release = p.holdRuns();
     p.heard.length = 0;
     reactor.invalidate(p);
     await insert("messages", "prio");
     expect(p.heard).toEqual(["invalidated", "run", "invalidated"]); // before its run ended
     await insert("messages", "other");
     expect(p.heard).toEqual(["invalidated", "run", "invalidated"]);
-    p.hold = null;
-    held.open();
+    release();
     await reactor.whenFresh(p, seq);
     expect(p.runs).toBe(3);
   });
@@ -457,14 +450,12 @@ describe("commits met while a watch runs", () => {
   it("does not tell a running query re-run early: it re-runs when it ends", async () => {
     const p = channelProbe("messages", "plain");
     await added(p);
-    const held = opened();
-    p.hold = held.promise;
+    const release = p.holdRuns();
     p.heard.length = 0;
     reactor.invalidate(p);
     await insert("messages", "plain");
     expect(p.heard).toEqual(["invalidated", "run"]);
-    p.hold = null;
-    held.open();
+    release();
     await reactor.whenFresh(p, seq);
     expect(p.heard).toEqual(["invalidated", "run", "invalidated", "run", "settled"]);
   });
@@ -500,14 +491,12 @@ describe("commits met while a watch runs", () => {
 
   it("a watch invalidated while it runs runs again, once", async () => {
     const p = channelProbe("messages", "twice");
-    const held = opened();
-    p.hold = held.promise;
+    const release = p.holdRuns();
     reactor.add(p);
     reactor.invalidate(p);
     reactor.invalidate(p); // already stale: nothing more to tell
     expect(p.heard).toEqual(["invalidated", "run", "invalidated"]);
-    p.hold = null;
-    held.open();
+    release();
     await reactor.whenFresh(p, seq); // no commit since: the first run covered it
     await reactor.whenFresh(p, seq); // the re-run
     expect(p.runs).toBe(2);
@@ -638,15 +627,13 @@ describe("whenFresh", () => {
     const p = channelProbe("messages", "fresh");
     await added(p);
     await reactor.whenFresh(p, seq + 100); // idle: nothing pending
-    const held = opened();
-    p.hold = held.promise;
+    const release = p.holdRuns();
     await insert("messages", "fresh");
     let done = false;
     const waited = reactor.whenFresh(p, seq).then(() => (done = true));
     await Promise.resolve();
     expect(done).toBe(false);
-    p.hold = null;
-    held.open();
+    release();
     await waited;
     expect(p.runs).toBe(2);
   });
