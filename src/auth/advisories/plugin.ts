@@ -45,8 +45,7 @@ export function isMagicLinkValue(value: unknown): boolean {
 interface InternalAdapter {
   deleteSessions(userId: string): Promise<unknown>;
   deleteUserSessions?(userId: string): Promise<unknown>;
-  findAccounts(userId: string): Promise<{ id: string; providerId: string }[]>;
-  deleteAccount(accountId: string): Promise<unknown>;
+  deleteAccounts(userId: string): Promise<unknown>;
   findVerificationValue(identifier: string): Promise<{ value: string } | null | undefined>;
 }
 /** Deletes every session of `userId`, in every store, on either Better Auth line. */
@@ -98,7 +97,7 @@ export function advisoryLayer(accept: AcceptedAdvisories = undefined): AdvisoryL
           if (!hook || !verifying.has(hook) || !on(ADVISORY.preAccountHijacking)) return;
           verifying.delete(hook);
           const adapter = hook.context.internalAdapter;
-          for (const account of await adapter.findAccounts(user.id)) await adapter.deleteAccount(account.id);
+          await adapter.deleteAccounts(user.id);
           await deleteUserSessions(adapter, user.id);
         },
       },
