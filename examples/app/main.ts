@@ -3,7 +3,8 @@
  * Outside production the first start generates SERVICE_AUTH_SECRET and JWKS and says so; with
  * NODE_ENV=production it refuses to start without them and prints the command that makes them.
  * Mail goes over SMTP_URL; without it the development outbox logs each message, and production
- * refuses to start. SIGTERM / SIGINT stop it gracefully (requests in flight finish, at most SHUTDOWN_TIMEOUT_MS).
+ * refuses to start. SIGTERM / SIGINT stop it gracefully: it keeps serving for SHUTDOWN_DELAY_MS (default 5 s) with
+ * /healthz at 503, then requests in flight finish (at most SHUTDOWN_TIMEOUT_MS).
  * WORKERS=N (N ≥ 2) serves the port from N worker processes (cluster mode); unset, one process.
  */
 import {
@@ -49,6 +50,7 @@ try {
     port,
     databaseUrl: process.env.DATABASE_URL,
     shutdownTimeoutMs: durationSetting("SHUTDOWN_TIMEOUT_MS"),
+    shutdownDelayMs: durationSetting("SHUTDOWN_DELAY_MS"),
     keepAliveTimeoutMs: durationSetting("KEEP_ALIVE_TIMEOUT_MS"),
     prepare: async (backend) => {
       const missing = missingAuthEnv(backend.env);

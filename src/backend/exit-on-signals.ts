@@ -3,11 +3,12 @@ import { logger } from "./logger.ts";
 import type { RunningService } from "./service.ts";
 
 /**
- * The first SIGTERM or SIGINT stops `service` gracefully (`RunningService.close`: in-flight
- * requests and calls finish) and exits 0; a second one exits at once with code 1.
+ * The first SIGTERM or SIGINT stops `service` gracefully and exits 0: `RunningService.close`
+ * after its shutdown delay (load balancers route elsewhere first), then in-flight requests and
+ * calls finish. A second signal exits at once with code 1.
  */
 export function exitOnSignals(
-  service: Pick<RunningService, "close">,
+  service: Pick<RunningService, "close"> & Partial<Pick<RunningService, "shutdownDelayMs">>,
   signals: readonly NodeJS.Signals[] = ["SIGTERM", "SIGINT"],
 ): void {
   let stopping = false;
@@ -18,7 +19,7 @@ export function exitOnSignals(
     }
     stopping = true;
     logger.info(`${signal}: stopping`);
-    service.close().then(
+    service.close({ delayMs: service.shutdownDelayMs }).then(
       () => process.exit(0),
       (error) => {
         logger.error("shutdown failed", { error: String(error) });

@@ -33,6 +33,14 @@ export interface ServiceOptions extends Omit<BackendOptions, "engine"> {
    */
   shutdownTimeoutMs?: number;
   /**
+   * How long a stop asked for by a signal (or by the cluster's primary) keeps serving before it
+   * refuses new connections (default {@link DEFAULT_SHUTDOWN_DELAY_MS}; the `SHUTDOWN_DELAY_MS`
+   * setting of `npm start`). Meanwhile `/healthz` answers 503 and every answer closes its
+   * connection, so a load balancer routes elsewhere before anything is refused. Make it longer
+   * than the balancer needs to mark the instance down (interval × failures).
+   */
+  shutdownDelayMs?: number;
+  /**
    * `env sync --auth`: generates the variables the auth integration needs when they are absent;
    * returns the names it generated.
    */
@@ -83,15 +91,20 @@ export interface RunningService {
   http: RunningHttpServer;
   url: string;
   port: number;
+  /** `ServiceOptions.shutdownDelayMs` or its default: what a stop by signal passes to {@link close}. */
+  readonly shutdownDelayMs: number;
   /**
-   * Graceful stop: refuses new connections, lets in-flight HTTP requests and WebSocket calls
-   * finish (at most `shutdownTimeoutMs`), closes idle connections, WebSockets with 1001, then
-   * the database.
+   * Graceful stop: with `delayMs`, first keeps serving that long with `/healthz` at 503 and
+   * `Connection: close` on every answer; then refuses new connections, lets in-flight HTTP
+   * requests and WebSocket calls finish (at most `shutdownTimeoutMs`), closes idle connections,
+   * WebSockets with 1001, then the database. Later calls return the first call's promise.
    */
-  close(): Promise<void>;
+  close(options?: { delayMs?: number }): Promise<void>;
 }
 
 export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
+/** Default of `ServiceOptions.shutdownDelayMs`: two or three failed checks of a balancer checking every second. */
+export const DEFAULT_SHUTDOWN_DELAY_MS = 5_000;
 
 /** Opens storage, migrates the schema and serves HTTP on `port` (0 picks a free port). */
 export function startService(options: ServiceOptions): Promise<RunningService>;
@@ -106,13 +119,15 @@ export async function startService(
       workers,
       hostname: options.hostname,
       shutdownTimeoutMs: options.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS,
+      shutdownDelayMs: options.shutdownDelayMs ?? DEFAULT_SHUTDOWN_DELAY_MS,
     });
   }
   if (workers === 1) return startOne(options, false);
   // A worker stops when its primary asks (a drain) or is gone, also when asked while starting.
   let service: RunningService | undefined;
   let stopRequested = false;
-  const stop = (s: RunningService) => void s.close().finally(() => process.exit(0));
+  const stop = (s: RunningService) =>
+    void s.close({ delayMs: s.shutdownDelayMs }).finally(() => process.exit(0));
   onStopRequest(() => {
     stopRequested = true;
     if (service) stop(service);
@@ -156,8 +171,14 @@ async function startOne(options: ServiceOptions, inCluster: boolean): Promise<Ru
     http: server,
     url: server.url,
     port: server.port,
-    close: () =>
+    shutdownDelayMs: options.shutdownDelayMs ?? DEFAULT_SHUTDOWN_DELAY_MS,
+    close: ({ delayMs = 0 } = {}) =>
       (closing ??= (async () => {
+        if (delayMs > 0) {
+          server.announceClose();
+          logger.info("shutting down: /healthz answers 503, still serving", { delayMs });
+          await new Promise((done) => setTimeout(done, delayMs));
+        }
         const timeoutMs = options.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
         const deadline = Date.now() + timeoutMs;
         const inFlight = server.inFlight;

@@ -21,14 +21,14 @@ export interface ExampleServer {
 }
 
 /**
- * Spawns main.ts and waits for its `listening on` line. Rejects with the output when the process
+ * Spawns main.ts (on `env.PORT`, or a free port) and waits for its `listening on` line. Rejects with the output when the process
  * exits first or does not listen within `timeoutMs`.
  */
 export async function spawnExampleServer(
   env: Record<string, string | undefined> & { DATABASE_URL: string },
   timeoutMs = PROCESS_WAIT_MS,
 ): Promise<ExampleServer> {
-  const port = await freePort();
+  const port = env.PORT ? Number(env.PORT) : await freePort();
   const url = `http://127.0.0.1:${port}`;
   const child = spawn(process.execPath, [...NODE_ARGS, EXAMPLE_MAIN], {
     cwd: ROOT,
@@ -38,6 +38,8 @@ export async function spawnExampleServer(
       LOG_LEVEL: "info",
       PORT: String(port),
       SITE_URL: url,
+      // Stopped at once by default; the drain's own tests set a delay.
+      SHUTDOWN_DELAY_MS: "0",
       ...env,
     },
     stdio: ["ignore", "pipe", "pipe"],

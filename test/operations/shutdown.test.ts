@@ -18,6 +18,7 @@ import { tempDatabaseFile } from "../helpers/temp.ts";
 
 const PROBE = pathToFileURL(join(ROOT, "test/helpers/request-probe.mjs")).href;
 const GATED_SERVER = join(ROOT, "test/operations/fixtures/gated-server.ts");
+const BALANCED_SERVER = join(ROOT, "test/operations/fixtures/balanced-server.ts");
 
 interface Answer {
   status: number;
@@ -233,5 +234,45 @@ describe("SIGTERM with calls in flight", () => {
     await expect(http).rejects.toThrow(/socket hang up|ECONNRESET/);
     expect(await exited).toEqual({ code: 0, signal: null });
     expect(server.stderr()).toMatch(/"msg":"shutdown timeout passed: HTTP requests cut","cut":1/);
+  }, 60_000);
+});
+
+describe("SIGTERM with SHUTDOWN_DELAY_MS", () => {
+  it("keeps serving with /healthz at 503 and Connection: close on every answer, until the delay ends", async () => {
+    gated = await spawnServer(BALANCED_SERVER, {
+      DATABASE_URL: tempDatabaseFile(),
+      LOG_LEVEL: "info",
+      // Longer than the test: the delay is ended by the second signal, never waited out.
+      SHUTDOWN_DELAY_MS: "600000",
+    });
+    const server = gated;
+    const query = () =>
+      send(
+        `${server.url}/api/query`,
+        "POST",
+        { "content-type": "application/json", connection: "keep-alive" },
+        '{"path":"messages:byAuthor","args":{"author":"x"}}',
+      );
+    const before = await query();
+    expect(before.headers.connection).toBe("keep-alive");
+    expect((await send(`${server.url}/healthz`, "GET")).status).toBe(200);
+
+    const exited = exitOf(server.child);
+    server.child.kill("SIGTERM");
+    await waitForOutput(server.child.stderr!, () =>
+      /shutting down: \/healthz answers 503/.test(server.stderr()),
+    );
+    // Still accepting and answering, on new connections too; each answer ends its connection.
+    const health = await send(`${server.url}/healthz`, "GET");
+    expect(health.status).toBe(503);
+    expect(JSON.parse(health.body)).toEqual({ status: "draining", code: "DRAINING" });
+    const during = await query();
+    expect(during.status).toBe(200);
+    expect(JSON.parse(during.body)).toEqual({ status: "success", value: [] });
+    expect(during.headers.connection).toBe("close");
+    expect(server.stderr()).not.toMatch(/new connections refused/);
+
+    server.child.kill("SIGTERM");
+    expect(await exited).toEqual({ code: 1, signal: null });
   }, 60_000);
 });

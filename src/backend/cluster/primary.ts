@@ -16,6 +16,8 @@ export interface ClusterOptions {
   hostname?: string;
   /** How long a stopping worker may drain; the primary SIGKILLs it 5 s after that. */
   shutdownTimeoutMs: number;
+  /** How long a stopping worker keeps serving first (`ServiceOptions.shutdownDelayMs`). */
+  shutdownDelayMs: number;
   /** Replacements allowed within {@link restartWindowMs} before the primary gives up (default 10). */
   maxRestarts?: number;
   /** Window of {@link maxRestarts}, ms (default 60,000). */
@@ -94,9 +96,12 @@ export async function startPrimary(options: ClusterOptions): Promise<RunningClus
       stopping = true;
       const all = [...workers];
       for (const worker of all) if (worker.isConnected()) worker.send(STOP, undefined, () => {});
-      const deadline = setTimeout(() => {
-        for (const worker of all) if (!worker.isDead()) worker.process.kill("SIGKILL");
-      }, options.shutdownTimeoutMs + KILL_GRACE_MS);
+      const deadline = setTimeout(
+        () => {
+          for (const worker of all) if (!worker.isDead()) worker.process.kill("SIGKILL");
+        },
+        options.shutdownDelayMs + options.shutdownTimeoutMs + KILL_GRACE_MS,
+      );
       await Promise.all(all.map(exited));
       clearTimeout(deadline);
       cluster.off("message", relay);

@@ -20,6 +20,11 @@ export interface RunningHttpServer {
   /** Requests being answered right now. */
   readonly inFlight: number;
   /**
+   * Shutdown is coming, the server still accepts: `/healthz` answers 503 and every answer closes
+   * its connection (see {@link RequestDrain.announce}).
+   */
+  announceClose(): void;
+  /**
    * Stops accepting, lets in-flight requests finish until `deadline` (epoch ms; default now: cut
    * them at once) and closes every connection but upgraded ones. Resolves with the number cut.
    */
@@ -76,6 +81,7 @@ export async function listenHttp(
         get inFlight() {
           return drain.inFlight;
         },
+        announceClose: () => drain.announce(),
         close: (deadline = Date.now()) => drain.close(server, deadline),
       });
     });

@@ -1,8 +1,12 @@
 /**
- * Graceful close of a Node HTTP server: stop accepting connections, let every request already
- * handed to the app finish (its connection closes after the response), then cut what is left:
- * connections that never got a request through (idle keep-alive sockets, half-sent headers) and,
- * once the deadline passes, requests still running.
+ * Graceful close of a Node HTTP server, in two phases. Announced ({@link RequestDrain.announce}):
+ * still accepting and answering, but every answer closes its connection and `/healthz` says 503,
+ * so a load balancer stops routing here while nothing it already routed fails. Closed
+ * ({@link RequestDrain.close}): stop accepting connections, let every request already handed to
+ * the app finish (its connection closes after the response), then cut what is left: connections
+ * that never got a request through (idle keep-alive sockets, half-sent headers) and, once the
+ * deadline passes, requests still running. After an announcement long enough for the balancer's
+ * health checks, no request races into the idle sockets that the close ends.
  *
  * Node's own `server.close()` closes idle sockets but keeps answering `Connection: keep-alive` on
  * busy ones, which then linger for the whole keep-alive timeout; `closeAllConnections()` cuts
@@ -16,7 +20,7 @@ export class RequestDrain {
   private draining = false;
   private onIdle: (() => void) | null = null;
 
-  /** Whether {@link close} has begun: the server is shutting down. */
+  /** Whether shutdown has begun ({@link announce} or {@link close}). */
   get closing(): boolean {
     return this.draining;
   }
@@ -45,15 +49,23 @@ export class RequestDrain {
   }
 
   /**
+   * Shutdown is coming: from now on every answer carries `Connection: close` (those not yet sent
+   * included) and {@link closing} is true, while the server keeps accepting.
+   */
+  announce(): void {
+    this.draining = true;
+    for (const res of this.active) if (!res.headersSent) res.shouldKeepAlive = false;
+  }
+
+  /**
    * Stops `server` accepting, waits until every tracked request is answered or `deadline`
    * (epoch ms) passes, then closes every remaining connection (upgraded sockets excepted: their
    * owner closes them). Resolves with the number of requests cut at the deadline.
    */
   async close(server: Server, deadline: number): Promise<number> {
-    this.draining = true;
+    this.announce();
     // Also closes idle keep-alive sockets (Node ≥ 19).
     server.close();
-    for (const res of this.active) if (!res.headersSent) res.shouldKeepAlive = false;
     if (this.active.size > 0) {
       let timer: NodeJS.Timeout | undefined;
       await new Promise<void>((done) => {
