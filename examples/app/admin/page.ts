@@ -39,8 +39,11 @@ const STYLE = `
   .user-row .email, .meta { color: var(--muted); font-size: .88rem; overflow-wrap: anywhere; }
   .badge { display: inline-block; font-size: .75rem; padding: 0 .4rem; border-radius: 999px; border: 1px solid; }
   .badge.admin { color: var(--accent); } .badge.banned { color: var(--bad); } .badge.imp { color: #8a5a00; }
-  .session { display: flex; flex-wrap: wrap; justify-content: space-between; gap: .4rem; padding: .5rem 0; }
-  .session .meta { flex: 1 1 14rem; }
+  .badge.current { color: #fff; background: var(--ok); border-color: var(--ok); }
+  .session { display: flex; justify-content: space-between; align-items: center; gap: .6rem; padding: .45rem 0; }
+  .session .meta { flex: 1 1 auto; min-width: 0; }
+  .session .client { color: var(--fg); font-weight: 600; }
+  button.compact { min-height: 0; padding: .15rem .55rem; font-size: .85rem; flex: none; }
   code { font-size: .85rem; overflow-wrap: anywhere; }
   .status { min-height: 1.3em; margin: .3rem 0; font-size: .9rem; }
   .status.error { color: var(--bad); } .status.ok { color: var(--ok); }
