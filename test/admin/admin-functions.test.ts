@@ -285,11 +285,13 @@ describe("what the admin queries answer", () => {
       { ...row(s5, 5), ipAddress: "10.0.0.1", userAgent: "UA", impersonatedBy: admin },
     ]);
     // The owner, an administrator too, looks at their own sessions from session s7.
-    const own = (await backend.runQuery(
-      "admin:sessions",
-      { userId: owner },
-      { identity: { ...(as(owner) as UserIdentity), sessionId: s7 } },
-    )).value as { _id: string; current: boolean }[];
+    const own = (
+      await backend.runQuery(
+        "admin:sessions",
+        { userId: owner },
+        { identity: { ...(as(owner) as UserIdentity), sessionId: s7 } },
+      )
+    ).value as { _id: string; current: boolean }[];
     expect(own.map((r) => [r._id, r.current])).toStrictEqual([
       [s9, false],
       [s7, true],
