@@ -52,8 +52,10 @@ export function clientName(userAgent: string | null | undefined): ClientName {
       break;
     }
   }
-  // Node's fetch (undici) sends just "node"; other clients lead with their product name.
-  if (!browser) browser = /^node\b/i.test(ua) ? "Node.js" : (ua.match(/^[\w.-]+/)?.[0] ?? "").slice(0, 40);
+  // Node's fetch (undici) sends just "node"; other clients lead with their product name, which
+  // for an unrecognised browser is the meaningless "Mozilla".
+  if (!browser && /^node\b/i.test(ua)) browser = "Node.js";
+  else if (!browser && !/^Mozilla\//.test(ua)) browser = (ua.match(/^[\w.-]+/)?.[0] ?? "").slice(0, 40);
   let os = "";
   for (const [pattern, name] of SYSTEMS) {
     const match = ua.match(pattern);
@@ -97,7 +99,8 @@ export function relativeTime(at: number | null | undefined, now: number): string
   if (!at) return "—";
   const delta = at - now;
   for (const [unit, ms] of UNITS) {
-    if (Math.abs(delta) >= ms) return relative.format(Math.trunc(delta / ms), unit);
+    if (Math.abs(delta) >= ms)
+      return relative.format(Math.sign(delta) * Math.round(Math.abs(delta) / ms), unit);
   }
   return delta < 0 ? "just now" : "in under a minute";
 }
