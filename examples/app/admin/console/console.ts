@@ -114,21 +114,25 @@ function select(user: AdminUserRow): void {
 
 /**
  * Brings the chosen user's details to the reader: on a phone the panel sits below the list, out
- * of sight, so it scrolls to the panel's top; side by side on a wide screen nothing moves.
+ * of sight, so the page scrolls to the panel's top; side by side on a wide screen nothing moves
+ * unless the panel is out of sight.
  */
 function revealUser(): void {
-  const title = $("user-title");
-  const { top, bottom } = title.getBoundingClientRect();
-  if (top < 0 || bottom > window.innerHeight) title.scrollIntoView({ block: "start" });
-  title.focus({ preventScroll: true });
+  const panel = $("user-panel");
+  const { top, bottom } = panel.getBoundingClientRect();
+  const stacked = top >= $("users-panel").getBoundingClientRect().bottom;
+  if (stacked || top < 0 || bottom < 0 || top > window.innerHeight) panel.scrollIntoView({ block: "start" });
+  $("user-title").focus({ preventScroll: true });
 }
 
 function renderUser(user: AdminUserRow): void {
   selected = user;
   $("user-panel").hidden = false;
   $("user-title").textContent = user.name;
-  $("user-facts").textContent =
-    `${user.email} · role ${user.role ?? "user"} · created ${when(user.createdAt)}`;
+  $("user-facts").replaceChildren(
+    `${user.email} · role ${user.role ?? "user"} · signed up `,
+    timeAgo(user.createdAt),
+  );
   const role = $<HTMLSelectElement>("role-select");
   const roleValue = user.role ?? "user";
   if (![...role.options].some((o) => o.value === roleValue)) role.append(new Option(roleValue, roleValue));
@@ -153,8 +157,13 @@ function renderSessions(sessions: AdminSessionRow[]): void {
     title.append(client);
     if (s.current) title.append(" ", badge("this session", "current"));
     if (s.impersonatedBy) title.append(" ", badge("impersonation", "imp"));
-    const facts = el("div", `${addressText(s.ipAddress)} · signed in `, { class: "facts" });
-    facts.append(timeAgo(s.createdAt), " · expires ", timeAgo(s.expiresAt));
+    // One span per fact: a narrow screen breaks the line between facts, not inside one.
+    const signedIn = el("span", "signed in ");
+    signedIn.append(timeAgo(s.createdAt));
+    const expires = el("span", "expires ");
+    expires.append(timeAgo(s.expiresAt));
+    const facts = el("div", "", { class: "facts" });
+    facts.append(el("span", addressText(s.ipAddress)), " · ", signedIn, " · ", expires);
     meta.append(title, facts);
     const revoke = el("button", "Revoke", {
       type: "button",
@@ -299,8 +308,10 @@ function wireUsersList(): void {
 function renderKeys(keys: AdminKeyRow[]): void {
   $("keys").replaceChildren(
     ...keys.map((k) => {
-      const li = el("li", "", { class: "session" });
-      li.append(el("code", k.kid), el("span", `created ${when(k.createdAt)}`, { class: "meta" }));
+      const li = el("li", "", { class: "key" });
+      const created = el("span", "created ", { class: "meta" });
+      created.append(timeAgo(k.createdAt));
+      li.append(el("code", k.kid), created);
       return li;
     }),
   );
