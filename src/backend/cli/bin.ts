@@ -6,6 +6,7 @@
  */
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
+import { StartRefusal } from "../start-refusal.ts";
 import { dev } from "./dev.ts";
 import { main, reportFailure, USAGE } from "./main.ts";
 
@@ -20,6 +21,11 @@ if (command === "start" || command === "dev") {
   if (command === "dev") dev(file);
   else
     await import(pathToFileURL(file).href).catch((error: NodeJS.ErrnoException) => {
+      // A refused start (settings, database, port) is a report for the operator, not a stack trace.
+      if (error instanceof StartRefusal) {
+        process.stderr.write(`${error.message}\n`);
+        process.exit(1);
+      }
       // Plain node cannot load TypeScript; say what does instead of a loader stack trace.
       if (error.code !== "ERR_UNKNOWN_FILE_EXTENSION") throw error;
       process.stderr.write(
