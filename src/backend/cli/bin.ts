@@ -8,13 +8,13 @@ import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { StartRefusal } from "../start-refusal.ts";
 import { dev } from "./dev.ts";
-import { main, reportFailure, USAGE } from "./main.ts";
+import { main, reportFailure, USAGE_HINT } from "./main.ts";
 
 const [command, entry] = process.argv.slice(2);
 
 if (command === "start" || command === "dev") {
   if (!entry) {
-    process.stderr.write(`${command} needs the app's entry module, e.g. main.mjs\n${USAGE}\n`);
+    process.stderr.write(`${command} needs the app's entry module, e.g. main.mjs\n${USAGE_HINT}\n`);
     process.exit(2);
   }
   const file = resolve(entry);
