@@ -98,7 +98,8 @@ describe("CLI env", { timeout: PROCESS_TEST_TIMEOUT }, () => {
     expect(list.stderr).toMatch(/env get NAME/);
     expect((await cli(["env", "get", "SERVICE_AUTH_SECRET"])).stdout).toBe("s3cret-value-0123456789\n");
     expect((await cli(["env", "get", "JWKS"])).stdout).toBe(`${jwks}\n`);
-    for (const name of ["JWKS", "SERVICE_AUTH_SECRET", "SMTP_URL", "PLAIN_SETTING"]) await service.backend.env.remove(name);
+    for (const name of ["JWKS", "SERVICE_AUTH_SECRET", "SMTP_URL", "PLAIN_SETTING"])
+      await service.backend.env.remove(name);
   });
 
   it("parses dotenv syntax", () => {
@@ -159,7 +160,7 @@ describe("CLI run", { timeout: PROCESS_TEST_TIMEOUT }, () => {
     expect(notJson.stdout).toBe("");
     // The error and one hint line, not the whole usage.
     expect(notJson.stderr).toBe(
-      "args must be JSON, e.g. '{\"email\":\"a@b.c\"}'\n(service-auth --help lists every command)\n",
+      'args must be JSON, e.g. \'{"email":"a@b.c"}\'\n(service-auth --help lists every command)\n',
     );
   });
 

@@ -16,16 +16,26 @@ describe("dev loop", { timeout: PROCESS_TEST_TIMEOUT }, () => {
     symlinkSync(join(ROOT, "node_modules"), join(project, "node_modules"), "dir");
     writeFileSync(
       join(project, "tsconfig.json"),
-      JSON.stringify({ compilerOptions: { strict: true, noEmit: true, target: "es2022" }, files: ["entry.ts"] }),
+      JSON.stringify({
+        compilerOptions: { strict: true, noEmit: true, target: "es2022" },
+        files: ["entry.ts"],
+      }),
     );
-    writeFileSync(join(project, "entry.ts"), 'const n: number = "not a number";\nsetInterval(() => n, 60_000);\n');
+    writeFileSync(
+      join(project, "entry.ts"),
+      'const n: number = "not a number";\nsetInterval(() => n, 60_000);\n',
+    );
     // Outside the root, `--import tsx` is looked up from the project: give tsx's file.
     const nodeArgs = NODE_ARGS.map((a) => (a === "tsx" ? import.meta.resolve("tsx") : a));
-    const child = spawn(process.execPath, [...nodeArgs, join(ROOT, "src/backend/cli/bin.ts"), "dev", "entry.ts"], {
-      cwd: project,
-      env: { ...process.env, LOG_LEVEL: "silent" },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    const child = spawn(
+      process.execPath,
+      [...nodeArgs, join(ROOT, "src/backend/cli/bin.ts"), "dev", "entry.ts"],
+      {
+        cwd: project,
+        env: { ...process.env, LOG_LEVEL: "silent" },
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
     let output = "";
     child.stdout.on("data", (d) => (output += d));
     child.stderr.on("data", (d) => (output += d));

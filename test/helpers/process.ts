@@ -41,7 +41,9 @@ export interface RunOptions {
 /** Runs `tsx script ...args` to completion; `stdin` is written and closed. */
 export function runTsx(script: string, args: string[], options: RunOptions = {}): Promise<RunResult> {
   // Elsewhere than the root, `--import tsx` would be looked up from there: give its file instead.
-  const nodeArgs = options.cwd ? NODE_ARGS.map((a) => (a === "tsx" ? import.meta.resolve("tsx") : a)) : NODE_ARGS;
+  const nodeArgs = options.cwd
+    ? NODE_ARGS.map((a) => (a === "tsx" ? import.meta.resolve("tsx") : a))
+    : NODE_ARGS;
   return new Promise((done, fail) => {
     const child = spawn(process.execPath, [...nodeArgs, script, ...args], {
       cwd: options.cwd ?? ROOT,

@@ -44,7 +44,9 @@ describe("start refusals", { timeout: PROCESS_TEST_TIMEOUT }, () => {
     expect(res.stderr).toMatch(/refusing to start: 5 settings to fix/);
     expect(res.stderr).toMatch(/^ {2}PORT="30x0": not a port number/m);
     expect(res.stderr).toMatch(/^ {2}SHUTDOWN_TIMEOUT_MS="soon": /m);
-    expect(res.stderr).toMatch(/^ {2}SMTP_URL="https:\/\/mailer:\*\*\*\*@mail\.example\.com": must start with smtp:\/\//m);
+    expect(res.stderr).toMatch(
+      /^ {2}SMTP_URL="https:\/\/mailer:\*\*\*\*@mail\.example\.com": must start with smtp:\/\//m,
+    );
     expect(res.stderr).not.toContain("hunter2");
     expect(res.stderr).not.toMatch(STACK);
   });

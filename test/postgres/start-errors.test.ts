@@ -15,9 +15,14 @@ import { eventually } from "../helpers/wait.ts";
 const STACK = /\n\s+at /;
 
 const start = async (databaseUrl: string) =>
-  runTsx(EXAMPLE_MAIN, [], { env: { DATABASE_URL: databaseUrl, PORT: String(await freePort()), LOG_LEVEL: "info" } });
+  runTsx(EXAMPLE_MAIN, [], {
+    env: { DATABASE_URL: databaseUrl, PORT: String(await freePort()), LOG_LEVEL: "info" },
+  });
 
-function expectReport(stderr: string, parts: { host: string; port: number; database: string; cause: RegExp }) {
+function expectReport(
+  stderr: string,
+  parts: { host: string; port: number; database: string; cause: RegExp },
+) {
   expect(stderr).toContain(
     `cannot connect to PostgreSQL at ${parts.host}:${parts.port}, database "${parts.database}"`,
   );
@@ -66,7 +71,12 @@ describe.skipIf(!postgresBinDir)("PostgreSQL errors at start", { timeout: PROCES
     const { port } = server();
     const res = await start(`postgres://postgres@127.0.0.1:${port}/no_such_db`);
     expect(res.code).toBe(1);
-    expectReport(res.stderr, { host: "127.0.0.1", port, database: "no_such_db", cause: /database "no_such_db" does not exist/ });
+    expectReport(res.stderr, {
+      host: "127.0.0.1",
+      port,
+      database: "no_such_db",
+      cause: /database "no_such_db" does not exist/,
+    });
     expect(res.stderr).toMatch(/createdb .*no_such_db/);
   });
 
