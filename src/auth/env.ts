@@ -3,7 +3,12 @@
  * (static key set). `env sync --auth` and the first non-production start create them when absent.
  */
 import { randomBytes } from "node:crypto";
-import type { Backend, FunctionReference } from "service-auth/server";
+import {
+  type Backend,
+  type FunctionReference,
+  type SettingProblem,
+  settingProblem,
+} from "service-auth/server";
 
 export const AUTH_SECRET_VAR = "SERVICE_AUTH_SECRET";
 export const JWKS_VAR = "JWKS";
@@ -15,6 +20,21 @@ export function missingAuthEnv(env: { get(name: string): string | undefined }): 
 
 /** The command that creates them, printed when production refuses to start. */
 export const AUTH_ENV_COMMAND = "npm run cli -- env sync --auth";
+
+/** The missing auth variables as start-up problems, each with the command that creates them. */
+export function authEnvProblems(
+  env: { get(name: string): string | undefined },
+  command = AUTH_ENV_COMMAND,
+): SettingProblem[] {
+  return missingAuthEnv(env).map((name) =>
+    settingProblem(
+      name,
+      undefined,
+      "is not set (NODE_ENV=production does not generate it)",
+      `run \`${command}\` (creates SERVICE_AUTH_SECRET and JWKS in the database), or set it`,
+    ),
+  );
+}
 
 /**
  * Generates missing auth variables and stores them in the env store, each only if still absent

@@ -36,6 +36,7 @@ import type {
   WriteTransaction,
 } from "./engine.ts";
 import { OutageBreaker } from "./outage-breaker.ts";
+import { DatabaseConnectError } from "./postgres-connect-error.ts";
 import { type CommitChannelHealth, CrossInstance, MIGRATION_LOCK_SQL } from "./postgres-cross-instance.ts";
 import type { PostgresOptions } from "./postgres-options.ts";
 import { PostgresPools } from "./postgres-pools.ts";
@@ -88,7 +89,10 @@ export class PostgresEngine implements StorageEngine {
         : this.instances.follower.sync(),
   };
 
+  private readonly connectionString: string;
+
   constructor(options: PostgresOptions) {
+    this.connectionString = options.connectionString;
     this.pools = new PostgresPools(options);
     this.instances = new CrossInstance(this.pools, options);
     this.instanceId = this.instances.instanceId;
@@ -108,8 +112,9 @@ export class PostgresEngine implements StorageEngine {
   }
 
   async migrate(layout: StorageLayout, keysOf: KeyFunction): Promise<void> {
+    // The first connection: a failure here is a start-up report naming where and why, not a 503.
     const client = await this.pools.main.connect().catch((error) => {
-      throw classifyDatabaseError(error);
+      throw new DatabaseConnectError(this.connectionString, error);
     });
     let broken: Error | undefined;
     try {
