@@ -206,7 +206,11 @@ async function startOne(options: ServiceOptions, inCluster: boolean): Promise<Ru
         const deadline = Date.now() + timeoutMs;
         const inFlight = server.inFlight;
         // All at once: WebSocket calls finish while HTTP requests and running jobs do; none takes new work.
-        const stopped = Promise.all([attached?.close(deadline), server.close(deadline), runner?.close(deadline)]);
+        const stopped = Promise.all([
+          attached?.close(deadline),
+          server.close(deadline),
+          runner?.close(deadline),
+        ]);
         logger.info("shutting down: new connections refused", { httpRequestsInFlight: inFlight, timeoutMs });
         const [, cut] = await stopped;
         if (cut > 0) logger.warn("shutdown timeout passed: HTTP requests cut", { cut });

@@ -79,8 +79,12 @@ export function cronJobs(): CronJobs {
     jobs,
     interval: (name, every, ref, args) => {
       const ms =
-        (every.ms ?? 0) + (every.seconds ?? 0) * 1000 + (every.minutes ?? 0) * 60_000 + (every.hours ?? 0) * 3_600_000;
-      if (!Number.isFinite(ms) || ms < 1) throw new Error(`Cron job "${name}": the interval must be at least 1 ms`);
+        (every.ms ?? 0) +
+        (every.seconds ?? 0) * 1000 +
+        (every.minutes ?? 0) * 60_000 +
+        (every.hours ?? 0) * 3_600_000;
+      if (!Number.isFinite(ms) || ms < 1)
+        throw new Error(`Cron job "${name}": the interval must be at least 1 ms`);
       return add({
         name,
         schedule: `every ${ms} ms`,
@@ -91,7 +95,14 @@ export function cronJobs(): CronJobs {
     },
     daily: (name, at, ref, args) => {
       const { hourUTC, minuteUTC = 0 } = at;
-      if (!Number.isInteger(hourUTC) || hourUTC < 0 || hourUTC > 23 || !Number.isInteger(minuteUTC) || minuteUTC < 0 || minuteUTC > 59)
+      if (
+        !Number.isInteger(hourUTC) ||
+        hourUTC < 0 ||
+        hourUTC > 23 ||
+        !Number.isInteger(minuteUTC) ||
+        minuteUTC < 0 ||
+        minuteUTC > 59
+      )
         throw new Error(`Cron job "${name}": hourUTC must be 0–23 and minuteUTC 0–59`);
       return byExpression(name, `${minuteUTC} ${hourUTC} * * *`, ref, args);
     },

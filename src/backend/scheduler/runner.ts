@@ -188,9 +188,17 @@ export class SchedulerRunner {
     return this.host.write(async (db) => {
       let earliest = Number.POSITIVE_INFINITY;
       for (const cron of crons) {
-        const row = (await cronRow(db, cron.name)) as { _id: string; schedule: string; nextRun: number } | null;
+        const row = (await cronRow(db, cron.name)) as {
+          _id: string;
+          schedule: string;
+          nextRun: number;
+        } | null;
         if (!row) {
-          await db.insert(CRONS, { name: cron.name, schedule: cron.schedule, nextRun: cron.next(now) } as never);
+          await db.insert(CRONS, {
+            name: cron.name,
+            schedule: cron.schedule,
+            nextRun: cron.next(now),
+          } as never);
         } else if (row.schedule !== cron.schedule) {
           await db.patch(row._id as never, { schedule: cron.schedule, nextRun: cron.next(now) } as never);
         } else if (row.nextRun <= now) {
@@ -219,17 +227,24 @@ export class SchedulerRunner {
       for (const doc of expired) {
         const job = asJob(doc);
         if (job.kind === "mutation") {
-          await db.patch(job._id as never, { state: "pending", owner: undefined, leaseUntil: undefined } as never);
+          await db.patch(
+            job._id as never,
+            { state: "pending", owner: undefined, leaseUntil: undefined } as never,
+          );
         } else {
-          await db.patch(job._id as never, {
-            state: "failed",
-            finishedAt: now,
-            leaseUntil: undefined,
-            error: "The process running this action stopped before it finished; it is not run again",
-          } as never);
+          await db.patch(
+            job._id as never,
+            {
+              state: "failed",
+              finishedAt: now,
+              leaseUntil: undefined,
+              error: "The process running this action stopped before it finished; it is not run again",
+            } as never,
+          );
         }
       }
-      if (expired.length) logger.warn("scheduler: recovered the jobs of a stopped runner", { jobs: expired.length });
+      if (expired.length)
+        logger.warn("scheduler: recovered the jobs of a stopped runner", { jobs: expired.length });
     });
   }
 
@@ -254,7 +269,9 @@ export class SchedulerRunner {
 
   private track(job: JobDocument): void {
     const run = this.run(job)
-      .catch((error) => logger.error("scheduler: recording a job's outcome failed", { job: job._id, error: String(error) }))
+      .catch((error) =>
+        logger.error("scheduler: recording a job's outcome failed", { job: job._id, error: String(error) }),
+      )
       .finally(() => {
         this.running.delete(job._id);
         this.wake();
@@ -272,11 +289,15 @@ export class SchedulerRunner {
         const outcome = await this.withTimeout(
           this.host.runMutationClaimed(job.name, job.args, async (db) => {
             if (!(await owned(db))) return false;
-            await db.patch(job._id as never, { state: "done", finishedAt: Date.now(), leaseUntil: undefined } as never);
+            await db.patch(
+              job._id as never,
+              { state: "done", finishedAt: Date.now(), leaseUntil: undefined } as never,
+            );
             return true;
           }),
         );
-        if (!outcome.ran) logger.info("scheduler: a job claimed here was taken back before it ran", { job: job._id });
+        if (!outcome.ran)
+          logger.info("scheduler: a job claimed here was taken back before it ran", { job: job._id });
       } else {
         await this.withTimeout(this.host.runAction(job.name, job.args));
         await this.finish(job, owned, { state: "done" });
@@ -295,7 +316,10 @@ export class SchedulerRunner {
   ): Promise<void> {
     return this.host.write(async (db) => {
       if (await owned(db))
-        await db.patch(job._id as never, { ...outcome, finishedAt: Date.now(), leaseUntil: undefined } as never);
+        await db.patch(
+          job._id as never,
+          { ...outcome, finishedAt: Date.now(), leaseUntil: undefined } as never,
+        );
     });
   }
 
@@ -321,7 +345,8 @@ export class SchedulerRunner {
       .write(async (db) => {
         for (const id of ids) {
           const job = (await db.get(id as never)) as JobDocument | null;
-          if (job?.state === "running" && job.owner === this.id) await db.patch(id as never, { leaseUntil } as never);
+          if (job?.state === "running" && job.owner === this.id)
+            await db.patch(id as never, { leaseUntil } as never);
         }
       })
       .catch((error) => logger.warn("scheduler: renewing leases failed", { error: String(error) }));
@@ -331,7 +356,9 @@ export class SchedulerRunner {
   private async prune(now: number): Promise<void> {
     const before = now - this.retentionMs;
     for (const state of ["done", "failed", "canceled"]) {
-      const any = await this.host.read(async (db) => (await finishedJobs(db, state, before).take(1)).length > 0);
+      const any = await this.host.read(
+        async (db) => (await finishedJobs(db, state, before).take(1)).length > 0,
+      );
       if (!any) continue;
       await this.host.write(async (db) => {
         const old = (await finishedJobs(db, state, before).take(PRUNE_BATCH)) as unknown[];

@@ -38,14 +38,21 @@ export function schedulerOn(
   now: () => number = Date.now,
 ): Scheduler {
   const schedule = (runAt: number, ref: SchedulableRef | string, args: unknown) => {
-    if (!Number.isFinite(runAt)) throw new ServiceError("BAD_REQUEST", "A job's time must be a finite number");
+    if (!Number.isFinite(runAt))
+      throw new ServiceError("BAD_REQUEST", "A job's time must be a finite number");
     const name = functionPath(ref);
     const fn = lookup(name);
     if (fn.kind !== "mutation" && fn.kind !== "action")
-      throw new ServiceError("BAD_REQUEST", `Only mutations and actions can be scheduled; ${name} is a ${fn.kind}`);
+      throw new ServiceError(
+        "BAD_REQUEST",
+        `Only mutations and actions can be scheduled; ${name} is a ${fn.kind}`,
+      );
     const parsed = parseArgs(fn, args ?? {});
     return write((db) =>
-      db.insert("_scheduled_jobs" as never, { name, kind: fn.kind, args: parsed, runAt, state: "pending" } as never),
+      db.insert(
+        "_scheduled_jobs" as never,
+        { name, kind: fn.kind, args: parsed, runAt, state: "pending" } as never,
+      ),
     ) as Promise<string>;
   };
   return {
