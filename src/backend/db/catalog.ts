@@ -3,9 +3,9 @@
  * at start; everything that writes or reads documents goes through it.
  */
 import { idTag, tableTag } from "../ids.ts";
+import { SCHEDULER_TABLES } from "../scheduler/tables.ts";
 import { defineTable, type SchemaDefinition, type TableDefinition } from "../schema.ts";
 import type { StorageLayout, StoredDocument } from "../storage/engine.ts";
-import { SCHEDULER_TABLES } from "../scheduler/tables.ts";
 import { encodeKey } from "../storage/index-key.ts";
 import { v } from "../values/validators.ts";
 
