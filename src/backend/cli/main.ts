@@ -19,6 +19,7 @@ import { maskSettingValue } from "../settings/mask.ts";
 import { StartRefusal } from "../start-refusal.ts";
 import { openEngine } from "../storage/open.ts";
 import { BACKUP_USAGE, BackupRefused, backupCommand } from "./backup.ts";
+import { JOBS_USAGE, jobsCommand } from "./jobs.ts";
 import { runCommand, UsageError } from "./run-command.ts";
 
 /** The app module without `SERVICE_APP`: this repository's example. */
@@ -35,6 +36,7 @@ export const USAGE = `usage:
   service-auth run [--as <email|userId>] <module:function> [json-args]
                                          (--as: as that user, through a real session and token)
   service-auth <command> ...             (commands the app module exports, e.g. auth generate)
+${JOBS_USAGE}
 ${BACKUP_USAGE}
   service-auth --help                    (this list)
 The app is loaded from $SERVICE_APP (default examples/app/app.ts); storage from $DATABASE_URL.`;
@@ -92,7 +94,7 @@ export async function main(argv: string[]): Promise<number> {
   // Before the backend starts: neither needs the app, and neither may migrate the database.
   if (group === "backup" || group === "restore") return backupCommand(group, [sub, ...rest].filter(Boolean));
   const { app, commands } = await loadApp();
-  if (group !== "run" && group !== "env" && Object.hasOwn(commands, group)) {
+  if (group !== "run" && group !== "env" && group !== "jobs" && Object.hasOwn(commands, group)) {
     return commands[group](
       [sub, ...rest].filter((a) => a !== undefined),
       {
@@ -114,6 +116,11 @@ export async function main(argv: string[]): Promise<number> {
       );
       return 0;
     }
+    if (group === "jobs")
+      return await jobsCommand(backend, sub, rest, {
+        stdout: (text) => process.stdout.write(text),
+        stderr: (text) => process.stderr.write(text),
+      });
     if (group === "env") {
       const env = backend.env;
       switch (sub) {
