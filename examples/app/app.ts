@@ -1,6 +1,6 @@
 /** The example application as the server and the CLI load it: schema, modules, auth, HTTP routes. */
-import { authCommand, authConfig, ensureAuthEnv, runAsUser } from "service-auth/auth";
-import { type ApiOf, anyApi, type InternalApiOf, type ServiceOptions } from "service-auth/server";
+import { authCommand, authConfig, authHousekeepingCrons, ensureAuthEnv, runAsUser } from "service-auth/auth";
+import { type ApiOf, anyApi, cronJobs, type InternalApiOf, type ServiceOptions } from "service-auth/server";
 import * as admin from "./admin.ts";
 import * as auth from "./auth.ts";
 import http from "./http.ts";
@@ -23,6 +23,8 @@ export const app: ServiceOptions = {
   routes: http,
   runAs: runAsUser(auth.createAuth),
   onAuthSync: (backend) => ensureAuthEnv(backend, internal.auth.getLatestJwks),
+  // Housekeeping: expired sessions and verification rows deleted every 10 minutes.
+  crons: authHousekeepingCrons(cronJobs(), internal.auth.deleteExpired),
 };
 
 /** CLI commands of this app: `npm run cli -- auth generate [FILE]` prints the auth tables. */

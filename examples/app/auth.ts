@@ -17,6 +17,7 @@ import {
   authEmails,
   backend,
   createClient,
+  expiredRowsCleanup,
   freshSessionFor,
   mailSenderOf,
   siteOriginOf,
@@ -155,3 +156,9 @@ export const {
   rotateKeys,
   checkOptions,
 } = authClient.createAuthFunctions(createAuth);
+
+/** Deletes expired sessions and verification rows in batches; run by the app's cron (app.ts). */
+export const deleteExpired = expiredRowsCleanup(schema, {
+  self: anyApi.auth.deleteExpired,
+  internalMutation,
+});

@@ -37,6 +37,9 @@ export interface AuthTableSpec {
 const LOOKUP_INDEXES: Readonly<Record<string, readonly string[]>> = {
   account: ["accountId"],
   rateLimit: ["key"],
+  // The housekeeping (housekeeping.ts) deletes expired rows by these ranges.
+  session: ["expiresAt"],
+  verification: ["expiresAt"],
 };
 
 /**

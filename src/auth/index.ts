@@ -35,6 +35,8 @@ export {
 export { freshSessionFor, SENSITIVE_PATHS } from "./fresh-session.ts";
 export type { GetSessionOptions, IdentityCtx, SessionDocument } from "./helpers.ts";
 export { getAuthUserId, getAuthUserIdentity, getHeaders, getSession } from "./helpers.ts";
+export type { CleanupOptions, CleanupResult } from "./housekeeping.ts";
+export { authHousekeepingCrons, CLEANUP_CRON, expiredRowsCleanup } from "./housekeeping.ts";
 export type { AuthHandler, CreateAuth, HttpEnv } from "./http.ts";
 export { authHttpRouter, authMiddleware, corsRule } from "./http.ts";
 export type { AuthIdentity } from "./identity.ts";
