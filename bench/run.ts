@@ -3,7 +3,7 @@
  * another and prints one markdown table of results on stdout; progress goes to stderr.
  */
 import { mkdtemp, rm } from "node:fs/promises";
-import { availableParallelism, cpus, tmpdir } from "node:os";
+import { availableParallelism, cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { groups } from "./groups.ts";
 import { markdownTable } from "./lib/table.ts";
@@ -65,9 +65,13 @@ for (const name of selected) {
 }
 
 const cpu = cpus()[0]?.model ?? "unknown CPU";
+// The machine's load when the run ended (1, 5, 15 min): figures from a loaded machine say so.
+const load = loadavg()
+  .map((l) => l.toFixed(2))
+  .join(", ");
 process.stdout.write(
   `\nBenchmarks (${new Date().toISOString()}, Node ${process.version}, ${availableParallelism()} × ${cpu}, ${(
     (Date.now() - started) / 1000
-  ).toFixed(0)} s)\n\n${markdownTable(sections)}\n`,
+  ).toFixed(0)} s, load average ${load})\n\n${markdownTable(sections)}\n`,
 );
 process.exitCode = failed ? 1 : 0;
