@@ -26,6 +26,7 @@ import {
   READ_BEGIN,
   snapshotHead,
 } from "./commit-log.ts";
+import { BuildingIndexes, type IndexRef } from "./building-indexes.ts";
 import { classifyDatabaseError } from "./db-errors.ts";
 import type {
   KeyFunction,
@@ -35,8 +36,10 @@ import type {
   StorageLayout,
   WriteTransaction,
 } from "./engine.ts";
+import { DEFAULT_INDEX_BUILD_BATCH, IndexBuilder } from "./index-build.ts";
 import { type CommitChannelHealth, CrossInstance, MIGRATION_LOCK_SQL } from "./postgres-cross-instance.ts";
 import type { PostgresOptions } from "./postgres-options.ts";
+import { PostgresBuildSteps } from "./postgres-index-build.ts";
 import { PostgresPools } from "./postgres-pools.ts";
 import { PgReader, PgWriter } from "./postgres-transaction.ts";
 import { runTransaction, type TransactionKind } from "./postgres-transaction-loop.ts";
@@ -68,6 +71,9 @@ export class PostgresEngine implements StorageEngine {
   /** Statement texts of the migrated layout. */
   private sql = new SqlStatements(postgresDialect, { tables: {} });
   private readonly maxWriteAttempts: number;
+  private readonly options: PostgresOptions;
+  private readonly building = new BuildingIndexes();
+  private builder?: IndexBuilder;
 
   /** Read snapshots once the commit log exists: with its head, which confirms cached identities. */
   private readonly readWithHead: TransactionKind<PgReader> = {
@@ -86,6 +92,7 @@ export class PostgresEngine implements StorageEngine {
   };
 
   constructor(options: PostgresOptions) {
+    this.options = options;
     this.pools = new PostgresPools(options);
     this.instances = new CrossInstance(this.pools, options);
     this.instanceId = this.instances.instanceId;
@@ -103,7 +110,13 @@ export class PostgresEngine implements StorageEngine {
     return this.instances.health();
   }
 
+  /**
+   * Migrates under the migration lock; new indexes of tables holding more than a batch are then
+   * built online (`index-build.ts`, `postgres-index-build.ts`) by one instance at a time.
+   */
   async migrate(layout: StorageLayout, keysOf: KeyFunction): Promise<void> {
+    const batchSize = this.options.indexBuild?.batchSize ?? DEFAULT_INDEX_BUILD_BATCH;
+    let building: IndexRef[] = [];
     const client = await this.pools.main.connect().catch((error) => {
       throw classifyDatabaseError(error);
     });
@@ -112,8 +125,8 @@ export class PostgresEngine implements StorageEngine {
       // READ COMMITTED: once the lock is ours, each statement sees what an earlier migrator committed.
       await client.query(MIGRATION_BEGIN);
       await client.query(MIGRATION_LOCK_SQL);
-      await runAsync(
-        migrationProgram(postgresDialect, layout, keysOf),
+      building = await runAsync(
+        migrationProgram(postgresDialect, layout, keysOf, batchSize),
         async ({ sql, params }) => (await client.query(sql, params)).rows,
       );
       await client.query("COMMIT");
@@ -123,10 +136,24 @@ export class PostgresEngine implements StorageEngine {
     } finally {
       client.release(broken ?? this.pools.lostReason(client));
     }
-    this.sql = new SqlStatements(postgresDialect, layout);
+    this.sql = new SqlStatements(postgresDialect, layout, this.building);
+    this.building.replace(building);
     await this.instances.install(layout);
     this.logInstalled = true;
     await this.instances.follow();
+    await this.builder?.stop();
+    if (building.length) {
+      const steps = new PostgresBuildSteps(this.options, this.pools.main, layout, keysOf);
+      this.builder = new IndexBuilder(this.building, steps, this.options.indexBuild ?? {});
+    }
+  }
+
+  buildingIndexes(): IndexRef[] {
+    return this.building.list();
+  }
+
+  async indexesBuilt(): Promise<void> {
+    await this.builder?.done;
   }
 
   async read<T>(fn: (tx: ReadTransaction) => Promise<T>): Promise<T> {
@@ -227,6 +254,7 @@ export class PostgresEngine implements StorageEngine {
   }
 
   async close(): Promise<void> {
+    await this.builder?.stop();
     await this.instances.close();
     await this.pools.end();
   }
