@@ -1,0 +1,218 @@
+/**
+ * Online index builds on both engines (`index-build.ts`): an index added to a table of a few
+ * thousand documents is built in small batches while writes go on, answers exactly like a full
+ * scan filtered in memory once ready, refuses queries with `503 INDEX_NOT_READY` until then, and
+ * resumes after the building process is SIGKILLed. PostgreSQL runs on a server the test starts.
+ */
+import { spawn } from "node:child_process";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { compileRange } from "../../src/backend/db/query.ts";
+import { ServiceError } from "../../src/backend/errors.ts";
+import type { StorageEngine, StoredDocument } from "../../src/backend/storage/engine.ts";
+import { postgresBinDir, usePostgres } from "../helpers/postgres.ts";
+import { NODE_ARGS, PROCESS_TEST_TIMEOUT, PROCESS_WAIT_MS, ROOT } from "../helpers/process.ts";
+import { tempDatabaseFile } from "../helpers/temp.ts";
+import { eventually } from "../helpers/wait.ts";
+import { after, openEngine, type Person, person, seed } from "./fixtures/index-build.ts";
+
+const DOCS = 3000;
+const BATCH = 50;
+const CHILD = join(ROOT, "test/storage/fixtures/index-build-child.ts");
+
+const keyOf = (doc: StoredDocument) => after.keysOf("people", doc).by_name;
+const byName = (name: string) =>
+  compileRange("by_name", after.table("people").indexes.get("by_name") as string[], [
+    { kind: "eq", field: "name", value: name },
+  ]);
+
+/** Every document, read by the index every table has. */
+const allDocs = (engine: StorageEngine) =>
+  engine.read((tx) =>
+    tx.scan({ table: "people", index: "by_creation_time", range: {}, order: "asc", limit: 1_000_000 }),
+  );
+
+/** The built index answers like a full scan filtered and sorted in memory: whole, per name, counted. */
+async function expectIndexMatchesScan(engine: StorageEngine): Promise<void> {
+  const docs = (await allDocs(engine)).map((r) => r.doc);
+  const sorted = [...docs].sort((a, b) => Buffer.compare(keyOf(a), keyOf(b)));
+  await engine.read(async (tx) => {
+    const asc = await tx.scan({ table: "people", index: "by_name", range: {}, order: "asc", limit: 1_000_000 });
+    expect(asc.map((r) => r.doc)).toEqual(sorted);
+    for (const row of asc) expect(row.key.equals(keyOf(row.doc))).toBe(true);
+    const desc = await tx.scan({ table: "people", index: "by_name", range: {}, order: "desc", limit: 1_000_000 });
+    expect(desc.map((r) => r.doc._id)).toEqual(sorted.map((d) => d._id).reverse());
+    const names = new Set(docs.map((d) => (d as Person).name));
+    for (const name of [...names, "nobody"]) {
+      const expected = sorted.filter((d) => (d as Person).name === name);
+      const got = await tx.scan({ table: "people", index: "by_name", range: byName(name), order: "asc", limit: 10_000 });
+      expect(got.map((r) => r.doc)).toEqual(expected);
+      expect(await tx.count("people", "by_name", byName(name))).toBe(expected.length);
+    }
+    expect(await tx.count("people", "by_name", {})).toBe(docs.length);
+  });
+}
+
+/** A query on the index while it is built: refused with the typed error naming it. */
+async function expectRefused(engine: StorageEngine): Promise<void> {
+  for (const query of [
+    () => engine.read((tx) => tx.scan({ table: "people", index: "by_name", range: {}, order: "asc", limit: 10 })),
+    () => engine.read((tx) => tx.count("people", "by_name", byName("name1"))),
+    () => engine.write((tx) => tx.scan({ table: "people", index: "by_name", range: byName("name1"), order: "asc", limit: 1 })),
+  ]) {
+    const error = await query().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(ServiceError);
+    expect(error).toMatchObject({ code: "INDEX_NOT_READY", status: 503 });
+    expect((error as Error).message).toMatch(/Index "by_name" of table "people" is being built/);
+  }
+}
+
+/** SIGKILLs `child` and resolves once it is gone. */
+function kill(child: ReturnType<typeof spawn>): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    child.once("exit", () => resolve());
+    child.kill("SIGKILL");
+  });
+}
+
+function onlineBuildSuite(name: string, newTarget: () => Promise<string>): void {
+  describe(`${name}: online index build`, () => {
+    const engines: StorageEngine[] = [];
+    const children: ReturnType<typeof spawn>[] = [];
+    afterEach(async () => {
+      for (const c of children.splice(0)) await kill(c);
+      for (const e of engines.splice(0)) await e.close();
+    });
+    const open = (target: string, options: Parameters<typeof openEngine>[1]) => {
+      const engine = openEngine(target, options);
+      engines.push(engine);
+      return engine;
+    };
+
+    it(
+      "builds while writes go on, refusing queries until ready, then answers like a full scan",
+      async () => {
+        const target = await newTarget();
+        await seed(target, DOCS);
+        let batches = 0;
+        let paused: (() => void) | undefined;
+        let engine!: StorageEngine;
+        let next = DOCS;
+        /** Writes on both sides of the build's position: the build must neither miss nor undo them. */
+        const writeBetweenBatches = () =>
+          engine.write(async (tx) => {
+            const added = person(next++, `late${batches % 5}`);
+            await tx.insert("people", added, after.keysOf("people", added));
+            for (const i of [(batches * 97) % DOCS, (batches * 31 + 1500) % DOCS]) {
+              const doc = await tx.get("people", person(i)._id);
+              if (!doc) continue;
+              const changed = { ...doc, name: `moved${batches % 7}` };
+              await tx.replace("people", changed, after.keysOf("people", changed));
+            }
+            await tx.delete("people", person((batches * 53 + 7) % DOCS)._id);
+          });
+        engine = open(target, {
+          batchSize: BATCH,
+          afterBatch: async () => {
+            batches++;
+            await writeBetweenBatches();
+            if (batches === 2) await new Promise<void>((resolve) => (paused = resolve));
+          },
+        });
+        await engine.migrate(after.layout(), after.keysOf);
+        expect(engine.buildingIndexes()).toEqual([{ table: "people", index: "by_name" }]);
+
+        // A writer of its own, racing the batches rather than running between them.
+        let writing = true;
+        let raced = 0;
+        const writer = (async () => {
+          for (let i = 0; writing; i++) {
+            await engine.write(async (tx) => {
+              const doc = await tx.get("people", person((i * 13) % DOCS)._id);
+              if (!doc) return;
+              const changed = { ...doc, name: `raced${i % 3}` };
+              await tx.replace("people", changed, after.keysOf("people", changed));
+            });
+            if (engine.buildingIndexes().length) raced++;
+            await new Promise((resolve) => setImmediate(resolve));
+          }
+        })();
+
+        await eventually(() => expect(paused).toBeDefined());
+        await expectRefused(engine);
+        paused?.();
+        await engine.indexesBuilt();
+        writing = false;
+        await writer;
+
+        expect(engine.buildingIndexes()).toEqual([]);
+        expect(batches).toBeGreaterThanOrEqual(DOCS / BATCH);
+        expect(raced).toBeGreaterThan(0);
+        await expectIndexMatchesScan(engine);
+        expect(await engine.explainScan({ table: "people", index: "by_name", range: byName("name3"), order: "asc", limit: 5 })).toMatch(/i_people_by_name/);
+
+        // Writes after the build keep the index right too; a restart finds nothing left to build.
+        await writeBetweenBatches();
+        await expectIndexMatchesScan(engine);
+        const reopened = open(target, {});
+        await reopened.migrate(after.layout(), after.keysOf);
+        expect(reopened.buildingIndexes()).toEqual([]);
+        await expectIndexMatchesScan(reopened);
+      },
+      PROCESS_TEST_TIMEOUT,
+    );
+
+    it(
+      "resumes a build whose process was SIGKILLed half-way, and completes it correctly",
+      async () => {
+        const target = await newTarget();
+        await seed(target, DOCS);
+        const child = spawn(process.execPath, [...NODE_ARGS, CHILD, target, String(BATCH), "10"], {
+          cwd: ROOT,
+          env: { ...process.env, LOG_LEVEL: "silent" },
+          stdio: ["ignore", "pipe", "pipe"],
+        });
+        children.push(child);
+        let stdout = "";
+        let stderr = "";
+        child.stdout?.on("data", (d) => (stdout += d));
+        child.stderr?.on("data", (d) => (stderr += d));
+        await eventually(() => expect(stdout, stderr).toContain("paused"), PROCESS_WAIT_MS);
+        await kill(child);
+
+        // Its ten batches stay done: this process resumes after them.
+        let batches = 0;
+        const engine = open(target, { batchSize: BATCH, afterBatch: () => void batches++ });
+        await engine.migrate(after.layout(), after.keysOf);
+        await engine.indexesBuilt();
+        expect(batches).toBeGreaterThan(0);
+        expect(batches).toBeLessThanOrEqual(DOCS / BATCH - 10 + 1);
+        expect(engine.buildingIndexes()).toEqual([]);
+        await expectIndexMatchesScan(engine);
+      },
+      PROCESS_TEST_TIMEOUT,
+    );
+
+    it("indexes a table of at most one batch at once, inside migrate", async () => {
+      const target = await newTarget();
+      await seed(target, BATCH);
+      let batches = 0;
+      const engine = open(target, { batchSize: BATCH, afterBatch: () => void batches++ });
+      await engine.migrate(after.layout(), after.keysOf);
+      expect(engine.buildingIndexes()).toEqual([]);
+      await expectIndexMatchesScan(engine);
+      expect(batches).toBe(0);
+    });
+  });
+}
+
+onlineBuildSuite("SQLite", async () => tempDatabaseFile());
+
+describe.skipIf(!postgresBinDir)("PostgreSQL", () => {
+  const server = usePostgres();
+  onlineBuildSuite("PostgreSQL", () => server().createDatabase());
+});
