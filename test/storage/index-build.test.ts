@@ -6,12 +6,16 @@
  */
 import { spawn } from "node:child_process";
 import { join } from "node:path";
+import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { compileRange } from "../../src/backend/db/query.ts";
 import { ServiceError } from "../../src/backend/errors.ts";
 import type { StorageEngine, StoredDocument } from "../../src/backend/storage/engine.ts";
+import { callFunction } from "../helpers/http.ts";
+import { inlineFunctions } from "../helpers/inline-functions.ts";
 import { postgresBinDir, usePostgres } from "../helpers/postgres.ts";
 import { NODE_ARGS, PROCESS_TEST_TIMEOUT, PROCESS_WAIT_MS, ROOT } from "../helpers/process.ts";
+import { startTestService, type TestService } from "../helpers/service.ts";
 import { tempDatabaseFile } from "../helpers/temp.ts";
 import { eventually } from "../helpers/wait.ts";
 import { after, openEngine, type Person, person, seed } from "./fixtures/index-build.ts";
@@ -37,15 +41,33 @@ async function expectIndexMatchesScan(engine: StorageEngine): Promise<void> {
   const docs = (await allDocs(engine)).map((r) => r.doc);
   const sorted = [...docs].sort((a, b) => Buffer.compare(keyOf(a), keyOf(b)));
   await engine.read(async (tx) => {
-    const asc = await tx.scan({ table: "people", index: "by_name", range: {}, order: "asc", limit: 1_000_000 });
+    const asc = await tx.scan({
+      table: "people",
+      index: "by_name",
+      range: {},
+      order: "asc",
+      limit: 1_000_000,
+    });
     expect(asc.map((r) => r.doc)).toEqual(sorted);
     for (const row of asc) expect(row.key.equals(keyOf(row.doc))).toBe(true);
-    const desc = await tx.scan({ table: "people", index: "by_name", range: {}, order: "desc", limit: 1_000_000 });
+    const desc = await tx.scan({
+      table: "people",
+      index: "by_name",
+      range: {},
+      order: "desc",
+      limit: 1_000_000,
+    });
     expect(desc.map((r) => r.doc._id)).toEqual(sorted.map((d) => d._id).reverse());
     const names = new Set(docs.map((d) => (d as Person).name));
     for (const name of [...names, "nobody"]) {
       const expected = sorted.filter((d) => (d as Person).name === name);
-      const got = await tx.scan({ table: "people", index: "by_name", range: byName(name), order: "asc", limit: 10_000 });
+      const got = await tx.scan({
+        table: "people",
+        index: "by_name",
+        range: byName(name),
+        order: "asc",
+        limit: 10_000,
+      });
       expect(got.map((r) => r.doc)).toEqual(expected);
       expect(await tx.count("people", "by_name", byName(name))).toBe(expected.length);
     }
@@ -56,9 +78,13 @@ async function expectIndexMatchesScan(engine: StorageEngine): Promise<void> {
 /** A query on the index while it is built: refused with the typed error naming it. */
 async function expectRefused(engine: StorageEngine): Promise<void> {
   for (const query of [
-    () => engine.read((tx) => tx.scan({ table: "people", index: "by_name", range: {}, order: "asc", limit: 10 })),
+    () =>
+      engine.read((tx) => tx.scan({ table: "people", index: "by_name", range: {}, order: "asc", limit: 10 })),
     () => engine.read((tx) => tx.count("people", "by_name", byName("name1"))),
-    () => engine.write((tx) => tx.scan({ table: "people", index: "by_name", range: byName("name1"), order: "asc", limit: 1 })),
+    () =>
+      engine.write((tx) =>
+        tx.scan({ table: "people", index: "by_name", range: byName("name1"), order: "asc", limit: 1 }),
+      ),
   ]) {
     const error = await query().then(
       () => undefined,
@@ -70,6 +96,26 @@ async function expectRefused(engine: StorageEngine): Promise<void> {
   }
 }
 
+/** Starts the build in a child process that stops after `pause` batches; resolves with it once paused. */
+async function pausedBuilder(target: string, pause: number): Promise<ReturnType<typeof spawn>> {
+  const child = spawn(process.execPath, [...NODE_ARGS, CHILD, target, String(BATCH), String(pause)], {
+    cwd: ROOT,
+    env: { ...process.env, LOG_LEVEL: "silent" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout?.on("data", (d) => (stdout += d));
+  child.stderr?.on("data", (d) => (stderr += d));
+  try {
+    await eventually(() => expect(stdout, stderr).toContain("paused"), PROCESS_WAIT_MS);
+  } catch (error) {
+    await kill(child);
+    throw error;
+  }
+  return child;
+}
+
 /** SIGKILLs `child` and resolves once it is gone. */
 function kill(child: ReturnType<typeof spawn>): Promise<void> {
   return new Promise((resolve) => {
@@ -79,7 +125,14 @@ function kill(child: ReturnType<typeof spawn>): Promise<void> {
   });
 }
 
-function onlineBuildSuite(name: string, newTarget: () => Promise<string>): void {
+/**
+ * How a test keeps a registered build from going on: SQLite, by holding the file's write lock
+ * from another connection; PostgreSQL, by the paused child holding the builders' lock. The
+ * returned function lets the build go on (the child is SIGKILLed).
+ */
+type HoldBuild = (target: string, child: ReturnType<typeof spawn>) => () => Promise<void>;
+
+function onlineBuildSuite(name: string, newTarget: () => Promise<string>, holdBuild: HoldBuild): void {
   describe(`${name}: online index build`, () => {
     const engines: StorageEngine[] = [];
     const children: ReturnType<typeof spawn>[] = [];
@@ -153,7 +206,15 @@ function onlineBuildSuite(name: string, newTarget: () => Promise<string>): void 
         expect(batches).toBeGreaterThanOrEqual(DOCS / BATCH);
         expect(raced).toBeGreaterThan(0);
         await expectIndexMatchesScan(engine);
-        expect(await engine.explainScan({ table: "people", index: "by_name", range: byName("name3"), order: "asc", limit: 5 })).toMatch(/i_people_by_name/);
+        expect(
+          await engine.explainScan({
+            table: "people",
+            index: "by_name",
+            range: byName("name3"),
+            order: "asc",
+            limit: 5,
+          }),
+        ).toMatch(/i_people_by_name/);
 
         // Writes after the build keep the index right too; a restart finds nothing left to build.
         await writeBetweenBatches();
@@ -171,18 +232,7 @@ function onlineBuildSuite(name: string, newTarget: () => Promise<string>): void 
       async () => {
         const target = await newTarget();
         await seed(target, DOCS);
-        const child = spawn(process.execPath, [...NODE_ARGS, CHILD, target, String(BATCH), "10"], {
-          cwd: ROOT,
-          env: { ...process.env, LOG_LEVEL: "silent" },
-          stdio: ["ignore", "pipe", "pipe"],
-        });
-        children.push(child);
-        let stdout = "";
-        let stderr = "";
-        child.stdout?.on("data", (d) => (stdout += d));
-        child.stderr?.on("data", (d) => (stderr += d));
-        await eventually(() => expect(stdout, stderr).toContain("paused"), PROCESS_WAIT_MS);
-        await kill(child);
+        await kill(await pausedBuilder(target, 10));
 
         // Its ten batches stay done: this process resumes after them.
         let batches = 0;
@@ -193,6 +243,56 @@ function onlineBuildSuite(name: string, newTarget: () => Promise<string>): void 
         expect(batches).toBeLessThanOrEqual(DOCS / BATCH - 10 + 1);
         expect(engine.buildingIndexes()).toEqual([]);
         await expectIndexMatchesScan(engine);
+      },
+      PROCESS_TEST_TIMEOUT,
+    );
+
+    it(
+      "a server starts and serves while a build runs: withIndex on it answers 503 INDEX_NOT_READY until ready",
+      async () => {
+        const target = await newTarget();
+        await seed(target, DOCS);
+        const child = await pausedBuilder(target, 3);
+        children.push(child);
+        const release = holdBuild(target, child);
+        let service: TestService | undefined;
+        try {
+          const inline = inlineFunctions();
+          const engine = openEngine(target, { batchSize: BATCH });
+          service = await startTestService({
+            schema: after.schema,
+            modules: { t: inline.module },
+            engine,
+          });
+          const url = service.url;
+          const byIndex = inline.register((db) =>
+            db
+              .query("people")
+              .withIndex("by_name", (q: any) => q.eq("name", "name5"))
+              .collect(),
+          );
+          const all = inline.register((db) => db.query("people").collect());
+          const refused = await callFunction(url, "query", "t:read", byIndex);
+          expect(refused.status).toBe(503);
+          expect(refused.body).toMatchObject({
+            status: "error",
+            code: "INDEX_NOT_READY",
+            message: expect.stringMatching(/Index "by_name" of table "people" is being built/),
+          });
+          const everyone = await callFunction(url, "query", "t:read", all);
+          expect(everyone.status).toBe(200);
+          expect(everyone.body.value).toHaveLength(DOCS);
+
+          await release();
+          await engine.indexesBuilt();
+          const answered = await callFunction(url, "query", "t:read", byIndex);
+          expect(answered.status).toBe(200);
+          expect(answered.body.value).toEqual(everyone.body.value.filter((d: Person) => d.name === "name5"));
+          await expectIndexMatchesScan(engine);
+        } finally {
+          await release();
+          await service?.close();
+        }
       },
       PROCESS_TEST_TIMEOUT,
     );
@@ -210,9 +310,24 @@ function onlineBuildSuite(name: string, newTarget: () => Promise<string>): void 
   });
 }
 
-onlineBuildSuite("SQLite", async () => tempDatabaseFile());
+onlineBuildSuite(
+  "SQLite",
+  async () => tempDatabaseFile(),
+  (target, child) => {
+    const holder = new Database(target);
+    holder.exec("BEGIN IMMEDIATE");
+    return async () => {
+      await kill(child);
+      if (holder.open) holder.close();
+    };
+  },
+);
 
 describe.skipIf(!postgresBinDir)("PostgreSQL", () => {
   const server = usePostgres();
-  onlineBuildSuite("PostgreSQL", () => server().createDatabase());
+  onlineBuildSuite(
+    "PostgreSQL",
+    () => server().createDatabase(),
+    (_target, child) => () => kill(child),
+  );
 });

@@ -60,4 +60,3 @@ export class BuildingIndexes {
     this.ready(table, index);
   }
 }
-

@@ -19,6 +19,8 @@
  * connections (postgres-pools.ts), the transaction loop (postgres-transaction-loop.ts) and its
  * statements (postgres-transaction.ts), and the other instances (postgres-cross-instance.ts).
  */
+
+import { BuildingIndexes, type IndexRef } from "./building-indexes.ts";
 import {
   ENGINE_WRITE_BEGIN,
   MAX_LOGGED_BYTES,
@@ -26,7 +28,6 @@ import {
   READ_BEGIN,
   snapshotHead,
 } from "./commit-log.ts";
-import { BuildingIndexes, type IndexRef } from "./building-indexes.ts";
 import { classifyDatabaseError } from "./db-errors.ts";
 import type {
   KeyFunction,
@@ -38,8 +39,8 @@ import type {
 } from "./engine.ts";
 import { DEFAULT_INDEX_BUILD_BATCH, IndexBuilder } from "./index-build.ts";
 import { type CommitChannelHealth, CrossInstance, MIGRATION_LOCK_SQL } from "./postgres-cross-instance.ts";
-import type { PostgresOptions } from "./postgres-options.ts";
 import { PostgresBuildSteps } from "./postgres-index-build.ts";
+import type { PostgresOptions } from "./postgres-options.ts";
 import { PostgresPools } from "./postgres-pools.ts";
 import { PgReader, PgWriter } from "./postgres-transaction.ts";
 import { runTransaction, type TransactionKind } from "./postgres-transaction-loop.ts";

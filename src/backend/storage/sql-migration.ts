@@ -108,7 +108,9 @@ export function* migrationProgram(
   for (const step of planMigration(layout, state, dialect.names)) {
     if (step.kind === "backfill") {
       const t = quote(dialect.names.table(step.table));
-      const [{ n }] = yield { sql: `SELECT count(*) AS n FROM (SELECT 1 FROM ${t} LIMIT ${batchSize + 1}) s` };
+      const [{ n }] = yield {
+        sql: `SELECT count(*) AS n FROM (SELECT 1 FROM ${t} LIMIT ${batchSize + 1}) s`,
+      };
       if (Number(n) <= batchSize) {
         yield* backfill(dialect, step.table, step.indexes, keysOf);
         continue;

@@ -3,8 +3,9 @@
  * Documents are stored as JSON text (see `postgres.ts` for why not JSONB) with one key column per
  * index; every statement text is memoized per table, so a hot point read builds no strings.
  */
-import { indexNamesOf, type ScanRequest, type StorageLayout, type StoredDocument } from "./engine.ts";
+
 import { BuildingIndexes } from "./building-indexes.ts";
+import { indexNamesOf, type ScanRequest, type StorageLayout, type StoredDocument } from "./engine.ts";
 import type { KeyRange } from "./index-key.ts";
 import type { SqlDialect, SqlRequest } from "./sql-dialect.ts";
 import { quote } from "./sql-names.ts";

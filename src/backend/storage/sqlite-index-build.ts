@@ -8,9 +8,9 @@
 import type { IndexRef } from "./building-indexes.ts";
 import type { KeyFunction, StorageLayout } from "./engine.ts";
 import { type BuildSteps, buildBatch, buildsOf, LIST_BUILDS_SQL, unregisterBuild } from "./index-build.ts";
+import type { SqlRequest } from "./sql-dialect.ts";
 import { sqliteDialect } from "./sql-dialect.ts";
 import { type Rows, runSync } from "./sql-migration.ts";
-import type { SqlRequest } from "./sql-dialect.ts";
 import type { SqliteConnection } from "./sqlite-connection.ts";
 import type { SqliteWriteLock } from "./sqlite-write-lock.ts";
 
@@ -66,7 +66,9 @@ export class SqliteBuildSteps implements BuildSteps {
   async release(): Promise<void> {}
 
   batch(build: IndexRef, batchSize: number): Promise<number | null> {
-    return this.transaction(() => runSync(buildBatch(sqliteDialect, build, this.keysOf, batchSize), this.run));
+    return this.transaction(() =>
+      runSync(buildBatch(sqliteDialect, build, this.keysOf, batchSize), this.run),
+    );
   }
 
   async finish(build: IndexRef): Promise<void> {

@@ -21,7 +21,7 @@ import type {
   StorageLayout,
   WriteTransaction,
 } from "./engine.ts";
-import { DEFAULT_INDEX_BUILD_BATCH, type IndexBuildOptions, IndexBuilder } from "./index-build.ts";
+import { DEFAULT_INDEX_BUILD_BATCH, IndexBuilder, type IndexBuildOptions } from "./index-build.ts";
 import { sqliteDialect } from "./sql-dialect.ts";
 import { migrationProgram, pendingMigration, type Rows, runSync } from "./sql-migration.ts";
 import { SqlStatements } from "./sql-statements.ts";
