@@ -12,6 +12,7 @@ import type { BenchGroup } from "./lib/types.ts";
 import { pgThroughput } from "./pg-throughput.ts";
 import { platform } from "./platform.ts";
 import { postgres } from "./postgres.ts";
+import { schema } from "./schema.ts";
 import { sockets } from "./sockets.ts";
 import { storm } from "./storm.ts";
 import { sync } from "./sync.ts";
@@ -30,4 +31,5 @@ export const groups: Record<string, BenchGroup> = {
   storm,
   "ws-pg": wsCallsPg,
   cluster: clusterGroup,
+  schema,
 };
