@@ -4,8 +4,8 @@
  * document per transaction, one after another, the whole time.
  *
  * Per engine: how long `migrate` holds the start (SQLite creates the partial index there), the
- * time to build, and the longest write seen by the concurrent writer (its stall; goal < 1 s),
- * with the p50/p99 of its writes. Afterwards the index is checked: a count through it equals the
+ * time to build, and the longest time the concurrent writer waited from one commit to its next
+ * (its stall, batches it waited behind included; goal < 1 s), with the p50/p99 of those times. Afterwards the index is checked: a count through it equals the
  * table's. The documents are stored with the drivers directly (the engine's own write path would
  * take minutes for a million); everything measured goes through the engine. The load average is
  * printed with the figures: a busy machine makes them worse, not better.
@@ -72,14 +72,19 @@ async function measure(ctx: BenchContext, label: string, engine: StorageEngine):
   const migrateMs = performance.now() - t0;
   const building = engine.buildingIndexes().length > 0;
 
+  /** Time from one write's commit to the next one's: what the writer waited, batches included. */
   const latencies: number[] = [];
   let writing = true;
   const writer = (async () => {
+    let last = performance.now();
     for (let i = DOCUMENTS; writing; i++) {
       const doc = message(i);
-      const w0 = performance.now();
       await engine.write(async (tx) => tx.insert("messages", doc, after.keysOf("messages", doc)));
-      latencies.push(performance.now() - w0);
+      const now = performance.now();
+      latencies.push(now - last);
+      last = now;
+      // As writes arriving over the network would: the event loop turns between them.
+      await new Promise((resolve) => setImmediate(resolve));
     }
   })();
   await engine.indexesBuilt();
@@ -116,7 +121,7 @@ async function measure(ctx: BenchContext, label: string, engine: StorageEngine):
       p99: ms(at(0.99)),
       goal: `< ${STALL_GOAL_MS} ms`,
       ok: stall < STALL_GOAL_MS,
-      note: `${formatCount(latencies.length)} single-insert transactions, one after another`,
+      note: `${formatCount(latencies.length)} single-insert transactions, one after another; result, p50, p99: time between two commits`,
     },
   ];
 }
