@@ -11,6 +11,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { compileRange } from "../../src/backend/db/query.ts";
 import { ServiceError } from "../../src/backend/errors.ts";
 import type { StorageEngine, StoredDocument } from "../../src/backend/storage/engine.ts";
+import { indexBuildBatch } from "../../src/backend/storage/open.ts";
 import { callFunction } from "../helpers/http.ts";
 import { inlineFunctions } from "../helpers/inline-functions.ts";
 import { postgresBinDir, usePostgres } from "../helpers/postgres.ts";
@@ -309,6 +310,18 @@ function onlineBuildSuite(name: string, newTarget: () => Promise<string>, holdBu
     });
   });
 }
+
+describe("INDEX_BUILD_BATCH", () => {
+  it("sets the batch size; anything but a whole number from 1 to 100000 refuses to start", () => {
+    expect(indexBuildBatch({})).toBeUndefined();
+    expect(indexBuildBatch({ INDEX_BUILD_BATCH: " 250 " })).toBe(250);
+    for (const bad of ["0", "-5", "2.5", "lots", "100001"]) {
+      expect(() => indexBuildBatch({ INDEX_BUILD_BATCH: bad })).toThrow(
+        /INDEX_BUILD_BATCH must be a whole number/,
+      );
+    }
+  });
+});
 
 onlineBuildSuite(
   "SQLite",

@@ -127,6 +127,8 @@ export interface BuildSteps {
   batch(build: IndexRef, batchSize: number): Promise<number | null>;
   /** After the column is filled: makes the SQL index complete, then unregisters the build. */
   finish(build: IndexRef): Promise<void>;
+  /** Cuts short what is running (a long `CREATE INDEX CONCURRENTLY`) when the engine closes. */
+  abort?(): Promise<void>;
 }
 
 /** Wait after a failed batch, and between looks at a build another instance runs. */
@@ -151,9 +153,11 @@ export class IndexBuilder {
     this.done = this.run();
   }
 
+  /** Stops after the running batch, or at once where the engine can cut it short. */
   async stop(): Promise<void> {
     this.stopped = true;
     this.wake();
+    await this.steps.abort?.();
     await this.done;
   }
 

@@ -71,6 +71,11 @@ export class PostgresBuildSteps implements BuildSteps {
     await client?.end().catch(() => {});
   }
 
+  /** Ends the session: a running statement fails, its transaction rolls back, an unfinished concurrent index is left invalid (dropped and made again on resuming). */
+  abort(): Promise<void> {
+    return this.release();
+  }
+
   private get session(): pg.Client {
     if (!this.client) throw new Error("index build without its lock");
     return this.client;
