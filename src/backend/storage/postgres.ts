@@ -19,7 +19,6 @@
  * connections (postgres-pools.ts), the transaction loop (postgres-transaction-loop.ts) and its
  * statements (postgres-transaction.ts), and the other instances (postgres-cross-instance.ts).
  */
-
 import { BuildingIndexes, type IndexRef } from "./building-indexes.ts";
 import {
   ENGINE_WRITE_BEGIN,
