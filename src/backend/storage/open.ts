@@ -78,7 +78,7 @@ export function openEngine(
  * `INDEX_BUILD_BATCH`: documents per transaction of an online index build (default 1000); a
  * smaller batch shortens the longest write stall, a larger one the build.
  */
-export function indexBuildBatch(env: NodeJS.ProcessEnv): number | undefined {
+export function indexBuildBatch(env: Record<string, string | undefined>): number | undefined {
   const raw = env.INDEX_BUILD_BATCH?.trim();
   if (!raw) return undefined;
   const n = Number(raw);
