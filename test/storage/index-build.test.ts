@@ -19,7 +19,7 @@ import { NODE_ARGS, PROCESS_TEST_TIMEOUT, PROCESS_WAIT_MS, ROOT } from "../helpe
 import { startTestService, type TestService } from "../helpers/service.ts";
 import { tempDatabaseFile } from "../helpers/temp.ts";
 import { eventually } from "../helpers/wait.ts";
-import { after, openEngine, type Person, person, seed } from "./fixtures/index-build.ts";
+import { after, before, openEngine, type Person, person, seed } from "./fixtures/index-build.ts";
 
 const DOCS = 3000;
 const BATCH = 50;
@@ -298,6 +298,33 @@ function onlineBuildSuite(name: string, newTarget: () => Promise<string>, holdBu
       PROCESS_TEST_TIMEOUT,
     );
 
+    it(
+      "forgets an unfinished build when the index leaves the schema, and builds it anew when it returns",
+      async () => {
+        const target = await newTarget();
+        await seed(target, DOCS);
+        await kill(await pausedBuilder(target, 10));
+        const without = open(target, {});
+        await without.migrate(before.layout(), before.keysOf);
+        expect(without.buildingIndexes()).toEqual([]);
+        await without.indexesBuilt();
+        await without.write(async (tx) => {
+          const doc = person(5, "renamed");
+          await tx.replace("people", doc, before.keysOf("people", doc));
+        });
+
+        let batches = 0;
+        const again = open(target, { batchSize: BATCH, afterBatch: () => void batches++ });
+        await again.migrate(after.layout(), after.keysOf);
+        expect(again.buildingIndexes()).toEqual([{ table: "people", index: "by_name" }]);
+        await again.indexesBuilt();
+        // From the first document again: the position of the forgotten build is not reused.
+        expect(batches).toBe(DOCS / BATCH + 1);
+        await expectIndexMatchesScan(again);
+      },
+      PROCESS_TEST_TIMEOUT,
+    );
+
     it("indexes a table of at most one batch at once, inside migrate", async () => {
       const target = await newTarget();
       await seed(target, BATCH);
@@ -342,5 +369,36 @@ describe.skipIf(!postgresBinDir)("PostgreSQL", () => {
     "PostgreSQL",
     () => server().createDatabase(),
     (_target, child) => () => kill(child),
+  );
+
+  it(
+    "drops and makes again an index an interrupted CREATE INDEX CONCURRENTLY left invalid",
+    async () => {
+      const target = await server().createDatabase();
+      await seed(target, DOCS);
+      await kill(await pausedBuilder(target, 10));
+      // What a build killed during CREATE INDEX CONCURRENTLY leaves: the index, marked invalid.
+      await server().sql("CREATE INDEX i_people_by_name ON t_people (k_by_name)", [], target);
+      await server().sql(
+        "UPDATE pg_index SET indisvalid = false WHERE indexrelid = 'i_people_by_name'::regclass",
+        [],
+        target,
+      );
+      const engine = openEngine(target, { batchSize: BATCH });
+      try {
+        await engine.migrate(after.layout(), after.keysOf);
+        await engine.indexesBuilt();
+        const [state] = await server().sql(
+          "SELECT indisvalid FROM pg_index WHERE indexrelid = 'i_people_by_name'::regclass",
+          [],
+          target,
+        );
+        expect(state).toEqual({ indisvalid: true });
+        await expectIndexMatchesScan(engine);
+      } finally {
+        await engine.close();
+      }
+    },
+    PROCESS_TEST_TIMEOUT,
   );
 });
