@@ -133,6 +133,8 @@ export interface BuildSteps {
 
 /** Wait after a failed batch, and between looks at a build another instance runs. */
 const RETRY_MS = 1000;
+/** How often a long build logs how far it got. */
+const PROGRESS_LOG_MS = 10_000;
 
 /**
  * Runs an engine's builds in the background, one batch at a time with a yield to the event loop
@@ -202,11 +204,16 @@ export class IndexBuilder {
     const started = Date.now();
     logger.info("building index", { ...build });
     let documents = 0;
+    let reported = started;
     for (;;) {
       if (this.stopped) return;
       const read = await this.steps.batch(build, batchSize);
       if (read === null) return;
       documents += read;
+      if (Date.now() - reported >= PROGRESS_LOG_MS) {
+        reported = Date.now();
+        logger.info("building index", { ...build, documents });
+      }
       await this.options.afterBatch?.({ ...build, documents });
       if (read < batchSize) break;
       // Writes queued during the batch take their turn before the next one.
