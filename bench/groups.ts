@@ -13,6 +13,7 @@ import { pgThroughput } from "./pg-throughput.ts";
 import { platform } from "./platform.ts";
 import { postgres } from "./postgres.ts";
 import { scheduler } from "./scheduler.ts";
+import { schema } from "./schema.ts";
 import { sockets } from "./sockets.ts";
 import { storm } from "./storm.ts";
 import { sync } from "./sync.ts";
@@ -32,4 +33,5 @@ export const groups: Record<string, BenchGroup> = {
   "ws-pg": wsCallsPg,
   cluster: clusterGroup,
   scheduler,
+  schema,
 };

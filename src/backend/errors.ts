@@ -58,6 +58,11 @@ export const ERROR_CODES = {
   INTERNAL: spec(500, "reply", "an unexpected failure; details are only in the server log"),
   DATABASE_UNAVAILABLE: spec(503, "reply", "the database cannot be reached"),
   DATABASE_BUSY: spec(503, "reply", "the database is locked by another writer"),
+  INDEX_NOT_READY: spec(
+    503,
+    "reply",
+    "a query reads an index that is still being built (added to a table that holds documents); retry once it is ready",
+  ),
   DATABASE_UNREACHABLE: spec(503, "http-only", "`GET /healthz`: the database does not answer"),
   DRAINING: spec(
     503,

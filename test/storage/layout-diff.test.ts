@@ -10,7 +10,12 @@ import { sqlNames } from "../../src/backend/storage/sql-names.ts";
 
 const names = sqlNames();
 
-const empty = (): PhysicalState => ({ recorded: new Map(), columns: new Map(), indexes: new Map() });
+const empty = (): PhysicalState => ({
+  recorded: new Map(),
+  columns: new Map(),
+  indexes: new Map(),
+  building: new Map(),
+});
 
 /** What a database holds after running `steps` on `state` (the engines' SQL, simulated). */
 function apply(state: PhysicalState, steps: MigrationStep[]): PhysicalState {
@@ -18,6 +23,7 @@ function apply(state: PhysicalState, steps: MigrationStep[]): PhysicalState {
     recorded: new Map(state.recorded),
     columns: new Map([...state.columns].map(([t, c]) => [t, new Set(c)])),
     indexes: new Map(state.indexes),
+    building: new Map([...state.building].map(([t, b]) => [t, new Set(b)])),
   };
   const columnsOf = (table: string) => next.columns.get(names.table(table)) as Set<string>;
   for (const step of steps) {
@@ -41,6 +47,9 @@ function apply(state: PhysicalState, steps: MigrationStep[]): PhysicalState {
         break;
       case "backfill":
         for (const i of step.indexes) expect(columnsOf(step.table).has(names.keyColumn(i))).toBe(true);
+        break;
+      case "cancelBuild":
+        expect(next.building.get(step.table)?.delete(step.index)).toBe(true);
         break;
       case "createIndex": {
         const name = names.index(step.table, step.index);
@@ -142,6 +151,7 @@ describe("planMigration", () => {
         ["i_a_b_c", "t_a_b"],
         ["i_a_by_creation_time", "t_a"],
       ]),
+      building: new Map(),
     };
     for (const wanted of [
       layout({ a_b: { c: ["x"] }, a: { b_c: ["y"] } }),
@@ -163,6 +173,43 @@ describe("planMigration", () => {
         ]),
       );
     }
+  });
+});
+
+describe("planMigration with online index builds", () => {
+  /** v1 with `by_name` added and registered as an online build (its SQL index not made yet, as on PostgreSQL). */
+  function building() {
+    const v1 = migrate(empty(), layout({ people: { by_city: ["city"] } })).after;
+    const v2 = layout({ people: { by_city: ["city"], by_name: ["name"] } });
+    const steps = planMigration(v2, v1, names).filter(
+      (s) => !(s.kind === "createIndex" && s.index === "by_name"),
+    );
+    const after = apply(v1, steps);
+    after.building.set("people", new Set(["by_name"]));
+    return { v2, after };
+  }
+
+  it("leaves the SQL index of an unfinished build to the build", () => {
+    const { v2, after } = building();
+    expect(planMigration(v2, after, names)).toEqual([]);
+  });
+
+  it("cancels an unfinished build whose index changed or disappeared", () => {
+    const { after } = building();
+    expect(planMigration(layout({ people: { by_city: ["city"], by_name: ["age"] } }), after, names)).toEqual([
+      { kind: "cancelBuild", table: "people", index: "by_name" },
+      { kind: "dropColumn", table: "people", index: "by_name" },
+      { kind: "addColumn", table: "people", index: "by_name" },
+      { kind: "backfill", table: "people", indexes: ["by_name"] },
+      { kind: "createIndex", table: "people", index: "by_name" },
+      { kind: "recordLayout", table: "people", indexes: { by_city: ["city"], by_name: ["age"] } },
+    ]);
+    const { steps } = migrate(after, layout({ people: { by_city: ["city"] } }));
+    expect(steps).toEqual([
+      { kind: "cancelBuild", table: "people", index: "by_name" },
+      { kind: "dropColumn", table: "people", index: "by_name" },
+      { kind: "recordLayout", table: "people", indexes: { by_city: ["city"] } },
+    ]);
   });
 });
 

@@ -59,8 +59,16 @@ export type KeyFunction = (table: string, doc: StoredDocument) => Record<string,
 
 export interface StorageEngine {
   readonly kind: "sqlite" | "postgres";
-  /** Creates or updates tables and indexes to match `layout`, without losing data. */
+  /**
+   * Creates or updates tables and indexes to match `layout`, without losing data. An index added
+   * to a table holding more documents than one build batch is built online after it returns
+   * (`index-build.ts`): scans and counts on it fail with `503 INDEX_NOT_READY` until it is ready.
+   */
   migrate(layout: StorageLayout, keysOf: KeyFunction): Promise<void>;
+  /** The indexes still being built online, as far as this process knows; empty when all are ready. */
+  buildingIndexes(): { table: string; index: string }[];
+  /** Resolves once no online build is left (built here or by another process), or the engine closed. */
+  indexesBuilt(): Promise<void>;
   /** Runs `fn` in a read snapshot. */
   read<T>(fn: (tx: ReadTransaction) => Promise<T>): Promise<T>;
   /**

@@ -17,6 +17,11 @@ export interface PhysicalState {
   columns: Map<string, Set<string>>;
   /** Every physical index name, with the physical table it belongs to. */
   indexes: Map<string, string>;
+  /**
+   * Indexes being built online (`index-build.ts`), as `table` → index names: the build, not the
+   * migration, creates (PostgreSQL) or completes (SQLite) their SQL index.
+   */
+  building: Map<string, Set<string>>;
 }
 
 /** One migration step; `table` and `index` are schema names, `name` a physical index name. */
@@ -25,15 +30,21 @@ export type MigrationStep =
   | { kind: "createTable"; table: string }
   | { kind: "dropColumn"; table: string; index: string }
   | { kind: "addColumn"; table: string; index: string }
-  /** Computes the new key columns of `indexes` from every stored document. */
+  /**
+   * Computes the new key columns of `indexes` from every stored document: at once on a small
+   * table, else by an online build the migration only registers (`index-build.ts`).
+   */
   | { kind: "backfill"; table: string; indexes: string[] }
+  /** Forgets an unfinished online build whose index is dropped or changed. */
+  | { kind: "cancelBuild"; table: string; index: string }
   | { kind: "createIndex"; table: string; index: string }
   | { kind: "recordLayout"; table: string; indexes: Record<string, string[]> };
 
 /**
  * The steps migrating `state` to `wanted`, in order: every index drop first (a column cannot be
  * dropped under its index, and a name may move from one table to another), then per table:
- * create, drop changed key columns, add new ones, backfill them, create missing indexes, record.
+ * create, drop changed key columns, add new ones, backfill them, create missing indexes (but not
+ * those an unfinished online build will create), record.
  * Tables missing from `wanted` are left as they are. Running the steps and planning again yields
  * no steps.
  */
@@ -50,6 +61,7 @@ export function planMigration(wanted: StorageLayout, state: PhysicalState, names
     const columns = new Set(existing ?? ["id", "doc", names.keyColumn(CREATION_INDEX)]);
     if (!existing) steps.push({ kind: "createTable", table });
     const fields = new Map(def.indexes.map((i) => [i.name, i.fields]));
+    const building = new Set(state.building.get(table));
 
     // Drop indexes that disappeared or changed their fields; (re)build the rest.
     for (const [index, before] of Object.entries(state.recorded.get(table) ?? {})) {
@@ -57,6 +69,7 @@ export function planMigration(wanted: StorageLayout, state: PhysicalState, names
       for (const name of [names.index(table, index), names.legacyIndex(table, index)]) {
         if (indexes.get(name) === physical) dropIndex(name);
       }
+      if (building.delete(index)) steps.push({ kind: "cancelBuild", table, index });
       if (columns.delete(names.keyColumn(index))) steps.push({ kind: "dropColumn", table, index });
     }
     const backfill: string[] = [];
@@ -72,7 +85,7 @@ export function planMigration(wanted: StorageLayout, state: PhysicalState, names
       const name = names.index(table, index);
       const legacy = names.legacyIndex(table, index);
       if (legacy !== name && indexes.get(legacy) === physical) dropIndex(legacy);
-      if (indexes.get(name) === physical) continue;
+      if (indexes.get(name) === physical || building.has(index)) continue;
       // Taken by another table: an older version gave that table's index this name (sql-names.ts).
       dropIndex(name);
       indexes.set(name, physical);

@@ -84,7 +84,8 @@ function checkPostgresUrl(url: string): void {
  * other `scheme://`, and a PostgreSQL URL listing several hosts, throw a {@link SettingError}.
  *
  * Settings: `DATABASE_CONNECT_TIMEOUT_MS`, `DATABASE_STATEMENT_TIMEOUT_MS`,
- * `DATABASE_QUERY_TIMEOUT_MS` (PostgreSQL), `DATABASE_BUSY_TIMEOUT_MS` (SQLite), `SQLITE_SYNCHRONOUS`.
+ * `DATABASE_QUERY_TIMEOUT_MS` (PostgreSQL), `DATABASE_BUSY_TIMEOUT_MS` (SQLite), `SQLITE_SYNCHRONOUS`,
+ * `INDEX_BUILD_BATCH` (both).
  */
 export function databaseTarget(databaseUrl: string | undefined): DatabaseTarget {
   const url = databaseUrl?.trim() || DEFAULT_DATABASE_FILE;
@@ -112,9 +113,11 @@ export function openEngine(
   cluster: { commitLog?: SqliteCommitLogOptions } = {},
 ): StorageEngine {
   const target = databaseTarget(databaseUrl);
+  const indexBuild = { batchSize: indexBuildBatch(process.env) };
   if (target.kind === "postgres") {
     return new PostgresEngine({
       ...postgresSettings(target.connectionString, process.env),
+      indexBuild,
       connectTimeoutMs: durationSetting("DATABASE_CONNECT_TIMEOUT_MS"),
       statementTimeoutMs: durationSetting("DATABASE_STATEMENT_TIMEOUT_MS"),
       queryTimeoutMs: durationSetting("DATABASE_QUERY_TIMEOUT_MS"),
@@ -127,7 +130,22 @@ export function openEngine(
     synchronous,
     busyTimeoutMs: durationSetting("DATABASE_BUSY_TIMEOUT_MS"),
     commitLog: cluster.commitLog,
+    indexBuild,
   });
+}
+
+/**
+ * `INDEX_BUILD_BATCH`: documents per transaction of an online index build (default 1000); a
+ * smaller batch shortens the longest write stall, a larger one the build.
+ */
+export function indexBuildBatch(env: Record<string, string | undefined>): number | undefined {
+  const raw = env.INDEX_BUILD_BATCH?.trim();
+  if (!raw) return undefined;
+  const n = Number(raw);
+  if (!Number.isSafeInteger(n) || n < 1 || n > 100_000) {
+    throw new Error(`INDEX_BUILD_BATCH must be a whole number of documents from 1 to 100000, got "${raw}"`);
+  }
+  return n;
 }
 
 /**

@@ -1,4 +1,5 @@
 /** The PostgreSQL engine's settings (`openEngine` fills them from `DATABASE_*`). */
+import type { IndexBuildOptions } from "./index-build.ts";
 import type { PoolerMode } from "./postgres-pooler.ts";
 
 export interface PostgresOptions {
@@ -42,6 +43,12 @@ export interface PostgresOptions {
    * the notification arrives. Only for measuring what the check costs (`npm run bench -- postgres`).
    */
   crossInstanceCheck?: boolean;
+  /**
+   * How indexes added to tables that hold documents are built online (`INDEX_BUILD_BATCH`). The
+   * builder's session lock and `CREATE INDEX CONCURRENTLY` need a session of their own: behind a
+   * transaction pooler it connects to `listenConnectionString`.
+   */
+  indexBuild?: IndexBuildOptions;
 }
 
 /** Defaults of the timeouts; `openEngine` reads the `DATABASE_*_MS` variables over them. */

@@ -8,7 +8,9 @@ import type pg from "pg";
 import { APPEND_SQL } from "./commit-log.ts";
 import { isConflict, isConnectionFault } from "./db-errors.ts";
 import type { ReadTransaction, ScannedRow, ScanRequest, StoredDocument, WriteTransaction } from "./engine.ts";
+import { isBuildingSql } from "./index-build.ts";
 import type { KeyRange } from "./index-key.ts";
+import { postgresDialect } from "./sql-dialect.ts";
 import { decodeDocument, type SqlStatements } from "./sql-statements.ts";
 
 const statementNames = new Map<string, string>();
@@ -99,7 +101,16 @@ export class PgReader implements ReadTransaction {
     return rows.length ? decodeDocument(rows[0].doc) : null;
   }
 
+  /** Refuses a scan or count of an index still being built (`building-indexes.ts`). */
+  private async checkBuilt(table: string, index: string): Promise<void> {
+    const { building } = this.sql;
+    if (building.size === 0 || !building.has(table, index)) return;
+    const { rows } = await this.run(isBuildingSql(postgresDialect), [table, index]);
+    building.refuseWhileBuilding(table, index, rows.length > 0);
+  }
+
   async scan<Keys extends boolean = true>(req: ScanRequest<Keys>): Promise<ScannedRow<Keys>[]> {
+    await this.checkBuilt(req.table, req.index);
     const { rows } = await this.run<{ key?: Buffer; doc: string }>(
       this.sql.scan(req),
       this.sql.scanParams(req),
@@ -109,6 +120,7 @@ export class PgReader implements ReadTransaction {
   }
 
   async count(table: string, index: string, range: KeyRange): Promise<number> {
+    await this.checkBuilt(table, index);
     const { sql, params = [] } = this.sql.count(table, index, range);
     const { rows } = await this.run<{ n: string }>(sql, params);
     return Number(rows[0].n);

@@ -19,6 +19,7 @@
  * connections (postgres-pools.ts), the transaction loop (postgres-transaction-loop.ts) and its
  * statements (postgres-transaction.ts), and the other instances (postgres-cross-instance.ts).
  */
+import { BuildingIndexes, type IndexRef } from "./building-indexes.ts";
 import {
   ENGINE_WRITE_BEGIN,
   MAX_LOGGED_BYTES,
@@ -35,9 +36,11 @@ import type {
   StorageLayout,
   WriteTransaction,
 } from "./engine.ts";
+import { DEFAULT_INDEX_BUILD_BATCH, IndexBuilder } from "./index-build.ts";
 import { OutageBreaker } from "./outage-breaker.ts";
 import { DatabaseConnectError } from "./postgres-connect-error.ts";
 import { type CommitChannelHealth, CrossInstance, MIGRATION_LOCK_SQL } from "./postgres-cross-instance.ts";
+import { PostgresBuildSteps } from "./postgres-index-build.ts";
 import type { PostgresOptions } from "./postgres-options.ts";
 import { PostgresPools } from "./postgres-pools.ts";
 import { PgReader, PgWriter } from "./postgres-transaction.ts";
@@ -72,6 +75,9 @@ export class PostgresEngine implements StorageEngine {
   private readonly maxWriteAttempts: number;
   /** Requests fail at once while the server is known unreachable (outage-breaker.ts). */
   private readonly breaker: OutageBreaker;
+  private readonly options: PostgresOptions;
+  private readonly building = new BuildingIndexes();
+  private builder?: IndexBuilder;
 
   /** Read snapshots once the commit log exists: with its head, which confirms cached identities. */
   private readonly readWithHead: TransactionKind<PgReader> = {
@@ -93,6 +99,7 @@ export class PostgresEngine implements StorageEngine {
 
   constructor(options: PostgresOptions) {
     this.connectionString = options.connectionString;
+    this.options = options;
     this.pools = new PostgresPools(options);
     this.instances = new CrossInstance(this.pools, options);
     this.instanceId = this.instances.instanceId;
@@ -111,7 +118,13 @@ export class PostgresEngine implements StorageEngine {
     return this.instances.health();
   }
 
+  /**
+   * Migrates under the migration lock; new indexes of tables holding more than a batch are then
+   * built online (`index-build.ts`, `postgres-index-build.ts`) by one instance at a time.
+   */
   async migrate(layout: StorageLayout, keysOf: KeyFunction): Promise<void> {
+    const batchSize = this.options.indexBuild?.batchSize ?? DEFAULT_INDEX_BUILD_BATCH;
+    let building: IndexRef[] = [];
     // The first connection: a failure here is a start-up report naming where and why, not a 503.
     const client = await this.pools.main.connect().catch((error) => {
       throw new DatabaseConnectError(this.connectionString, error);
@@ -121,8 +134,8 @@ export class PostgresEngine implements StorageEngine {
       // READ COMMITTED: once the lock is ours, each statement sees what an earlier migrator committed.
       await client.query(MIGRATION_BEGIN);
       await client.query(MIGRATION_LOCK_SQL);
-      await runAsync(
-        migrationProgram(postgresDialect, layout, keysOf),
+      building = await runAsync(
+        migrationProgram(postgresDialect, layout, keysOf, batchSize),
         async ({ sql, params }) => (await client.query(sql, params)).rows,
       );
       await client.query("COMMIT");
@@ -132,10 +145,24 @@ export class PostgresEngine implements StorageEngine {
     } finally {
       client.release(broken ?? this.pools.lostReason(client));
     }
-    this.sql = new SqlStatements(postgresDialect, layout);
+    this.sql = new SqlStatements(postgresDialect, layout, this.building);
+    this.building.replace(building);
     await this.instances.install(layout);
     this.logInstalled = true;
     await this.instances.follow();
+    await this.builder?.stop();
+    if (building.length) {
+      const steps = new PostgresBuildSteps(this.options, this.pools.main, layout, keysOf);
+      this.builder = new IndexBuilder(this.building, steps, this.options.indexBuild ?? {});
+    }
+  }
+
+  buildingIndexes(): IndexRef[] {
+    return this.building.list();
+  }
+
+  async indexesBuilt(): Promise<void> {
+    await this.builder?.done;
   }
 
   async read<T>(fn: (tx: ReadTransaction) => Promise<T>): Promise<T> {
@@ -249,6 +276,7 @@ export class PostgresEngine implements StorageEngine {
 
   async close(): Promise<void> {
     this.breaker.close();
+    await this.builder?.stop();
     await this.instances.close();
     await this.pools.end();
   }

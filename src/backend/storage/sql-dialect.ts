@@ -1,7 +1,7 @@
 /**
  * What differs between the SQL engines, and nothing else: placeholders, the key column type,
- * identifier length, catalog queries, how a scan's LIMIT and a count's index are written, and the
- * backfill UPDATE. Statement building (`sql-statements.ts`) and the migration (`sql-migration.ts`)
+ * identifier length, catalog queries, how a scan's LIMIT and a count's index are written, the
+ * backfill UPDATE, and when an online index build creates its SQL index. Statement building (`sql-statements.ts`) and the migration (`sql-migration.ts`)
  * are shared and ask the dialect only these questions.
  */
 import { quote, type SqlNames, sqlNames } from "./sql-names.ts";
@@ -32,8 +32,18 @@ export interface SqlDialect {
   readonly columnsSql: string;
   /** Rows `{ name, tbl }`: every index and the table it belongs to. */
   readonly indexesSql: string;
-  /** Statements storing backfilled keys of `rows` into the key columns of `indexes`. */
+  /**
+   * Statements storing backfilled keys of `rows` into the key columns of `indexes`, where those
+   * are still empty: a write during an online build already stored the key of its document.
+   */
   backfill(table: string, indexes: string[], rows: BackfilledRow[]): SqlRequest[];
+  /**
+   * The SQL index an online build creates with its key column, maintained by every batch and
+   * write from then on (SQLite: partial, over the filled keys; building it holds the one writer
+   * for a table scan only, where a full index would hold it for the sort of every key); null when
+   * the build creates it once the column is filled (PostgreSQL: `CREATE INDEX CONCURRENTLY`).
+   */
+  indexAtBuildStart(table: string, index: string): SqlRequest | null;
 }
 
 const sqliteNames = sqlNames();
@@ -57,8 +67,15 @@ export const sqliteDialect: SqlDialect = {
   indexesSql: `SELECT name, tbl_name AS tbl FROM sqlite_master WHERE type = 'index'`,
   backfill(table, indexes, rows) {
     const sets = indexes.map((n) => `${quote(sqliteNames.keyColumn(n))} = ?`).join(", ");
-    const sql = `UPDATE ${quote(sqliteNames.table(table))} SET ${sets} WHERE id = ?`;
+    const empty = indexes.map((n) => ` AND ${quote(sqliteNames.keyColumn(n))} IS NULL`).join("");
+    const sql = `UPDATE ${quote(sqliteNames.table(table))} SET ${sets} WHERE id = ?${empty}`;
     return rows.map((r) => ({ sql, params: [...r.keys, r.id] }));
+  },
+  indexAtBuildStart(table, index) {
+    const column = quote(sqliteNames.keyColumn(index));
+    return {
+      sql: `CREATE INDEX IF NOT EXISTS ${quote(sqliteNames.index(table, index))} ON ${quote(sqliteNames.table(table))} (${column}) WHERE ${column} IS NOT NULL`,
+    };
   },
 };
 
@@ -82,7 +99,9 @@ export const postgresDialect: SqlDialect = {
     const sets = indexes.map((n, i) => `${quote(postgresNames.keyColumn(n))} = v.k${i}`).join(", ");
     const unnest = indexes.map((_, i) => `$${i + 2}::bytea[]`).join(", ");
     const aliases = indexes.map((_, i) => `k${i}`).join(", ");
-    const sql = `UPDATE ${t} SET ${sets} FROM unnest($1::text[], ${unnest}) AS v(id, ${aliases}) WHERE ${t}.id = v.id`;
+    const empty = indexes.map((n) => ` AND ${t}.${quote(postgresNames.keyColumn(n))} IS NULL`).join("");
+    const sql = `UPDATE ${t} SET ${sets} FROM unnest($1::text[], ${unnest}) AS v(id, ${aliases}) WHERE ${t}.id = v.id${empty}`;
     return [{ sql, params: [rows.map((r) => r.id), ...indexes.map((_, i) => rows.map((r) => r.keys[i]))] }];
   },
+  indexAtBuildStart: () => null,
 };

@@ -4,7 +4,16 @@
  * program is a generator, so the synchronous SQLite driver and the asynchronous PostgreSQL driver
  * run the same code inside their own transaction, each answering a request with its rows.
  */
+import type { IndexRef } from "./building-indexes.ts";
 import type { KeyFunction, StorageLayout } from "./engine.ts";
+import {
+  BUILDS_TABLE,
+  buildsOf,
+  CREATE_BUILDS_TABLE_SQL,
+  LIST_BUILDS_SQL,
+  registerBuild,
+  unregisterBuild,
+} from "./index-build.ts";
 import { CREATION_INDEX, type MigrationStep, type PhysicalState, planMigration } from "./layout-diff.ts";
 import type { SqlDialect, SqlRequest } from "./sql-dialect.ts";
 import { quote } from "./sql-names.ts";
@@ -14,7 +23,7 @@ export type Rows = Record<string, unknown>[];
 /** Yields the statements to run; each `yield` receives the statement's rows (`[]` for none). */
 export type SqlProgram = Generator<SqlRequest, void, Rows>;
 
-/** Documents read per backfill batch. */
+/** Documents read per batch of a backfill run inside the migration. */
 const BACKFILL_BATCH = 500;
 
 /** A program of reads only, returning what it found. */
@@ -38,40 +47,99 @@ function* physicalState(dialect: SqlDialect): SqlQuery<PhysicalState | null> {
   }
   const indexes = new Map<string, string>();
   for (const r of yield { sql: dialect.indexesSql }) indexes.set(String(r.name), String(r.tbl));
-  return { recorded, columns, indexes };
+  const building = new Map<string, Set<string>>();
+  if (columns.has(BUILDS_TABLE)) {
+    for (const r of yield { sql: LIST_BUILDS_SQL }) {
+      const table = String(r.tbl);
+      let set = building.get(table);
+      if (!set) building.set(table, (set = new Set()));
+      set.add(String(r.idx));
+    }
+  }
+  return { recorded, columns, indexes, building };
 }
+
+/** The plan, and the unfinished online builds of `layout`'s indexes. */
+export interface PendingMigration {
+  steps: MigrationStep[];
+  building: IndexRef[];
+}
+
+const flatten = (building: Map<string, Set<string>>, layout: StorageLayout): IndexRef[] =>
+  buildsOf(
+    [...building].flatMap(([tbl, set]) => [...set].map((idx) => ({ tbl, idx }))),
+    layout,
+  );
 
 /**
  * The steps migrating the database to `layout`, read without writing anything (so without the
- * write lock); null for a new database. An empty list means the layout is already in place.
+ * write lock), with the unfinished builds; null for a new database. No steps means the layout is
+ * already in place.
  */
 export function* pendingMigration(
   dialect: SqlDialect,
   layout: StorageLayout,
-): SqlQuery<MigrationStep[] | null> {
+): SqlQuery<PendingMigration | null> {
   const state = yield* physicalState(dialect);
-  return state && planMigration(layout, state, dialect.names);
+  if (!state) return null;
+  return { steps: planMigration(layout, state, dialect.names), building: flatten(state.building, layout) };
 }
 
-/** Creates or updates tables, key columns, indexes and the `_layout` record to match `layout`. */
+/**
+ * Creates or updates tables, key columns, indexes and the `_layout` record to match `layout`.
+ * New key columns of a table holding more than `batchSize` documents are not filled here: their
+ * builds are registered, to be run online (`index-build.ts`). Returns the unfinished builds.
+ */
 export function* migrationProgram(
   dialect: SqlDialect,
   layout: StorageLayout,
   keysOf: KeyFunction,
-): SqlProgram {
+  batchSize: number,
+): SqlQuery<IndexRef[]> {
   yield {
     sql: `CREATE TABLE IF NOT EXISTS "${LAYOUT_TABLE}" (tbl TEXT PRIMARY KEY, indexes TEXT NOT NULL)`,
   };
+  yield { sql: CREATE_BUILDS_TABLE_SQL };
   const state = yield* physicalState(dialect);
   if (!state) throw new Error(`the "${LAYOUT_TABLE}" table was not created`);
+  const building = new Map([...state.building].map(([table, set]) => [table, new Set(set)]));
+  /** Builds registered by this run: their SQL index is the build's to create. */
+  const online = new Set<string>();
   for (const step of planMigration(layout, state, dialect.names)) {
-    if (step.kind === "backfill") yield* backfill(dialect, step.table, step.indexes, keysOf);
-    else yield stepSql(dialect, step);
+    if (step.kind === "backfill") {
+      const t = quote(dialect.names.table(step.table));
+      const [{ n }] = yield {
+        sql: `SELECT count(*) AS n FROM (SELECT 1 FROM ${t} LIMIT ${batchSize + 1}) s`,
+      };
+      if (Number(n) <= batchSize) {
+        yield* backfill(dialect, step.table, step.indexes, keysOf);
+        continue;
+      }
+      for (const index of step.indexes) {
+        yield registerBuild(dialect, { table: step.table, index });
+        online.add(`${step.table}\0${index}`);
+        let set = building.get(step.table);
+        if (!set) building.set(step.table, (set = new Set()));
+        set.add(index);
+      }
+    } else if (step.kind === "cancelBuild") {
+      yield unregisterBuild(dialect, step);
+      building.get(step.table)?.delete(step.index);
+    } else if (step.kind === "createIndex" && online.has(`${step.table}\0${step.index}`)) {
+      const request = dialect.indexAtBuildStart(step.table, step.index);
+      if (request) yield request;
+    } else {
+      yield stepSql(dialect, step);
+    }
   }
+  return flatten(building, layout);
 }
 
-/** The statement of one step other than a backfill. */
-export function stepSql(dialect: SqlDialect, step: Exclude<MigrationStep, { kind: "backfill" }>): SqlRequest {
+/** The statement of one step other than a backfill or a build's. */
+export function stepSql(
+  dialect: SqlDialect,
+  step: Exclude<MigrationStep, { kind: "backfill" | "cancelBuild" }>,
+): SqlRequest {
   const { names, blobType } = dialect;
   switch (step.kind) {
     case "dropIndex":

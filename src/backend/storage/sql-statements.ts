@@ -3,6 +3,8 @@
  * Documents are stored as JSON text (see `postgres.ts` for why not JSONB) with one key column per
  * index; every statement text is memoized per table, so a hot point read builds no strings.
  */
+
+import { BuildingIndexes } from "./building-indexes.ts";
 import { indexNamesOf, type ScanRequest, type StorageLayout, type StoredDocument } from "./engine.ts";
 import type { KeyRange } from "./index-key.ts";
 import type { SqlDialect, SqlRequest } from "./sql-dialect.ts";
@@ -25,9 +27,14 @@ interface TableSql {
 export class SqlStatements {
   private readonly tables = new Map<string, TableSql>();
 
+  /**
+   * @param building the engine's indexes still being built, which scans and counts refuse
+   *   (`index-build.ts`); shared by every transaction of the engine.
+   */
   constructor(
     readonly dialect: SqlDialect,
     private readonly layout: StorageLayout,
+    readonly building: BuildingIndexes = new BuildingIndexes(),
   ) {}
 
   /** The statements of `table`; its index names come from the layout (writes need them). */
@@ -105,10 +112,14 @@ export class SqlStatements {
   }
 }
 
-/** `WHERE` bounds of a key range (lower inclusive, upper exclusive); `next` gives each placeholder. */
+/**
+ * `WHERE` bounds of a key range (lower inclusive, upper exclusive); `next` gives each placeholder.
+ * An unbounded range says `IS NOT NULL`, which every stored key is: SQLite may then read it from
+ * the partial index an online build made (`SqlDialect.indexAtBuildStart`), which a bound implies.
+ */
 function rangeWhere(column: string, range: KeyRange, next: () => string): string {
   const parts: string[] = [];
   if (range.lower) parts.push(`${column} >= ${next()}`);
   if (range.upper) parts.push(`${column} < ${next()}`);
-  return parts.length ? `WHERE ${parts.join(" AND ")}` : "";
+  return `WHERE ${parts.length ? parts.join(" AND ") : `${column} IS NOT NULL`}`;
 }

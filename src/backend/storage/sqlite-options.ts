@@ -4,6 +4,7 @@
  * `DATABASE_URL`, `SQLITE_SYNCHRONOUS`, `DATABASE_BUSY_TIMEOUT_MS` and, in cluster mode, the
  * worker's wake-ups.
  */
+import type { IndexBuildOptions } from "./index-build.ts";
 import type { SqliteCommitLogOptions } from "./sqlite-commit-log.ts";
 
 export interface SqliteOptions {
@@ -26,6 +27,8 @@ export interface SqliteOptions {
    * Absent (the default): one server process, no log, the write path as fast as without.
    */
   commitLog?: SqliteCommitLogOptions;
+  /** How indexes added to tables that hold documents are built online (`INDEX_BUILD_BATCH`). */
+  indexBuild?: IndexBuildOptions;
 }
 
 /** Default of {@link SqliteOptions.busyTimeoutMs}. */

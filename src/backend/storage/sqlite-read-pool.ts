@@ -19,7 +19,7 @@ export class SqliteReadPool {
   constructor(
     private readonly filename: string,
     private readonly synchronous: string,
-    writer: SqliteConnection,
+    private readonly writer: SqliteConnection,
   ) {
     if (filename === ":memory:") this.onWriter = new SqliteReader(writer);
   }
@@ -36,6 +36,8 @@ export class SqliteReadPool {
     if (this.onWriter) return fn(this.onWriter);
     const reader = this.take();
     const conn = reader.connection;
+    // The migrated statements, which carry the indexes still being built.
+    conn.sql = this.writer.sql;
     conn.begin.run();
     try {
       return await fn(reader);

@@ -5,6 +5,7 @@
  * `BEGIN IMMEDIATE`), these classes only run statements inside them.
  */
 import type { ReadTransaction, ScannedRow, ScanRequest, StoredDocument, WriteTransaction } from "./engine.ts";
+import { isBuildingSql } from "./index-build.ts";
 import type { KeyRange } from "./index-key.ts";
 import { sqliteDialect } from "./sql-dialect.ts";
 import { decodeDocument } from "./sql-statements.ts";
@@ -37,7 +38,16 @@ export class SqliteReader implements ReadTransaction {
     return row ? decodeDocument(row.doc) : null;
   }
 
+  /** Refuses a scan or count of an index still being built (`building-indexes.ts`). */
+  private checkBuilt(table: string, index: string): void {
+    const { building } = this.conn.sql;
+    if (building.size === 0 || !building.has(table, index)) return;
+    const row = this.conn.stmts.get(isBuildingSql(sqliteDialect)).get(table, index);
+    building.refuseWhileBuilding(table, index, row !== undefined);
+  }
+
   async scan<Keys extends boolean = true>(req: ScanRequest<Keys>): Promise<ScannedRow<Keys>[]> {
+    this.checkBuilt(req.table, req.index);
     let byIndex = this.conn.scans.get(req.table);
     if (!byIndex) this.conn.scans.set(req.table, (byIndex = new Map()));
     let variants = byIndex.get(req.index);
@@ -64,6 +74,7 @@ export class SqliteReader implements ReadTransaction {
   }
 
   async count(table: string, index: string, range: KeyRange): Promise<number> {
+    this.checkBuilt(table, index);
     const { sql, params = [] } = this.conn.sql.count(table, index, range);
     return (this.conn.stmts.get(sql).get(params) as { n: number }).n;
   }

@@ -11,6 +11,7 @@
  */
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
+import { BuildingIndexes, type IndexRef } from "./building-indexes.ts";
 import { DatabaseOpenError } from "./db-errors.ts";
 import type {
   KeyFunction,
@@ -20,11 +21,13 @@ import type {
   StorageLayout,
   WriteTransaction,
 } from "./engine.ts";
+import { DEFAULT_INDEX_BUILD_BATCH, IndexBuilder, type IndexBuildOptions } from "./index-build.ts";
 import { sqliteDialect } from "./sql-dialect.ts";
 import { migrationProgram, pendingMigration, type Rows, runSync } from "./sql-migration.ts";
 import { SqlStatements } from "./sql-statements.ts";
 import { SqliteConnection, type Stmt, whyUnopenable } from "./sqlite-connection.ts";
 import { SqliteCrossProcess } from "./sqlite-cross-process.ts";
+import { SqliteBuildSteps } from "./sqlite-index-build.ts";
 import { DEFAULT_BUSY_TIMEOUT_MS, type SqliteOptions } from "./sqlite-options.ts";
 import { SqliteReadPool } from "./sqlite-read-pool.ts";
 import { SqliteWriter } from "./sqlite-transaction.ts";
@@ -42,10 +45,14 @@ export class SqliteEngine implements StorageEngine {
   readonly commitChannel?: () => "listening";
 
   private readonly busyTimeoutMs: number;
+  private readonly indexBuild: IndexBuildOptions;
+  private readonly building = new BuildingIndexes();
+  private builder?: IndexBuilder;
 
   /** Opens the file; one that cannot be opened throws a {@link DatabaseOpenError} naming the reason. */
   constructor(options: SqliteOptions) {
     this.busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
+    this.indexBuild = options.indexBuild ?? {};
     const synchronous = options.synchronous ?? "NORMAL";
     try {
       if (options.filename !== ":memory:") mkdirSync(dirname(options.filename), { recursive: true });
@@ -63,6 +70,7 @@ export class SqliteEngine implements StorageEngine {
    * Reads the recorded layout without any lock and compares; only when it differs takes the write
    * lock (waiting for another process as long as it takes, and saying which file is locked) and
    * migrates, re-reading the layout under the lock (another process may have migrated meanwhile).
+   * New indexes of tables holding more than a batch are then built online (`index-build.ts`).
    */
   async migrate(layout: StorageLayout, keysOf: KeyFunction): Promise<void> {
     const db = this.writer.db;
@@ -74,13 +82,15 @@ export class SqliteEngine implements StorageEngine {
       return [];
     };
     // A deferred read transaction: WAL readers never wait for another process's writer.
-    const steps = db.transaction(() => runSync(pendingMigration(sqliteDialect, layout), run(new Map())))();
-    if (steps === null || steps.length > 0) {
+    const pending = db.transaction(() => runSync(pendingMigration(sqliteDialect, layout), run(new Map())))();
+    let building = pending?.building ?? [];
+    if (pending === null || pending.steps.length > 0) {
       const release = await this.writeLock.turn();
       try {
         await this.writeLock.begin(Number.POSITIVE_INFINITY);
         try {
-          runSync(migrationProgram(sqliteDialect, layout, keysOf), run(new Map()));
+          const batchSize = this.indexBuild.batchSize ?? DEFAULT_INDEX_BUILD_BATCH;
+          building = runSync(migrationProgram(sqliteDialect, layout, keysOf, batchSize), run(new Map()));
         } catch (error) {
           db.prepare("ROLLBACK").run();
           throw error;
@@ -90,8 +100,22 @@ export class SqliteEngine implements StorageEngine {
         release();
       }
     }
-    this.writer.sql = new SqlStatements(sqliteDialect, layout);
+    this.writer.sql = new SqlStatements(sqliteDialect, layout, this.building);
+    this.building.replace(building);
     await this.otherProcesses.start();
+    await this.builder?.stop();
+    if (building.length) {
+      const steps = new SqliteBuildSteps(this.writer, this.writeLock, layout, keysOf, this.busyTimeoutMs);
+      this.builder = new IndexBuilder(this.building, steps, this.indexBuild);
+    }
+  }
+
+  buildingIndexes(): IndexRef[] {
+    return this.building.list();
+  }
+
+  async indexesBuilt(): Promise<void> {
+    await this.builder?.done;
   }
 
   read<T>(fn: (tx: ReadTransaction) => Promise<T>): Promise<T> {
@@ -148,6 +172,7 @@ export class SqliteEngine implements StorageEngine {
   }
 
   async close(): Promise<void> {
+    await this.builder?.stop();
     this.otherProcesses.close();
     this.readers.close();
     this.writer.db.close();
