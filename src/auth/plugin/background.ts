@@ -6,7 +6,7 @@
 import { isAnsweredMailFailure } from "../mail/unavailable.ts";
 
 /** The part of Better Auth's context this wraps. */
-interface BackgroundContext {
+export interface BackgroundContext {
   runInBackgroundOrAwait(promise: unknown): Promise<unknown>;
   options: { advanced?: { backgroundTasks?: { handler?: unknown } } };
 }
