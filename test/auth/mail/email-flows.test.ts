@@ -234,7 +234,9 @@ describe.each(failures)("mail the SMTP server does not take: %s", (_name, start)
     const failing = await start();
     try {
       await withMailServer(failing, async () => {
-        const known = await app.browser().post("/api/auth/request-password-reset", { email, redirectTo: "/reset" });
+        const known = await app
+          .browser()
+          .post("/api/auth/request-password-reset", { email, redirectTo: "/reset" });
         const unknown = await app
           .browser()
           .post("/api/auth/request-password-reset", { email: newEmail("nobody"), redirectTo: "/reset" });
