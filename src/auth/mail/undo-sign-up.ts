@@ -5,7 +5,7 @@
  * middleware then deletes them (Better Auth's `deleteUser`: sessions, accounts, the user; one
  * transaction) and answers 503 `MAIL_UNAVAILABLE` without cookies, as 1.4.9's rollback does.
  */
-import { type ActionCtx, logger } from "service-auth/server";
+import { type ActionCtx, logger, ServiceError } from "service-auth/server";
 
 /** The part of a Better Auth instance this uses. */
 export interface UserDeletingAuth {
@@ -14,10 +14,11 @@ export interface UserDeletingAuth {
 
 /** The answer of a sign-up whose verification email was not sent (no `Set-Cookie`). */
 export function mailUnavailableResponse(): Response {
-  return new Response(
-    JSON.stringify({ code: "MAIL_UNAVAILABLE", message: "The email could not be sent; try again later" }),
-    { status: 503, headers: { "content-type": "application/json" } },
-  );
+  const error = new ServiceError("MAIL_UNAVAILABLE", "The email could not be sent; try again later");
+  return new Response(JSON.stringify({ code: error.code, message: error.message }), {
+    status: error.status,
+    headers: { "content-type": "application/json" },
+  });
 }
 
 /** Deletes the user `signedUp` (Better Auth's sign-up answer) made; answers 503 `MAIL_UNAVAILABLE`. */
