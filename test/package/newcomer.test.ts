@@ -33,7 +33,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, relative } from "node:path";
+import { basename, join, relative } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CookieJar, freePort } from "../helpers/browser.ts";
 import { PROCESS_TEST_TIMEOUT, PROCESS_WAIT_MS, ROOT, type RunResult } from "../helpers/process.ts";
@@ -113,6 +113,16 @@ async function timed<T>(label: string, step: () => Promise<T>): Promise<T> {
   return value;
 }
 
+/** Moves a finished cache entry into place, removing the older entries of its kind. */
+function keep(staging: string, entry: string): void {
+  const kind = basename(entry).replace(/-[0-9a-f]+$/, "-");
+  for (const name of readdirSync(CACHE)) {
+    const path = join(CACHE, name);
+    if (name.startsWith(kind) && path !== staging) rmSync(path, { recursive: true, force: true });
+  }
+  renameSync(staging, entry);
+}
+
 /** `npm run build && npm pack`, reused while the sources it is made from are unchanged. */
 async function tarball(): Promise<{ path: string; files: string[] }> {
   const inputs = [
@@ -135,8 +145,7 @@ async function tarball(): Promise<{ path: string; files: string[] }> {
   const [packed] = JSON.parse(pack.stdout) as { filename: string; files: { path: string }[] }[];
   expect(packed.filename).toBe("service-auth-0.1.0.tgz");
   writeFileSync(join(staging, "files.json"), JSON.stringify(packed.files.map((f) => f.path)));
-  rmSync(dir, { recursive: true, force: true });
-  renameSync(staging, dir);
+  keep(staging, dir);
   return { path: join(dir, packed.filename), files: packed.files.map((f) => f.path) };
 }
 
@@ -220,7 +229,7 @@ beforeAll(async () => {
       filter: (source) =>
         !/node_modules[\\/](service-auth|\.bin[\\/]service-auth|\.package-lock\.json)$/.test(source),
     });
-    renameSync(staging, cached);
+    keep(staging, cached);
   }
   for (const [name, code] of namedFiles(OWN_APP)) writeFileSync(join(folder, name), code);
   server = await timed("npm start", npmStart);
