@@ -5,16 +5,16 @@
  */
 import { isAnsweredMailFailure } from "../mail/unavailable.ts";
 
-/** The part of Better Auth's context this wraps. */
+/** The part of Better Auth's context this wraps (1.7 types its result `unknown`). */
 export interface BackgroundContext {
-  runInBackgroundOrAwait(promise: unknown): Promise<unknown>;
+  runInBackgroundOrAwait(promise: unknown): unknown;
   options: { advanced?: { backgroundTasks?: { handler?: unknown } } };
 }
 
 /** The context override the `backend` plugin's `init` returns. */
-export function answeringMailFailures(
-  ctx: BackgroundContext,
-): Pick<BackgroundContext, "runInBackgroundOrAwait"> {
+export function answeringMailFailures(ctx: BackgroundContext): {
+  runInBackgroundOrAwait(promise: unknown): Promise<unknown>;
+} {
   const original = ctx.runInBackgroundOrAwait.bind(ctx);
   return {
     async runInBackgroundOrAwait(promise) {
