@@ -44,6 +44,8 @@ import { codeBlocks, namedFiles, readmeSection, shellCommands } from "./readme.t
 const SETUP_TIMEOUT = 360_000;
 const NATIVE_BUILD = process.env.PACK_TEST_NATIVE_BUILD === "1";
 const NO_CACHE = process.env.NEWCOMER_NO_CACHE === "1";
+/** A native build installs from nothing: copied dependencies would hold the compiled addon already. */
+const DEPENDENCY_CACHE = !NO_CACHE && !NATIVE_BUILD;
 const ADDON = "node_modules/better-sqlite3/build/Release/better_sqlite3.node";
 const CACHE = join(ROOT, "node_modules/.cache/service-auth-newcomer");
 const TARBALL_PLACEHOLDER = "/path/to/service-auth-0.1.0.tgz";
@@ -98,8 +100,9 @@ function filesUnder(dir: string): string[] {
   });
 }
 
-function hashOf(files: string[]): string {
-  const hash = createHash("sha256");
+/** `format`: changes when what is kept from those files changes. */
+function hashOf(files: string[], format = ""): string {
+  const hash = createHash("sha256").update(format).update("\0");
   for (const file of files.sort())
     hash.update(relative(ROOT, file)).update("\0").update(readFileSync(file)).update("\0");
   return hash.digest("hex").slice(0, 16);
@@ -151,7 +154,10 @@ async function tarball(): Promise<{ path: string; files: string[] }> {
 
 /** Where the installed dependencies (everything but the package itself) are kept between runs. */
 const dependencyCache = () =>
-  join(CACHE, `dependencies-${hashOf([join(ROOT, "package.json"), join(ROOT, "package-lock.json")])}`);
+  join(
+    CACHE,
+    `dependencies-${hashOf([join(ROOT, "package.json"), join(ROOT, "package-lock.json")], "relative bin links")}`,
+  );
 
 let folder: string;
 let packedFiles: string[];
@@ -208,8 +214,11 @@ beforeAll(async () => {
   // Named like an app, not like the package: npm refuses to install a package into its namesake.
   folder = mkdtempSync(join(tmpdir(), "my-app-"));
   const cached = dependencyCache();
-  if (!NO_CACHE && existsSync(cached))
-    cpSync(join(cached, "node_modules"), join(folder, "node_modules"), { recursive: true });
+  if (DEPENDENCY_CACHE && existsSync(cached))
+    cpSync(join(cached, "node_modules"), join(folder, "node_modules"), {
+      recursive: true,
+      verbatimSymlinks: true,
+    });
   const setup = shellCommands(setupBlock.code).map((line) =>
     line.startsWith("npm install ")
       ? `${line.replace(TARBALL_PLACEHOLDER, `'${packed.path}'`).replace(/\s+#.*$/, "")} --prefer-offline --no-audit --no-fund${NATIVE_BUILD ? "" : " --ignore-scripts"}`
@@ -221,11 +230,13 @@ beforeAll(async () => {
     mkdirSync(join(folder, ADDON, ".."), { recursive: true });
     cpSync(join(ROOT, ADDON), join(folder, ADDON));
   }
-  if (!NO_CACHE && !existsSync(cached)) {
+  if (DEPENDENCY_CACHE && !existsSync(cached)) {
     const staging = `${cached}.partial`;
     rmSync(staging, { recursive: true, force: true });
     cpSync(join(folder, "node_modules"), join(staging, "node_modules"), {
       recursive: true,
+      // npm's bin links are relative; resolved, they would point into this (deleted) folder.
+      verbatimSymlinks: true,
       filter: (source) =>
         !/node_modules[\\/](service-auth|\.bin[\\/]service-auth|\.package-lock\.json)$/.test(source),
     });
