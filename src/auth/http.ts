@@ -24,11 +24,13 @@ import {
   type ServiceError,
 } from "service-auth/server";
 import { siteOriginOf } from "./config.ts";
+import { watchingMailFailures } from "./mail/unavailable.ts";
+import { type UserDeletingAuth, undoSignUp } from "./mail/undo-sign-up.ts";
 import { DEFAULT_BASE_PATH } from "./plugin/options.ts";
 import { CLIENT_IP_HEADER } from "./rate-limit.ts";
 
-/** What `authMiddleware` needs from an auth instance. */
-export interface AuthHandler {
+/** What `authMiddleware` needs from an auth instance (`$context`: to undo a sign-up, mail/undo-sign-up.ts). */
+export interface AuthHandler extends Partial<UserDeletingAuth> {
   handler(request: Request): Promise<Response>;
 }
 
@@ -128,8 +130,14 @@ export function authMiddleware(
     if (path !== basePath && !path.startsWith(`${basePath}/`)) return next();
     const database = watchDatabase(c.env);
     let response: Response;
+    let mailFailed: boolean;
+    let auth: AuthHandler;
     try {
-      response = await createAuth(database.ctx).handler(authRequest(c.req.raw, c.env.meta?.clientIp));
+      auth = createAuth(database.ctx);
+      const handler = auth;
+      ({ value: response, mailFailed } = await watchingMailFailures(() =>
+        handler.handler(authRequest(c.req.raw, c.env.meta?.clientIp)),
+      ));
     } catch (error) {
       const fault = database.fault();
       if (fault) return databaseFaultResponse(fault);
@@ -138,6 +146,9 @@ export function authMiddleware(
     const fault = database.fault();
     // Whatever Better Auth answered was decided without the database: not a verdict on the session.
     if (fault) return databaseFaultResponse(fault);
+    // A sign-up kept although its verification email was not sent (sent after the commit).
+    if (mailFailed && response.ok && path === `${basePath}/sign-up/email` && auth.$context)
+      return undoSignUp(auth as UserDeletingAuth, database.ctx, response);
     return withExposedCookies(typedTooManyRequests(response));
   };
 }

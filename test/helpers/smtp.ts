@@ -1,7 +1,8 @@
 /**
  * A real SMTP server for the mail tests (`smtp-server` on 127.0.0.1, a free port): it accepts
  * every message, optionally only after AUTH with a user and password, and keeps them decoded so a
- * test can read the link or code the way a mail client would.
+ * test can read the link or code the way a mail client would. With `refuse` it answers every
+ * message 550 after receiving it, as a server that does not accept a message does.
  */
 import { SMTPServer } from "smtp-server";
 
@@ -62,7 +63,7 @@ function parse(raw: string): { headers: Map<string, string>; text: string } {
 }
 
 export async function startSmtpServer(
-  options: { user?: string; pass?: string; timeoutMs?: number } = {},
+  options: { user?: string; pass?: string; timeoutMs?: number; refuse?: boolean } = {},
 ): Promise<TestSmtpServer> {
   const messages: ReceivedMail[] = [];
   const waiters = new Set<() => void>();
@@ -81,6 +82,10 @@ export async function startSmtpServer(
       const chunks: Buffer[] = [];
       stream.on("data", (c: Buffer) => chunks.push(c));
       stream.on("end", () => {
+        if (options.refuse) {
+          callback(Object.assign(new Error("Message rejected by policy"), { responseCode: 550 }));
+          return;
+        }
         const { headers, text } = parse(Buffer.concat(chunks).toString("utf8"));
         messages.push({
           from: session.envelope.mailFrom ? session.envelope.mailFrom.address : "",

@@ -58,7 +58,7 @@ type HookCtx = { path?: string; context: { internalAdapter: InternalAdapter } } 
 
 export interface AdvisoryLayer {
   /** Refuses unpatched features, then sets secure defaults and the database hooks. */
-  init: NonNullable<BetterAuthPlugin["init"]>;
+  init(ctx: Parameters<NonNullable<BetterAuthPlugin["init"]>>[0]): { options: Partial<BetterAuthOptions> };
   hooks: { before: NonNullable<NonNullable<BetterAuthPlugin["hooks"]>["before"]> };
   /** True when no backend JWT may be minted after this request (second factor pending). */
   withholdsJwt(ctx: SecondFactorCtx): boolean;

@@ -12,6 +12,7 @@ import { jwt } from "better-auth/plugins";
 import { createJwk, getJwtToken } from "better-auth/plugins/jwt";
 import { advisoryLayer } from "../advisories/plugin.ts";
 import { DEFAULT_ALG, parseStoredJwks, publicJwksOf, serializeJwks } from "../keys.ts";
+import { answeringMailFailures } from "./background.ts";
 import { payloadWithRequiredClaims } from "./claims.ts";
 import {
   type BackendPluginOptions,
@@ -151,7 +152,8 @@ export const backend = (options: BackendPluginOptions) => {
   return {
     id: "backend",
     schema: inner.schema,
-    init: advisories.init,
+    // The advisories' defaults, and mail failures that end the request (background.ts).
+    init: (ctx) => ({ ...advisories.init(ctx), context: answeringMailFailures(ctx) }),
     endpoints: {
       /** A fresh JWT for the current session (and the cookie); 401 without one, 403 when banned. */
       getBackendToken: createAuthEndpoint(

@@ -1,8 +1,9 @@
 /**
  * The example app's email flows over a real SMTP server (`smtp-server`): the tests read each
  * message as a mail client would and follow its link or type its code. Email verification on
- * sign-up, password reset, magic link and email OTP sign-in, and a mail server that refuses
- * connections answering 503 `MAIL_UNAVAILABLE`.
+ * sign-up, password reset, magic link and email OTP sign-in; and a mail server that is down (a
+ * closed port) or refuses the message: 503 `MAIL_UNAVAILABLE` where the answer tells nothing
+ * about accounts, a sign-up left undone, and a password reset answered as for an unknown address.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loggableLink } from "../../../src/auth/mail/index.ts";
@@ -165,6 +166,86 @@ describe("mail over SMTP", () => {
       expect(res.text).not.toMatch(/ECONNREFUSED|at .*\.ts/);
     } finally {
       await app.backend.env.set("SMTP_URL", smtp.url);
+    }
+  });
+});
+
+/** The mail server the app uses while `during` runs: a closed port, or one refusing every message. */
+const failures: [string, () => Promise<{ url: string; close(): Promise<void> }>][] = [
+  ["a closed port", async () => ({ url: `smtp://127.0.0.1:${await freePort()}`, close: async () => {} })],
+  ["a server that refuses the message (550)", () => startSmtpServer({ refuse: true })],
+];
+
+async function withMailServer<T>(failing: { url: string }, during: () => Promise<T>): Promise<T> {
+  await app.backend.env.set("SMTP_URL", failing.url);
+  try {
+    return await during();
+  } finally {
+    await app.backend.env.set("SMTP_URL", smtp.url);
+  }
+}
+
+describe.each(failures)("mail the SMTP server does not take: %s", (_name, start) => {
+  it("sign-up answers 503 MAIL_UNAVAILABLE and leaves nothing behind; the same sign-up works once mail does", async () => {
+    const email = newEmail("signup-down");
+    const failing = await start();
+    try {
+      const browser = app.browser();
+      const refused = await withMailServer(failing, () =>
+        browser.post("/api/auth/sign-up/email", { email, password: PASSWORD, name: "Down" }),
+      );
+      expect(refused.status, refused.text).toBe(503);
+      expect(refused.body).toMatchObject({ code: "MAIL_UNAVAILABLE" });
+      expect(refused.text).not.toMatch(/ECONNREFUSED|550|at .*\.ts/);
+      expect(refused.headers.get("set-cookie")).toBeNull();
+      // No user, account or session was kept: the password does not sign in ...
+      const signIn = await app.browser().post("/api/auth/sign-in/email", { email, password: PASSWORD });
+      expect(signIn.status, signIn.text).toBe(401);
+    } finally {
+      await failing.close();
+    }
+    // ... and the address is free: the same sign-up succeeds and sends its verification email.
+    const { browser } = await app.signUp(email);
+    expect((await smtp.next(email)).subject).toMatch(/Verify your email address/);
+    expect((await browser.get("/api/auth/get-session")).body.user.email).toBe(email);
+  });
+
+  it("magic link and email OTP sign-in answer 503 MAIL_UNAVAILABLE (sent to any address, they tell nothing)", async () => {
+    const failing = await start();
+    try {
+      await withMailServer(failing, async () => {
+        const magic = await app.browser().post("/api/auth/sign-in/magic-link", { email: newEmail("down") });
+        expect(magic.status, magic.text).toBe(503);
+        expect(magic.body).toMatchObject({ code: "MAIL_UNAVAILABLE" });
+        const otp = await app
+          .browser()
+          .post("/api/auth/email-otp/send-verification-otp", { email: newEmail("down"), type: "sign-in" });
+        expect(otp.status, otp.text).toBe(503);
+        expect(otp.body).toMatchObject({ code: "MAIL_UNAVAILABLE" });
+      });
+    } finally {
+      await failing.close();
+    }
+  });
+
+  it("password reset answers 200 for an account as for an unknown address (a 503 would reveal the account)", async () => {
+    const email = newEmail("reset-down");
+    await app.signUp(email);
+    const failing = await start();
+    try {
+      await withMailServer(failing, async () => {
+        const known = await app
+          .browser()
+          .post("/api/auth/request-password-reset", { email, redirectTo: "/reset" });
+        const unknown = await app
+          .browser()
+          .post("/api/auth/request-password-reset", { email: newEmail("nobody"), redirectTo: "/reset" });
+        expect(known.status, known.text).toBe(200);
+        expect(unknown.status, unknown.text).toBe(200);
+        expect(known.body).toEqual(unknown.body);
+      });
+    } finally {
+      await failing.close();
     }
   });
 });
