@@ -5,6 +5,7 @@
  *   run [--as <email|userId>] <module:function> [json-args]
  *   <command> …   (a command the app module exports in `commands`, e.g. `auth generate`)
  *   backup FILE [--force] | restore FILE [--force]   (see backup.ts)
+ *   schema check [--all] | migrate [NAME [--dry-run] [--batch N]]   (see schema-commands.ts)
  * Results go to stdout (a string as it is, anything else as JSON); logs and errors to stderr.
  * The app is loaded from $SERVICE_APP (default examples/app/app.ts); storage from $DATABASE_URL.
  */
@@ -18,6 +19,7 @@ import type { ServiceOptions } from "../service.ts";
 import { openEngine } from "../storage/open.ts";
 import { BACKUP_USAGE, BackupRefused, backupCommand } from "./backup.ts";
 import { runCommand, UsageError } from "./run-command.ts";
+import { migrateCommand, schemaCommand } from "./schema-commands.ts";
 
 export const USAGE = `usage:
   service-auth start ENTRY               (runs an app's entry module, e.g. main.mjs)
@@ -29,6 +31,12 @@ export const USAGE = `usage:
   service-auth env sync [FILE] [--auth]  (FILE defaults to .env; --auth generates missing auth secrets)
   service-auth run [--as <email|userId>] <module:function> [json-args]
                                          (--as: as that user, through a real session and token)
+  service-auth schema check [--all]      (stored documents against the schema: the tables whose
+                                          validator changed since verified; --all: every table)
+  service-auth migrate                   (the app's migrations and where each stands)
+  service-auth migrate NAME [--dry-run] [--batch N]
+                                         (runs or resumes an online migration; --dry-run counts
+                                          the documents it would change)
   service-auth <command> ...             (commands the app module exports, e.g. auth generate)
 ${BACKUP_USAGE}
   service-auth --help                    (this list)
@@ -71,7 +79,8 @@ export async function main(argv: string[]): Promise<number> {
   // Before the backend starts: neither needs the app, and neither may migrate the database.
   if (group === "backup" || group === "restore") return backupCommand(group, [sub, ...rest].filter(Boolean));
   const { app, commands } = await loadApp();
-  if (group !== "run" && group !== "env" && Object.hasOwn(commands, group)) {
+  const platformGroups = ["run", "env", "schema", "migrate"];
+  if (!platformGroups.includes(group) && Object.hasOwn(commands, group)) {
     return commands[group](
       [sub, ...rest].filter((a) => a !== undefined),
       {
@@ -83,6 +92,13 @@ export async function main(argv: string[]): Promise<number> {
   const backend = new Backend({ ...app, engine: openEngine(process.env.DATABASE_URL) });
   await backend.start();
   try {
+    const io = {
+      stdout: (text: string) => process.stdout.write(text),
+      stderr: (text: string) => process.stderr.write(text),
+    };
+    const args = [sub, ...rest].filter((a) => a !== undefined);
+    if (group === "schema") return await schemaCommand(backend, args, io);
+    if (group === "migrate") return await migrateCommand(backend, app, args, io);
     if (group === "run") {
       print(
         await runCommand(

@@ -2,6 +2,7 @@
  * The compiled schema: per table its validator, indexes, id tag and index-key function. Built once
  * at start; everything that writes or reads documents goes through it.
  */
+import { EVOLUTION_TABLES } from "../evolution/tables.ts";
 import { idTag, tableTag } from "../ids.ts";
 import { defineTable, type SchemaDefinition, type TableDefinition } from "../schema.ts";
 import type { StorageLayout, StoredDocument } from "../storage/engine.ts";
@@ -19,6 +20,7 @@ export interface TableInfo {
 /** Tables the platform itself needs, stored beside the application's. */
 export const SYSTEM_TABLES = {
   _env: defineTable({ name: v.string(), value: v.string() }).index("name", ["name"]),
+  ...EVOLUTION_TABLES,
 };
 
 export class Catalog {
