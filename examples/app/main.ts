@@ -5,6 +5,7 @@
  * Mail goes over SMTP_URL; without it the development outbox logs each message, and production
  * refuses to start. SIGTERM / SIGINT stop it gracefully (requests in flight finish, at most SHUTDOWN_TIMEOUT_MS).
  * WORKERS=N (N ≥ 2) serves the port from N worker processes (cluster mode); unset, one process.
+ * Stored documents that violate a changed schema refuse the start (SCHEMA_CHECK=warn: a warning).
  */
 import {
   AdvisoryRefusal,
@@ -15,7 +16,14 @@ import {
   mailSenderOf,
   missingAuthEnv,
 } from "service-auth/auth";
-import { DatabaseOpenError, exitOnSignals, logger, startService, workersSetting } from "service-auth/server";
+import {
+  DatabaseOpenError,
+  exitOnSignals,
+  logger,
+  SchemaCheckRefusal,
+  startService,
+  workersSetting,
+} from "service-auth/server";
 import { app, internal } from "./app.ts";
 
 const port = Number(process.env.PORT ?? 3000);
@@ -88,7 +96,11 @@ try {
   exitOnSignals(service);
 } catch (error) {
   // Operator errors get one line, not a stack trace.
-  if (error instanceof RefusedToStart || error instanceof DatabaseOpenError) {
+  if (
+    error instanceof RefusedToStart ||
+    error instanceof DatabaseOpenError ||
+    error instanceof SchemaCheckRefusal
+  ) {
     process.stderr.write(`${error.message}\n`);
     process.exit(1);
   }
