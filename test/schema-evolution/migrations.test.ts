@@ -1,0 +1,174 @@
+/**
+ * Online migrations (issue 29): a widen-migrate-narrow change end to end, a migration SIGKILLed in
+ * the middle of a batch that resumes and migrates every document exactly once, and a live query
+ * (a real WebSocket client) that shows the documents a migration in another process changes.
+ * The migrations run as the CLI does, `service-auth migrate NAME`, in a child process.
+ */
+import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { migrationProgress } from "../../src/backend/evolution/migration-runner.ts";
+import { SchemaCheckRefusal } from "../../src/backend/server.ts";
+import { appFor, type Phase, schemaFor } from "../fixtures/evolution/app.ts";
+import { NODE_ARGS, PROCESS_TEST_TIMEOUT, PROCESS_WAIT_MS, ROOT, runCli } from "../helpers/process.ts";
+import { startTestBackend, startTestService } from "../helpers/service.ts";
+import { tempDir } from "../helpers/temp.ts";
+import { eventually } from "../helpers/wait.ts";
+import { closeClients, liveClient, watch } from "../live/live-client.ts";
+
+const FIXTURE = join(ROOT, "test/fixtures/evolution/app.ts");
+const CLI = join(ROOT, "src/backend/cli/bin.ts");
+
+afterEach(() => closeClients());
+
+const cliEnv = (file: string, phase: Phase, extra: Record<string, string> = {}) => ({
+  DATABASE_URL: file,
+  SERVICE_APP: FIXTURE,
+  EVOLUTION_PHASE: phase,
+  ...extra,
+});
+
+/** Stores `n` items (`item-0000` …) in the `old` schema; returns the database file. */
+async function seed(n: number): Promise<string> {
+  const backend = await startTestBackend({ schema: schemaFor("old"), modules: {} });
+  try {
+    for (let start = 0; start < n; start += 200) {
+      await backend.write(async (db) => {
+        for (let i = start; i < Math.min(n, start + 200); i++)
+          await db.insert("items", { title: `item-${String(i).padStart(4, "0")}` });
+      });
+    }
+  } finally {
+    await backend.close();
+  }
+  return backend.databaseFile;
+}
+
+async function itemsIn(file: string, phase: Phase): Promise<Record<string, any>[]> {
+  const backend = await startTestBackend({ schema: schemaFor(phase), modules: {}, filename: file });
+  try {
+    return await backend.read((db) => db.query("items").collect());
+  } finally {
+    await backend.close();
+  }
+}
+
+describe("online migrations", { timeout: PROCESS_TEST_TIMEOUT }, () => {
+  it("widen, migrate, narrow: the narrowed schema starts only once every document is migrated", async () => {
+    const file = await seed(25);
+    // Narrowing at once is refused: 25 documents lack the now required `slug`.
+    const refused = await startTestService({ ...appFor("narrow"), databaseUrl: file }).catch((e) => e);
+    expect(refused).toBeInstanceOf(SchemaCheckRefusal);
+    expect(refused.message).toMatch(
+      /25 documents of table "items" do not match items\.slug: it must be string/,
+    );
+
+    // Widen: `slug` optional; new code writes it already.
+    const wide = await startTestService({ ...appFor("wide"), databaseUrl: file });
+    try {
+      await wide.backend.runMutation("items:add", { title: "Fresh One" });
+    } finally {
+      await wide.close();
+    }
+    const dry = await runCli(["migrate", "addSlug", "--dry-run"], { env: cliEnv(file, "wide") });
+    expect(dry.code).toBe(0);
+    expect(JSON.parse(dry.stdout)).toMatchObject({
+      dryRun: true,
+      documents: 26,
+      wouldChange: 25,
+      invalidAfter: 0,
+    });
+    const reader = await startTestBackend({ schema: schemaFor("wide"), modules: {}, filename: file });
+    try {
+      expect(await migrationProgress(reader, "addSlug")).toBeNull();
+    } finally {
+      await reader.close();
+    }
+
+    // Migrate in batches of 10: three transactions for 26 documents.
+    const run = await runCli(["migrate", "addSlug", "--batch", "10"], { env: cliEnv(file, "wide") });
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ status: "done", processed: 26, changed: 25, batches: 3 });
+    expect(run.stderr).toContain("addSlug: 10 documents processed");
+
+    // Narrow: the check reads `items` again and finds every document valid.
+    const narrow = await startTestService({ ...appFor("narrow"), databaseUrl: file });
+    try {
+      const items = (await narrow.backend.runQuery("items:list", {})).value as any[];
+      expect(items).toHaveLength(26);
+      expect(items[0]).toMatchObject({ title: "item-0000", slug: "item-0000" });
+      expect(items[25]).toMatchObject({ title: "Fresh One", slug: "fresh-one" });
+    } finally {
+      await narrow.close();
+    }
+    // Running it again changes nothing.
+    const again = await runCli(["migrate", "addSlug"], { env: cliEnv(file, "narrow") });
+    expect(again.code).toBe(0);
+    expect(JSON.parse(again.stdout)).toMatchObject({ status: "already-done", changed: 25 });
+    const listed = await runCli(["migrate"], { env: cliEnv(file, "narrow") });
+    expect(listed.stdout).toMatch(/addSlug\titems\tdone\t26 processed, 25 changed/);
+    expect(listed.stdout).toMatch(/countVisits\titems\tnot run/);
+  });
+
+  it("a migration SIGKILLed inside a batch resumes after the last committed batch: each document once", async () => {
+    const total = 600;
+    const file = await seed(total);
+    const marker = join(tempDir(), "hung");
+    // Batches of 50; the document at position 317 never finishes, inside the seventh batch.
+    const child = spawn(process.execPath, [...NODE_ARGS, CLI, "migrate", "countVisits", "--batch", "50"], {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        LOG_LEVEL: "silent",
+        ...cliEnv(file, "wide", { HANG_AT_TITLE: "item-0317", HANG_MARKER: marker }),
+      },
+      stdio: "ignore",
+    });
+    const exited = new Promise<NodeJS.Signals | number | null>((r) =>
+      child.once("exit", (code, signal) => r(signal ?? code)),
+    );
+    try {
+      await eventually(() => expect(existsSync(marker)).toBe(true), PROCESS_WAIT_MS);
+    } finally {
+      child.kill("SIGKILL");
+    }
+    expect(await exited).toBe("SIGKILL");
+
+    // Six batches committed, the seventh rolled back with the process.
+    const half = await itemsIn(file, "wide");
+    expect(half.filter((d) => d.visits === 1)).toHaveLength(300);
+    expect(half.filter((d) => d.visits === undefined)).toHaveLength(300);
+    expect(half.slice(0, 300).every((d) => d.visits === 1)).toBe(true);
+
+    const resumed = await runCli(["migrate", "countVisits", "--batch", "50"], { env: cliEnv(file, "wide") });
+    expect(resumed.code).toBe(0);
+    expect(resumed.stderr).toContain("resumed after 300 documents");
+    expect(JSON.parse(resumed.stdout)).toMatchObject({ status: "done", processed: total, changed: total });
+    const all = await itemsIn(file, "wide");
+    expect(all).toHaveLength(total);
+    expect(all.filter((d) => d.visits !== 1).map((d) => [d.title, d.visits])).toEqual([]);
+  });
+
+  it("a live query shows the documents a migration in another process changes", async () => {
+    const file = await seed(30);
+    const service = await startTestService({ ...appFor("wide"), databaseUrl: file });
+    try {
+      const { client } = liveClient(service.url);
+      const items = watch(client, "items:list");
+      await eventually(() => expect(items.last()).toHaveLength(30));
+      expect(items.last().every((d: any) => d.slug === undefined)).toBe(true);
+
+      const run = await runCli(["migrate", "addSlug", "--batch", "5"], { env: cliEnv(file, "wide") });
+      expect(run.code).toBe(0);
+      await eventually(() =>
+        expect(items.last().map((d: any) => d.slug)).toEqual(
+          Array.from({ length: 30 }, (_, i) => `item-${String(i).padStart(4, "0")}`),
+        ),
+      );
+      expect(items.errors).toEqual([]);
+    } finally {
+      await service.close();
+    }
+  });
+});
