@@ -21,6 +21,7 @@ import {
   exitOnSignals,
   logger,
   SchemaCheckRefusal,
+  schemaCheckSetting,
   startService,
   workersSetting,
 } from "service-auth/server";
@@ -54,6 +55,7 @@ try {
   const service = await startService({
     ...app,
     workers: setting(workersSetting),
+    schemaCheck: setting(schemaCheckSetting),
     port,
     databaseUrl: process.env.DATABASE_URL,
     shutdownTimeoutMs: durationSetting("SHUTDOWN_TIMEOUT_MS"),

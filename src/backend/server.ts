@@ -15,6 +15,8 @@ export type { ErrorCode } from "./errors.ts";
 export { AppError, clientErrorOf, isServiceError, ServiceError, ValidationError } from "./errors.ts";
 export type { Migration, MigrationPatch } from "./evolution/migration.ts";
 export { defineMigration } from "./evolution/migration.ts";
+export type { SchemaCheckMode } from "./evolution/startup-check.ts";
+export { schemaCheckSetting } from "./evolution/startup-check.ts";
 export type { FieldViolation } from "./evolution/stored-check.ts";
 export { SchemaCheckRefusal } from "./evolution/stored-check.ts";
 export { exitOnSignals } from "./exit-on-signals.ts";

@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import app from "../../examples/app/schema.ts";
 import { checkStoredDocuments } from "../../src/backend/evolution/stored-check.ts";
 import { defineSchema, defineTable } from "../../src/backend/schema.ts";
-import { SchemaCheckRefusal } from "../../src/backend/server.ts";
+import { SchemaCheckRefusal, schemaCheckSetting } from "../../src/backend/server.ts";
 import { v } from "../../src/backend/values/validators.ts";
 import { startExampleApp } from "../helpers/example-app.ts";
 import { setupLogCapture } from "../helpers/log-capture.ts";
@@ -165,3 +165,14 @@ describe.skipIf(!postgresBinDir)(
     schemaChangeScenario(() => server().createDatabase());
   },
 );
+
+describe("the SCHEMA_CHECK setting", () => {
+  it("is refuse when unset, takes warn, and refuses anything else with its message", () => {
+    expect(schemaCheckSetting({})).toBe("refuse");
+    expect(schemaCheckSetting({ SCHEMA_CHECK: " warn " })).toBe("warn");
+    expect(schemaCheckSetting({ SCHEMA_CHECK: "refuse" })).toBe("refuse");
+    expect(() => schemaCheckSetting({ SCHEMA_CHECK: "off" })).toThrow(
+      'SCHEMA_CHECK must be "refuse" or "warn", not "off"',
+    );
+  });
+});

@@ -26,7 +26,7 @@ export function schemaCheckSetting(env: Record<string, string | undefined> = pro
 export async function checkSchemaAtStart(backend: Backend, mode: SchemaCheckMode): Promise<void> {
   const started = Date.now();
   const report = await checkStoredDocuments(backend);
-  if (report.checked.length > 0) {
+  if (report.documents > 0) {
     logger.info("schema check: stored documents read", {
       tables: report.checked.length,
       documents: report.documents,

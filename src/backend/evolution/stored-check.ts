@@ -5,6 +5,7 @@
  * Tables whose fingerprint matches the one recorded in `_schema_checks` are skipped: documents
  * written since were validated on write against that same validator.
  */
+import { logger } from "../logger.ts";
 import type { Backend } from "../runtime.ts";
 import { findMismatch } from "../values/validate.ts";
 import { validatorFingerprint } from "./fingerprint.ts";
@@ -12,6 +13,8 @@ import { SCHEMA_CHECKS_TABLE } from "./tables.ts";
 
 /** Documents per read snapshot; a batch is the most the check holds in memory at once. */
 export const DEFAULT_CHECK_BATCH = 500;
+/** A large table says how far the check got every this many documents. */
+const PROGRESS_EVERY = 100_000;
 /** How many ids of violating documents a violation keeps (the count is exact). */
 const EXAMPLE_IDS = 3;
 
@@ -89,7 +92,7 @@ async function checkTable(
   for (;;) {
     const page = await backend.read((db) => db.query(table).paginate({ cursor, numItems: batchSize }));
     for (const doc of page.page) {
-      documents++;
+      if (++documents % PROGRESS_EVERY === 0) logger.info("schema check: reading", { table, documents });
       const { _id, _creationTime, ...fields } = doc;
       const mismatch = findMismatch(validator as never, fields, table);
       if (!mismatch) continue;
