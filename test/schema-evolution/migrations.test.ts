@@ -9,8 +9,11 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { migrationProgress } from "../../src/backend/evolution/migration-runner.ts";
+import { Backend } from "../../src/backend/runtime.ts";
 import { SchemaCheckRefusal } from "../../src/backend/server.ts";
+import { openEngine } from "../../src/backend/storage/open.ts";
 import { appFor, type Phase, schemaFor } from "../fixtures/evolution/app.ts";
+import { postgresBinDir, usePostgres } from "../helpers/postgres.ts";
 import { NODE_ARGS, PROCESS_TEST_TIMEOUT, PROCESS_WAIT_MS, ROOT, runCli } from "../helpers/process.ts";
 import { startTestBackend, startTestService } from "../helpers/service.ts";
 import { tempDir } from "../helpers/temp.ts";
@@ -167,6 +170,70 @@ describe("online migrations", { timeout: PROCESS_TEST_TIMEOUT }, () => {
         ),
       );
       expect(items.errors).toEqual([]);
+    } finally {
+      await service.close();
+    }
+  });
+});
+
+describe.skipIf(!postgresBinDir)("online migrations (PostgreSQL)", { timeout: PROCESS_TEST_TIMEOUT }, () => {
+  const server = usePostgres();
+
+  it("migrates each document once while the service writes, and its live query follows", async () => {
+    const url = await server().createDatabase();
+    const seeding = new Backend({ schema: schemaFor("old"), modules: {}, engine: openEngine(url) });
+    await seeding.start();
+    try {
+      await seeding.write(async (db) => {
+        for (let i = 0; i < 120; i++)
+          await db.insert("items", { title: `item-${String(i).padStart(4, "0")}` });
+      });
+    } finally {
+      await seeding.close();
+    }
+    const service = await startTestService({ ...appFor("wide"), databaseUrl: url });
+    try {
+      const { client } = liveClient(service.url);
+      const items = watch(client, "items:list");
+      await eventually(() => expect(items.last()).toHaveLength(120));
+
+      // Writes keep coming while the migration runs in another process (conflicts get retried).
+      let writing = true;
+      let added = 0;
+      const writer = (async () => {
+        // From the first committed batch on, at most 100 inserts (the test's size stays bounded).
+        await eventually(async () => {
+          if (writing) expect(await migrationProgress(service.backend, "countVisits")).not.toBeNull();
+        }, PROCESS_WAIT_MS);
+        while (writing && added < 100) {
+          await service.backend.runMutation("items:add", { title: `new ${added}` });
+          added++;
+        }
+      })();
+      const run = await runCli(["migrate", "countVisits", "--batch", "10"], {
+        env: { DATABASE_URL: url, SERVICE_APP: FIXTURE, EVOLUTION_PHASE: "wide" },
+      }).finally(() => {
+        writing = false;
+      });
+      await writer;
+      expect(run.code).toBe(0);
+      const result = JSON.parse(run.stdout);
+      expect(result).toMatchObject({ status: "done" });
+
+      const all = (await service.backend.runQuery("items:list", {})).value as any[];
+      expect(all).toHaveLength(120 + added);
+      // Every seeded document exactly once; those added during the run at most once.
+      expect(all.slice(0, 120).filter((d) => d.visits !== 1)).toEqual([]);
+      expect(all.filter((d) => d.visits !== undefined && d.visits !== 1)).toEqual([]);
+      expect(all.filter((d) => d.visits === 1)).toHaveLength(result.processed);
+      await eventually(() =>
+        expect(
+          items
+            .last()
+            .slice(0, 120)
+            .every((d: any) => d.visits === 1),
+        ).toBe(true),
+      );
     } finally {
       await service.close();
     }
