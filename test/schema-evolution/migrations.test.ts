@@ -8,7 +8,12 @@ import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { migrationProgress } from "../../src/backend/evolution/migration-runner.ts";
+import { defineMigration } from "../../src/backend/evolution/migration.ts";
+import {
+  dryRunMigration,
+  migrationProgress,
+  runMigration,
+} from "../../src/backend/evolution/migration-runner.ts";
 import { Backend } from "../../src/backend/runtime.ts";
 import { SchemaCheckRefusal } from "../../src/backend/server.ts";
 import { openEngine } from "../../src/backend/storage/open.ts";
@@ -151,6 +156,32 @@ describe("online migrations", { timeout: PROCESS_TEST_TIMEOUT }, () => {
     const all = await itemsIn(file, "wide");
     expect(all).toHaveLength(total);
     expect(all.filter((d) => d.visits !== 1).map((d) => [d.title, d.visits])).toEqual([]);
+  });
+
+  it("a patch the schema refuses stops the run at its batch, naming the document and field", async () => {
+    const file = await seed(12);
+    const backend = await startTestBackend({ schema: schemaFor("wide"), modules: {}, filename: file });
+    try {
+      const bad = defineMigration<{ _id: string; _creationTime: number; title: string; slug?: string }>({
+        table: "items",
+        migrateOne: (doc) => (doc.title === "item-0007" ? ({ slug: 7 } as never) : { slug: doc.title }),
+      });
+      const dry = await dryRunMigration(backend, "bad", bad, { batchSize: 5 });
+      expect(dry).toMatchObject({ documents: 12, wouldChange: 12, invalidAfter: 1 });
+      expect(dry.firstInvalid).toMatch(/^items\.slug must be string \(document \w+\)$/);
+      const error = await runMigration(backend, "bad", bad, { batchSize: 5 }).catch((e) => e);
+      expect(error.code).toBe("SCHEMA_VIOLATION");
+      expect(error.message).toContain("items.slug");
+      // The first batch (0–4) committed; the second, holding item-0007, left no trace.
+      expect(await migrationProgress(backend, "bad")).toMatchObject({ processed: 5, changed: 5 });
+      const items = await backend.read((db) => db.query("items").collect());
+      expect(items.map((d) => d.slug !== undefined)).toEqual([
+        ...Array(5).fill(true),
+        ...Array(7).fill(false),
+      ]);
+    } finally {
+      await backend.close();
+    }
   });
 
   it("a live query shows the documents a migration in another process changes", async () => {
