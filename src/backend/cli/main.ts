@@ -32,11 +32,13 @@ export const USAGE = `usage:
   service-auth run [--as <email|userId>] <module:function> [json-args]
                                          (--as: as that user, through a real session and token)
   service-auth schema check [--all]      (stored documents against the schema: the tables whose
-                                          validator changed since verified; --all: every table)
+                                          validator changed since a start verified them; --all:
+                                          every table; exit 1 on a violation)
   service-auth migrate                   (the app's migrations and where each stands)
   service-auth migrate NAME [--dry-run] [--batch N]
                                          (runs or resumes an online migration; --dry-run counts
-                                          the documents it would change)
+                                          the documents it would change, exit 1 if any would be
+                                          refused)
   service-auth <command> ...             (commands the app module exports, e.g. auth generate)
 ${BACKUP_USAGE}
   service-auth --help                    (this list)

@@ -44,7 +44,10 @@ export interface SchemaCheckOptions {
   batchSize?: number;
   /** Read every table, also those verified before (`schema check --all`). */
   all?: boolean;
-  /** Remember the tables found valid (default true). */
+  /**
+   * Remember the tables found valid (default true). The CLI's check does not: its schema may be a
+   * new version checked ahead of a deploy, while the running servers still write the old shape.
+   */
   record?: boolean;
 }
 
@@ -60,6 +63,7 @@ export async function checkStoredDocuments(
   }
   const report: SchemaCheckReport = { checked: [], unchanged: [], documents: 0, violations: [] };
   const valid: { table: string; fingerprint: string; documents: number }[] = [];
+  const invalid: string[] = [];
   for (const [name, info] of backend.catalog.tables) {
     const fingerprint = validatorFingerprint(info.definition);
     if (!options.all && verified.get(name) === fingerprint) {
@@ -71,8 +75,12 @@ export async function checkStoredDocuments(
     report.documents += documents;
     report.violations.push(...violations);
     if (violations.length === 0) valid.push({ table: name, fingerprint, documents });
+    // Found invalid (by `--all`, say, after a rolling deploy): no start may skip it any more.
+    else if (verified.has(name)) invalid.push(name);
   }
-  if ((options.record ?? true) && valid.length > 0) await recordVerified(backend, valid);
+  const record = options.record ?? true;
+  if ((record && valid.length > 0) || invalid.length > 0)
+    await updateVerified(backend, record ? valid : [], invalid);
   return report;
 }
 
@@ -110,21 +118,28 @@ async function checkTable(
   return { documents, violations: [...byField.values()] };
 }
 
-/** Upserts the verified fingerprints, one write transaction for all of them. */
-async function recordVerified(
+/** Upserts the verified fingerprints and forgets those of `invalid` tables, in one transaction. */
+async function updateVerified(
   backend: Backend,
   valid: { table: string; fingerprint: string; documents: number }[],
+  invalid: string[],
 ): Promise<void> {
   await backend.write(async (db) => {
-    const now = Date.now();
-    for (const { table, fingerprint, documents } of valid) {
-      const row = await db
+    const rowOf = (table: string) =>
+      db
         .query(SCHEMA_CHECKS_TABLE)
         .withIndex("table", (q) => q.eq("table", table))
         .first();
+    const now = Date.now();
+    for (const { table, fingerprint, documents } of valid) {
+      const row = await rowOf(table);
       const value = { table, fingerprint, documents, checkedAt: now };
       if (row) await db.replace(row._id, value);
       else await db.insert(SCHEMA_CHECKS_TABLE, value);
+    }
+    for (const table of invalid) {
+      const row = await rowOf(table);
+      if (row) await db.delete(row._id);
     }
   });
 }
