@@ -11,10 +11,11 @@ import { checkStoredDocuments } from "../../src/backend/evolution/stored-check.t
 import { defineSchema, defineTable } from "../../src/backend/schema.ts";
 import { SchemaCheckRefusal, schemaCheckSetting } from "../../src/backend/server.ts";
 import { v } from "../../src/backend/values/validators.ts";
-import { startExampleApp } from "../helpers/example-app.ts";
+import { freePort, startExampleApp } from "../helpers/example-app.ts";
+import { EXAMPLE_MAIN, spawnExampleServer } from "../helpers/example-server.ts";
 import { setupLogCapture } from "../helpers/log-capture.ts";
 import { postgresBinDir, usePostgres } from "../helpers/postgres.ts";
-import { PROCESS_TEST_TIMEOUT, ROOT, runCli } from "../helpers/process.ts";
+import { PROCESS_TEST_TIMEOUT, ROOT, runCli, runTsx } from "../helpers/process.ts";
 import { startTestBackend } from "../helpers/service.ts";
 import { tempDatabaseFile } from "../helpers/temp.ts";
 
@@ -105,6 +106,40 @@ describe("schema check at start (SQLite)", { timeout: PROCESS_TEST_TIMEOUT }, ()
     const ok = await runCli(["schema", "check", "--all"], { env: { DATABASE_URL: file } });
     expect(ok.code).toBe(0);
     expect(ok.stdout).toContain("stored documents match the schema");
+  });
+
+  it("`npm start` (examples/app/main.ts) refuses with the message alone; SCHEMA_CHECK=warn starts", async () => {
+    const file = tempDatabaseFile();
+    const id = await storeHello(file);
+    // A start under the number schema (let through by SCHEMA_CHECK=warn) makes the body a
+    // number, which the example's own `v.string()` then refuses.
+    const other = await startExampleApp({ databaseUrl: file, schema: bodyIsNumber, schemaCheck: "warn" });
+    try {
+      await other.backend.write((db) => db.patch(id, { body: 42 }));
+    } finally {
+      await other.close();
+    }
+    const port = await freePort();
+    const refused = await runTsx(EXAMPLE_MAIN, [], {
+      env: {
+        DATABASE_URL: file,
+        PORT: String(port),
+        SITE_URL: `http://127.0.0.1:${port}`,
+        LOG_LEVEL: "info",
+      },
+    });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(
+      `refusing to start: stored documents do not match the schema:\n  1 document of table "messages" do not match messages.body: it must be string (e.g. ${id})`,
+    );
+    expect(refused.stderr).not.toMatch(/listening on|\n\s+at /);
+
+    const warned = await spawnExampleServer({ DATABASE_URL: file, SCHEMA_CHECK: "warn" });
+    try {
+      expect(warned.stderr()).toContain("SCHEMA_CHECK=warn: starting although stored documents");
+    } finally {
+      await warned.stop();
+    }
   });
 
   it("remembers what it verified: an unchanged schema reads no table, a changed one only itself", async () => {
