@@ -88,13 +88,23 @@ function schemaChangeScenario(databaseUrl: () => Promise<string>) {
 describe("schema check at start (SQLite)", { timeout: PROCESS_TEST_TIMEOUT }, () => {
   schemaChangeScenario(async () => tempDatabaseFile());
 
-  it("`schema check` in the CLI reports the same violation and exits 1", async () => {
+  it("`schema check` in the CLI reports the same violation and exits 1; other commands forget a changed table", async () => {
     const file = tempDatabaseFile();
     const id = await storeHello(file);
     const env = {
       DATABASE_URL: file,
       SERVICE_APP: join(ROOT, "test/fixtures/evolution/example-body-number.ts"),
     };
+    // A CLI command run with the changed schema (it may write under it) forgets `messages`'
+    // verification, so the next start with the verified schema reads that table again.
+    const listed = await runCli(["env", "list"], { env });
+    expect(listed.code).toBe(0);
+    const after = await startTestBackend({ schema: app, modules: {}, filename: file });
+    try {
+      expect((await checkStoredDocuments(after, { record: false })).checked).toEqual(["messages"]);
+    } finally {
+      await after.close();
+    }
     const result = await runCli(["schema", "check"], { env });
     expect(result.stderr).toContain("schema check:");
     expect(result.code).toBe(1);

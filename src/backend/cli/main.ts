@@ -14,6 +14,7 @@ import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseEnvFile } from "../env/store.ts";
 import { isServiceError } from "../errors.ts";
+import { forgetChangedVerifications } from "../evolution/stored-check.ts";
 import { Backend } from "../runtime.ts";
 import type { ServiceOptions } from "../service.ts";
 import { openEngine } from "../storage/open.ts";
@@ -94,6 +95,8 @@ export async function main(argv: string[]): Promise<number> {
   const backend = new Backend({ ...app, engine: openEngine(process.env.DATABASE_URL) });
   await backend.start();
   try {
+    // This process may write under a schema other than the one a start verified.
+    if (group !== "schema") await forgetChangedVerifications(backend);
     const io = {
       stdout: (text: string) => process.stdout.write(text),
       stderr: (text: string) => process.stderr.write(text),

@@ -144,6 +144,22 @@ async function updateVerified(
   });
 }
 
+/**
+ * Forgets the verification of every table whose validator here differs from the verified one. A
+ * process that writes without checking first (the CLI) calls it: its writes are validated against
+ * its own schema only, so a later start with the verified schema must read those tables again.
+ */
+export async function forgetChangedVerifications(backend: Backend): Promise<void> {
+  const stale = (await backend.read((db) => db.query(SCHEMA_CHECKS_TABLE).collect())).filter((row) => {
+    const info = backend.catalog.tables.get(row.table as string);
+    return info && validatorFingerprint(info.definition) !== row.fingerprint;
+  });
+  if (stale.length === 0) return;
+  await backend.write(async (db) => {
+    for (const row of stale) if (await db.get(row._id)) await db.delete(row._id);
+  });
+}
+
 /** One line per violation: the table, the field, how many documents and a few ids. */
 export function describeViolation(v: FieldViolation): string {
   const docs = `${v.documents} document${v.documents === 1 ? "" : "s"} of table "${v.table}"`;
