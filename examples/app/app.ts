@@ -5,6 +5,7 @@ import * as admin from "./admin.ts";
 import * as auth from "./auth.ts";
 import http from "./http.ts";
 import * as messages from "./messages.ts";
+import * as migrations from "./migrations.ts";
 import * as profiles from "./profiles.ts";
 import schema from "./schema.ts";
 import * as users from "./users.ts";
@@ -21,6 +22,7 @@ export const app: ServiceOptions = {
   modules,
   auth: (env) => authConfig(env),
   routes: http,
+  migrations,
   runAs: runAsUser(auth.createAuth),
   onAuthSync: (backend) => ensureAuthEnv(backend, internal.auth.getLatestJwks),
   // Housekeeping: expired sessions and verification rows deleted every 10 minutes.

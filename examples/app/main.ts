@@ -7,6 +7,7 @@
  * SIGINT stop it gracefully: it keeps serving for SHUTDOWN_DELAY_MS (default 5 s) with /healthz at
  * 503, then requests in flight finish (at most SHUTDOWN_TIMEOUT_MS).
  * WORKERS=N (N ≥ 2) serves the port from N worker processes (cluster mode); unset, one process.
+ * Stored documents that violate a changed schema refuse the start (SCHEMA_CHECK=warn: a warning).
  */
 import {
   AdvisoryRefusal,
@@ -24,6 +25,7 @@ import {
   readServiceSettings,
   SettingsCheck,
   StartRefusal,
+  schemaCheckSetting,
   startService,
 } from "service-auth/server";
 import { app, internal } from "./app.ts";
@@ -49,6 +51,7 @@ try {
     shutdownTimeoutMs: settings.shutdownTimeoutMs,
     shutdownDelayMs: settings.shutdownDelayMs,
     keepAliveTimeoutMs: settings.keepAliveTimeoutMs,
+    schemaCheck: check.read(() => schemaCheckSetting()),
     prepare: async (backend) => {
       if (production) check.add(...authEnvProblems(backend.env));
       // The auth reads the mail setting per request; a broken one stops the start instead.

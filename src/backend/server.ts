@@ -13,6 +13,12 @@ export type { IndexRangeBuilder, PaginationOptions, PaginationResult, Query } fr
 export { EnvStore, parseEnvFile } from "./env/store.ts";
 export type { ErrorCode } from "./errors.ts";
 export { AppError, clientErrorOf, isServiceError, ServiceError, ValidationError } from "./errors.ts";
+export type { Migration, MigrationPatch } from "./evolution/migration.ts";
+export { defineMigration } from "./evolution/migration.ts";
+export type { SchemaCheckMode } from "./evolution/startup-check.ts";
+export { schemaCheckSetting } from "./evolution/startup-check.ts";
+export type { FieldViolation } from "./evolution/stored-check.ts";
+export { SchemaCheckRefusal } from "./evolution/stored-check.ts";
 export { exitOnSignals } from "./exit-on-signals.ts";
 export type {
   ActionCtx,

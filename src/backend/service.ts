@@ -8,6 +8,8 @@ import cluster from "node:cluster";
 import { type RunningCluster, startPrimary } from "./cluster/primary.ts";
 import { onStopRequest, workerWakeups } from "./cluster/worker-wakeups.ts";
 
+import type { Migration } from "./evolution/migration.ts";
+import { checkSchemaAtStart, type SchemaCheckMode, schemaCheckSetting } from "./evolution/startup-check.ts";
 import type { HttpRoutes } from "./http/app.ts";
 import { listenHttp, type RunningHttpServer } from "./http/node-server.ts";
 import { logger } from "./logger.ts";
@@ -54,6 +56,14 @@ export interface ServiceOptions extends Omit<BackendOptions, "engine"> {
   runAs?: (backend: Backend, user: string) => Promise<{ token: string; end(): Promise<void> }>;
   /** Env values used when neither the process env nor the store has one. */
   envDefaults?: Record<string, string>;
+  /**
+   * What a start does when stored documents violate the schema (checked for every table whose
+   * validator changed since its documents were last verified): `refuse` (default) throws
+   * `SchemaCheckRefusal`, `warn` logs the violations and starts. Default: the `SCHEMA_CHECK` setting.
+   */
+  schemaCheck?: SchemaCheckMode;
+  /** Online migrations by name, run with `service-auth migrate NAME` (see `defineMigration`). */
+  migrations?: Record<string, Migration<any>>;
   /** Runs after storage is ready and before the server listens; throw to refuse to start. */
   prepare?: (backend: Backend) => Promise<void>;
   /**
@@ -156,6 +166,7 @@ async function startOne(options: ServiceOptions, inCluster: boolean): Promise<Ru
   let http: RunningHttpServer | undefined;
   let attached: Attached | undefined;
   try {
+    await checkSchemaAtStart(backend, options.schemaCheck ?? schemaCheckSetting());
     await options.prepare?.(backend);
     const routes = typeof options.routes === "function" ? options.routes(backend) : options.routes;
     http = await listenHttp(backend, {

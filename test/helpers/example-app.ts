@@ -7,6 +7,8 @@
 import { app, internal } from "../../examples/app/app.ts";
 import { ensureAuthEnv } from "../../src/auth/env.ts";
 import type { Backend } from "../../src/backend/runtime.ts";
+import type { SchemaDefinition } from "../../src/backend/schema.ts";
+import type { ServiceOptions } from "../../src/backend/service.ts";
 import type { SyncOptions } from "../../src/backend/sync/server.ts";
 import { browserAt, CookieJar, freePort } from "./browser.ts";
 import { type JsonResponse, postJson } from "./http.ts";
@@ -49,7 +51,15 @@ export { CookieJar, freePort };
 export const PASSWORD = "correct horse battery";
 
 export async function startExampleApp(
-  options: { databaseUrl?: string; staticKeys?: boolean; port?: number; sync?: SyncOptions } = {},
+  options: {
+    databaseUrl?: string;
+    staticKeys?: boolean;
+    port?: number;
+    sync?: SyncOptions;
+    /** Another schema than the example's (an edited one, as a developer would edit it). */
+    schema?: SchemaDefinition;
+    schemaCheck?: ServiceOptions["schemaCheck"];
+  } = {},
 ): Promise<ExampleApp> {
   const port = options.port ?? (await freePort());
   const url = `http://127.0.0.1:${port}`;
@@ -58,6 +68,8 @@ export async function startExampleApp(
     port,
     databaseUrl: options.databaseUrl,
     sync: options.sync,
+    ...(options.schema ? { schema: options.schema } : {}),
+    schemaCheck: options.schemaCheck,
     envDefaults: { SITE_URL: url },
     prepare: async (backend) => {
       if (options.staticKeys === false) {

@@ -5,6 +5,7 @@
  *   run [--as <email|userId>] <module:function> [json-args]
  *   <command> …   (a command the app module exports in `commands`, e.g. `auth generate`)
  *   backup FILE [--force] | restore FILE [--force]   (see backup.ts)
+ *   schema check [--all] | migrate [NAME [--dry-run] [--batch N]]   (see schema-commands.ts)
  * Results go to stdout (a string as it is, anything else as JSON); logs and errors to stderr.
  * The app is loaded from $SERVICE_APP (default examples/app/app.ts); storage from $DATABASE_URL.
  */
@@ -13,6 +14,7 @@ import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseEnvFile } from "../env/store.ts";
 import { isServiceError } from "../errors.ts";
+import { forgetChangedVerifications } from "../evolution/stored-check.ts";
 import { Backend } from "../runtime.ts";
 import type { ServiceOptions } from "../service.ts";
 import { maskSettingValue } from "../settings/mask.ts";
@@ -21,6 +23,7 @@ import { openEngine } from "../storage/open.ts";
 import { BACKUP_USAGE, BackupRefused, backupCommand } from "./backup.ts";
 import { JOBS_USAGE, jobsCommand } from "./jobs.ts";
 import { runCommand, UsageError } from "./run-command.ts";
+import { migrateCommand, schemaCommand } from "./schema-commands.ts";
 
 /** The app module without `SERVICE_APP`: this repository's example. */
 const DEFAULT_APP = "examples/app/app.ts";
@@ -35,6 +38,14 @@ export const USAGE = `usage:
   service-auth env sync [FILE] [--auth]  (FILE defaults to .env; --auth generates missing auth secrets)
   service-auth run [--as <email|userId>] <module:function> [json-args]
                                          (--as: as that user, through a real session and token)
+  service-auth schema check [--all]      (stored documents against the schema: the tables whose
+                                          validator changed since a start verified them; --all:
+                                          every table; exit 1 on a violation)
+  service-auth migrate                   (the app's migrations and where each stands)
+  service-auth migrate NAME [--dry-run] [--batch N]
+                                         (runs or resumes an online migration; --dry-run counts
+                                          the documents it would change, exit 1 if any would be
+                                          refused)
   service-auth <command> ...             (commands the app module exports, e.g. auth generate)
 ${JOBS_USAGE}
 ${BACKUP_USAGE}
@@ -94,7 +105,8 @@ export async function main(argv: string[]): Promise<number> {
   // Before the backend starts: neither needs the app, and neither may migrate the database.
   if (group === "backup" || group === "restore") return backupCommand(group, [sub, ...rest].filter(Boolean));
   const { app, commands } = await loadApp();
-  if (group !== "run" && group !== "env" && group !== "jobs" && Object.hasOwn(commands, group)) {
+  const platformGroups = ["run", "env", "jobs", "schema", "migrate"];
+  if (!platformGroups.includes(group) && Object.hasOwn(commands, group)) {
     return commands[group](
       [sub, ...rest].filter((a) => a !== undefined),
       {
@@ -106,6 +118,15 @@ export async function main(argv: string[]): Promise<number> {
   const backend = new Backend({ ...app, engine: openEngine(process.env.DATABASE_URL) });
   await backend.start();
   try {
+    // This process may write under a schema other than the one a start verified.
+    if (group !== "schema") await forgetChangedVerifications(backend);
+    const io = {
+      stdout: (text: string) => process.stdout.write(text),
+      stderr: (text: string) => process.stderr.write(text),
+    };
+    const args = [sub, ...rest].filter((a) => a !== undefined);
+    if (group === "schema") return await schemaCommand(backend, args, io);
+    if (group === "migrate") return await migrateCommand(backend, app, args, io);
     if (group === "run") {
       print(
         await runCommand(

@@ -2,6 +2,7 @@
  * The compiled schema: per table its validator, indexes, id tag and index-key function. Built once
  * at start; everything that writes or reads documents goes through it.
  */
+import { EVOLUTION_TABLES } from "../evolution/tables.ts";
 import { idTag, tableTag } from "../ids.ts";
 import { SCHEDULER_TABLES } from "../scheduler/tables.ts";
 import { defineTable, type SchemaDefinition, type TableDefinition } from "../schema.ts";
@@ -21,6 +22,7 @@ export interface TableInfo {
 export const SYSTEM_TABLES = {
   _env: defineTable({ name: v.string(), value: v.string() }).index("name", ["name"]),
   ...SCHEDULER_TABLES,
+  ...EVOLUTION_TABLES,
 };
 
 export class Catalog {

@@ -1,0 +1,52 @@
+/**
+ * The schema check at start: refuses to start when stored documents violate the schema, unless
+ * the `SCHEMA_CHECK=warn` setting (or `schemaCheck: "warn"`) lets it start with a logged warning.
+ */
+
+import { logger } from "../logger.ts";
+import type { Backend } from "../runtime.ts";
+import { SettingError, settingProblem } from "../settings/problems.ts";
+import {
+  checkStoredDocuments,
+  describeViolation,
+  SCHEMA_FIX_HINT,
+  SchemaCheckRefusal,
+} from "./stored-check.ts";
+
+/** `refuse` (the default): violations stop the start; `warn`: they are logged and it starts. */
+export type SchemaCheckMode = "refuse" | "warn";
+
+/** `SCHEMA_CHECK` from the environment: unset is `refuse`; anything but the two values refuses to start. */
+export function schemaCheckSetting(env: Record<string, string | undefined> = process.env): SchemaCheckMode {
+  const raw = env.SCHEMA_CHECK?.trim();
+  if (!raw) return "refuse";
+  if (raw === "refuse" || raw === "warn") return raw;
+  throw new SettingError(
+    settingProblem(
+      "SCHEMA_CHECK",
+      raw,
+      'must be "refuse" or "warn"',
+      "unset it (refuse), or set SCHEMA_CHECK=warn",
+    ),
+  );
+}
+
+/** Runs the check before the service serves; throws {@link SchemaCheckRefusal} in `refuse` mode. */
+export async function checkSchemaAtStart(backend: Backend, mode: SchemaCheckMode): Promise<void> {
+  const started = Date.now();
+  const report = await checkStoredDocuments(backend);
+  if (report.documents > 0) {
+    logger.info("schema check: stored documents read", {
+      tables: report.checked.length,
+      documents: report.documents,
+      ms: Date.now() - started,
+    });
+  }
+  if (report.violations.length === 0) return;
+  if (mode === "refuse") throw new SchemaCheckRefusal(report.violations);
+  // Not recorded as verified: the next start checks (and warns) again.
+  logger.warn("SCHEMA_CHECK=warn: starting although stored documents do not match the schema", {
+    violations: report.violations.map(describeViolation),
+    fix: SCHEMA_FIX_HINT,
+  });
+}
