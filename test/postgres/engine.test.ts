@@ -73,7 +73,14 @@ describe.skipIf(!postgresBinDir)("PostgreSQL engine", () => {
       ]);
       for (const i of indexes) expect(i.indexdef).toContain("USING btree");
       const layout = await server().sql(`SELECT tbl FROM "_layout" ORDER BY tbl`, [], url);
-      expect(layout.map((r) => r.tbl)).toEqual(["_env", "_migrations", "_schema_checks", "people"]);
+      expect(layout.map((r) => r.tbl)).toEqual([
+        "_cron_jobs",
+        "_env",
+        "_migrations",
+        "_scheduled_jobs",
+        "_schema_checks",
+        "people",
+      ]);
     } finally {
       await engine.close();
     }

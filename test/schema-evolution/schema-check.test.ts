@@ -225,7 +225,7 @@ describe("the SCHEMA_CHECK setting", () => {
     expect(schemaCheckSetting({ SCHEMA_CHECK: " warn " })).toBe("warn");
     expect(schemaCheckSetting({ SCHEMA_CHECK: "refuse" })).toBe("refuse");
     expect(() => schemaCheckSetting({ SCHEMA_CHECK: "off" })).toThrow(
-      'SCHEMA_CHECK must be "refuse" or "warn", not "off"',
+      'SCHEMA_CHECK="off": must be "refuse" or "warn"',
     );
   });
 });
