@@ -35,6 +35,10 @@ export { Triggers } from "./functions/triggers.ts";
 export type { HttpRoutes } from "./http/app.ts";
 export { bearerToken } from "./http/bearer-token.ts";
 export { logger } from "./logger.ts";
+export type { MetricsOptions } from "./metrics/endpoint.ts";
+export { metricsSetting } from "./metrics/endpoint.ts";
+export type { AuthRouteOutcome } from "./metrics/metrics.ts";
+export { countAuthOutcome, watchQueue } from "./metrics/metrics.ts";
 export type { Caller } from "./runtime.ts";
 export { Backend } from "./runtime.ts";
 export type { DataModelOf, DocOf, EdgeDefinition, GenericDataModel, SchemaDefinition } from "./schema.ts";
@@ -43,5 +47,6 @@ export type { Attached, ClusterServiceOptions, RunningService, ServiceOptions } 
 export { startService } from "./service.ts";
 export { DatabaseOpenError } from "./storage/db-errors.ts";
 export { compareValues } from "./storage/index-key.ts";
+export { traceHttpRoute } from "./tracing/tracing.ts";
 export type { Id, Infer } from "./values/validators.ts";
 export { v } from "./values/validators.ts";

@@ -103,6 +103,20 @@ export class PostgresEngine implements StorageEngine {
     return this.instances.health();
   }
 
+  poolUsage(): { inUse: number; waiting: number } {
+    let inUse = 0;
+    let waiting = 0;
+    for (const pool of [this.pools.main, this.pools.nested]) {
+      inUse += pool.totalCount - pool.idleCount;
+      waiting += pool.waitingCount;
+    }
+    return { inUse, waiting };
+  }
+
+  commitLag(): Promise<number> {
+    return this.instances.follower.lag();
+  }
+
   async migrate(layout: StorageLayout, keysOf: KeyFunction): Promise<void> {
     const client = await this.pools.main.connect().catch((error) => {
       throw classifyDatabaseError(error);

@@ -8,6 +8,7 @@
 import { CloseCode } from "../../protocol/close-codes.ts";
 import type { CallMessage, Outcome, RequestId, ServerMessage } from "../../protocol/messages.ts";
 import type { RequestMeta } from "../functions/define.ts";
+import { observeCall, outcomeOf } from "../metrics/metrics.ts";
 import type { Backend, Caller } from "../runtime.ts";
 import type { ConnectionIdentity } from "./connection-identity.ts";
 import type { ConnectionSubscriptions } from "./connection-subscriptions.ts";
@@ -54,11 +55,16 @@ export class ConnectionCalls {
       });
     }
     this.inFlight++;
+    const startedAt = performance.now();
+    const fn = this.port.backend.functionLabel(path);
     try {
       // Revocation takes effect on the next request, also one made on another instance.
       const current = this.identity.whenCurrent();
       if (current) await current;
-      if (this.identity.failed) return this.sendResult(id, { error: this.identity.failed });
+      if (this.identity.failed) {
+        observeCall("ws", message.type, fn, this.identity.failed.code, startedAt);
+        return this.sendResult(id, { error: this.identity.failed });
+      }
       const backend = this.port.backend;
       const caller: Caller = { ...this.identity.principal(), meta: this.port.meta };
       let value: unknown;
@@ -72,8 +78,10 @@ export class ConnectionCalls {
         value = await backend.runAction(path, args, caller);
         await this.whenFresh(backend.lastSequence);
       }
+      observeCall("ws", message.type, fn, "ok", startedAt);
       this.sendResult(id, { value });
     } catch (e) {
+      observeCall("ws", message.type, fn, outcomeOf(e), startedAt);
       this.sendResult(id, { error: wireError(e) });
     } finally {
       if (--this.inFlight === 0 && this.goingAway !== null)
