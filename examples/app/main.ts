@@ -6,6 +6,8 @@
  * refuses to start. SIGTERM / SIGINT stop it gracefully: it keeps serving for SHUTDOWN_DELAY_MS (default 5 s) with
  * /healthz at 503, then requests in flight finish (at most SHUTDOWN_TIMEOUT_MS).
  * WORKERS=N (N ≥ 2) serves the port from N worker processes (cluster mode); unset, one process.
+ * METRICS_PORT (on 127.0.0.1 unless METRICS_HOST) and/or METRICS_TOKEN (on the public port) serve
+ * Prometheus metrics at /metrics; with neither, /metrics answers 404.
  */
 import {
   AdvisoryRefusal,
@@ -16,7 +18,14 @@ import {
   mailSenderOf,
   missingAuthEnv,
 } from "service-auth/auth";
-import { DatabaseOpenError, exitOnSignals, logger, startService, workersSetting } from "service-auth/server";
+import {
+  DatabaseOpenError,
+  exitOnSignals,
+  logger,
+  metricsSetting,
+  startService,
+  workersSetting,
+} from "service-auth/server";
 import { app, internal } from "./app.ts";
 
 const port = Number(process.env.PORT ?? 3000);
@@ -47,6 +56,7 @@ try {
   const service = await startService({
     ...app,
     workers: setting(workersSetting),
+    metrics: setting(metricsSetting),
     port,
     databaseUrl: process.env.DATABASE_URL,
     shutdownTimeoutMs: durationSetting("SHUTDOWN_TIMEOUT_MS"),

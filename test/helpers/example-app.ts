@@ -6,6 +6,7 @@
 
 import { app, internal } from "../../examples/app/app.ts";
 import { ensureAuthEnv } from "../../src/auth/env.ts";
+import type { MetricsOptions } from "../../src/backend/metrics/endpoint.ts";
 import type { Backend } from "../../src/backend/runtime.ts";
 import type { SyncOptions } from "../../src/backend/sync/server.ts";
 import { browserAt, CookieJar, freePort } from "./browser.ts";
@@ -49,7 +50,13 @@ export { CookieJar, freePort };
 export const PASSWORD = "correct horse battery";
 
 export async function startExampleApp(
-  options: { databaseUrl?: string; staticKeys?: boolean; port?: number; sync?: SyncOptions } = {},
+  options: {
+    databaseUrl?: string;
+    staticKeys?: boolean;
+    port?: number;
+    sync?: SyncOptions;
+    metrics?: MetricsOptions;
+  } = {},
 ): Promise<ExampleApp> {
   const port = options.port ?? (await freePort());
   const url = `http://127.0.0.1:${port}`;
@@ -58,6 +65,7 @@ export async function startExampleApp(
     port,
     databaseUrl: options.databaseUrl,
     sync: options.sync,
+    metrics: options.metrics,
     envDefaults: { SITE_URL: url },
     prepare: async (backend) => {
       if (options.staticKeys === false) {

@@ -1,0 +1,163 @@
+/**
+ * The example app's `/metrics` on the public port behind METRICS_TOKEN: the scrape passes
+ * `promtool check metrics`, and its numbers move as requests are made — a query counts under its
+ * function and outcome, a failed sign-in and each kind of refused token under its reason, the
+ * identity cache under hit or miss. No label carries a user id, a token or an email.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type ExampleApp, PASSWORD, startExampleApp } from "../helpers/example-app.ts";
+import { eventually } from "../helpers/wait.ts";
+import { promtoolCheck, promtoolInstalled, scrape, valueOf } from "./fixtures/scrape.ts";
+
+const TOKEN = "metrics-token-0123456789abcdef";
+const CALLS = "service_auth_function_call_duration_seconds_count";
+const AUTH = "service_auth_auth_outcomes_total";
+
+describe("metrics scrape", () => {
+  let app: ExampleApp;
+  let metrics: () => Promise<string>;
+
+  beforeAll(async () => {
+    app = await startExampleApp({ metrics: { token: TOKEN } });
+    metrics = async () => {
+      const { status, text } = await scrape(`${app.url}/metrics`, TOKEN);
+      expect(status).toBe(200);
+      return text;
+    };
+  });
+  afterAll(() => app?.close());
+
+  it("counts a query under its function and outcome, with its latency", async () => {
+    const { token } = await app.signUp("counted@example.com");
+    const before = await metrics();
+    const labels = { transport: "http", kind: "query", function: "users:me", outcome: "ok" };
+    for (let i = 0; i < 3; i++) expect((await app.call("query", "users:me", {}, token)).status).toBe(200);
+    expect((await app.call("query", "users:me", {}, null)).status).toBe(401);
+    expect((await app.call("query", "no:such", {}, null)).status).toBe(404);
+    const after = await metrics();
+    expect(valueOf(after, CALLS, labels) - valueOf(before, CALLS, labels)).toBe(3);
+    const refused = { function: "users:me", outcome: "UNAUTHORIZED" };
+    expect(valueOf(after, CALLS, refused) - valueOf(before, CALLS, refused)).toBe(1);
+    const unknown = { function: "unknown", outcome: "FUNCTION_NOT_FOUND" };
+    expect(valueOf(after, CALLS, unknown) - valueOf(before, CALLS, unknown)).toBe(1);
+    // Latency histogram: every call lands in the +Inf bucket, and took some time.
+    const bucket = "service_auth_function_call_duration_seconds_bucket";
+    expect(valueOf(after, bucket, { ...labels, le: "+Inf" })).toBe(valueOf(after, CALLS, labels));
+    expect(valueOf(after, "service_auth_function_call_duration_seconds_sum", labels)).toBeGreaterThan(0);
+  });
+
+  it("counts a failed sign-in as invalid_credentials, a good one as ok", async () => {
+    await app.signUp("signin@example.com");
+    const before = await metrics();
+    const failed = await app.browser().post("/api/auth/sign-in/email", {
+      email: "signin@example.com",
+      password: "not the password",
+    });
+    expect(failed.status).toBe(401);
+    const good = await app.browser().post("/api/auth/sign-in/email", {
+      email: "signin@example.com",
+      password: PASSWORD,
+    });
+    expect(good.status).toBe(200);
+    const after = await metrics();
+    const delta = (outcome: string) =>
+      valueOf(after, AUTH, { check: "sign_in", outcome }) - valueOf(before, AUTH, { check: "sign_in", outcome });
+    expect(delta("invalid_credentials")).toBe(1);
+    expect(delta("ok")).toBe(1);
+  });
+
+  it("counts refused tokens by reason: bad signature, unknown key, session missing, banned", async () => {
+    const { token, browser } = await app.signUp("tokens@example.com");
+    const [header, payload, signature] = token.split(".");
+    // Another canonical signature of the same length: step 1 refuses the signature.
+    const i = 10;
+    const flipped = signature[i] === "A" ? "B" : "A";
+    const badSignature = `${header}.${payload}.${signature.slice(0, i)}${flipped}${signature.slice(i + 1)}`;
+    const foreignHeader = Buffer.from(
+      JSON.stringify({ ...JSON.parse(Buffer.from(header, "base64url").toString()), kid: "no-such-key" }),
+    ).toString("base64url");
+    const unknownKey = `${foreignHeader}.${payload}.${signature}`;
+
+    const before = await metrics();
+    const delta = (after: string, outcome: string) =>
+      valueOf(after, AUTH, { check: "token", outcome }) - valueOf(before, AUTH, { check: "token", outcome });
+
+    expect((await app.call("query", "users:me", {}, badSignature)).status).toBe(401);
+    expect((await app.call("query", "users:me", {}, unknownKey)).status).toBe(401);
+    let after = await metrics();
+    expect(delta(after, "signature_invalid")).toBe(1);
+    expect(delta(after, "unknown_key")).toBe(1);
+
+    // Signed out: the JWT still verifies, step 2 finds no session.
+    expect((await browser.post("/api/auth/sign-out", {})).status).toBe(200);
+    const gone = await app.call("query", "users:me", {}, token);
+    expect(gone.status).toBe(401);
+    // The reason is the operator's: clients still see no data on a 401.
+    expect(gone.body.data).toBeUndefined();
+    after = await metrics();
+    expect(delta(after, "session_missing")).toBe(1);
+
+    const banned = await app.signUp("banned@example.com");
+    await app.service.backend.write(async (db) => {
+      await db.patch("user", banned.userId as any, { banned: true } as any);
+    });
+    expect((await app.call("query", "users:me", {}, banned.token)).status).toBe(403);
+    after = await metrics();
+    expect(delta(after, "banned")).toBe(1);
+  });
+
+  it("counts identity cache misses and hits", async () => {
+    const { token } = await app.signUp("cache@example.com");
+    app.backend.forgetIdentities();
+    const before = await metrics();
+    for (let i = 0; i < 4; i++) expect((await app.call("query", "users:me", {}, token)).status).toBe(200);
+    const after = await metrics();
+    const delta = (result: string) =>
+      valueOf(after, "service_auth_identity_cache_total", { result }) -
+      valueOf(before, "service_auth_identity_cache_total", { result });
+    expect(delta("miss")).toBe(1);
+    expect(delta("hit")).toBe(3);
+  });
+
+  it("shows live sockets and subscriptions, and re-runs per commit", async () => {
+    const ws = new WebSocket(`${app.url.replace("http", "ws")}/api/sync`);
+    const updates: unknown[] = [];
+    ws.addEventListener("message", (event) => {
+      const message = JSON.parse(String(event.data));
+      if (message.type === "connected") ws.send(JSON.stringify({ type: "subscribe", id: 1, path: "users:count", args: {} }));
+      if (message.type === "update") updates.push(message);
+    });
+    await new Promise((resolve) => ws.addEventListener("open", resolve));
+    ws.send(JSON.stringify({ type: "connect", v: 1 }));
+    try {
+      await eventually(() => expect(updates.length).toBeGreaterThan(0));
+      const live = await metrics();
+      expect(valueOf(live, "service_auth_websocket_connections")).toBe(1);
+      expect(valueOf(live, "service_auth_subscriptions")).toBe(1);
+      const reruns = valueOf(live, "service_auth_reruns_per_commit_sum");
+      // A sign-up changes the user count: the subscription runs again.
+      await app.signUp("rerun@example.com");
+      await eventually(async () =>
+        expect(valueOf(await metrics(), "service_auth_reruns_per_commit_sum")).toBeGreaterThan(reruns),
+      );
+    } finally {
+      ws.close();
+    }
+    await eventually(async () => expect(valueOf(await metrics(), "service_auth_websocket_connections")).toBe(0));
+  });
+
+  it("has process metrics and no user data in any label", async () => {
+    const text = await metrics();
+    expect(valueOf(text, "process_resident_memory_bytes")).toBeGreaterThan(0);
+    expect(text).toMatch(/^nodejs_eventloop_lag_seconds /m);
+    expect(text).toMatch(/^service_auth_queue_length\{queue="scrypt"\} 0$/m);
+    expect(text).not.toMatch(/@example\.com/);
+    expect(text).not.toMatch(/eyJ/);
+  });
+
+  it.skipIf(!promtoolInstalled)("passes promtool check metrics", async () => {
+    const { code, output } = await promtoolCheck(await metrics());
+    expect(output).toBe("");
+    expect(code).toBe(0);
+  });
+});
