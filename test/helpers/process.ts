@@ -112,7 +112,14 @@ export function spawnServer(
       if (m) {
         clearTimeout(timer);
         const port = Number(m[1]);
-        done({ child, port, url: `http://127.0.0.1:${port}`, stderr: () => stderr, stdout: () => stdout, kill });
+        done({
+          child,
+          port,
+          url: `http://127.0.0.1:${port}`,
+          stderr: () => stderr,
+          stdout: () => stdout,
+          kill,
+        });
       }
     });
     child.once("exit", (code, signal) => {

@@ -5,9 +5,9 @@
  * identity cache under hit or miss. No label carries a user id, a token or an email.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import WebSocket from "ws";
 import { type ExampleApp, PASSWORD, startExampleApp } from "../helpers/example-app.ts";
 import { eventually } from "../helpers/wait.ts";
-import WebSocket from "ws";
 import { onlyFamilies, promtoolCheck, promtoolInstalled, scrape, valueOf } from "./fixtures/scrape.ts";
 
 const TOKEN = "metrics-token-0123456789abcdef";
@@ -62,7 +62,8 @@ describe("metrics scrape", () => {
     expect(good.status).toBe(200);
     const after = await metrics();
     const delta = (outcome: string) =>
-      valueOf(after, AUTH, { check: "sign_in", outcome }) - valueOf(before, AUTH, { check: "sign_in", outcome });
+      valueOf(after, AUTH, { check: "sign_in", outcome }) -
+      valueOf(before, AUTH, { check: "sign_in", outcome });
     expect(delta("invalid_credentials")).toBe(1);
     expect(delta("ok")).toBe(1);
   });
@@ -125,7 +126,8 @@ describe("metrics scrape", () => {
     const updates: unknown[] = [];
     ws.on("message", (data) => {
       const message = JSON.parse(String(data));
-      if (message.type === "connected") ws.send(JSON.stringify({ type: "subscribe", id: 1, path: "users:count", args: {} }));
+      if (message.type === "connected")
+        ws.send(JSON.stringify({ type: "subscribe", id: 1, path: "users:count", args: {} }));
       if (message.type === "update") updates.push(message);
     });
     await new Promise((resolve) => ws.once("open", resolve));
@@ -144,7 +146,9 @@ describe("metrics scrape", () => {
     } finally {
       ws.close();
     }
-    await eventually(async () => expect(valueOf(await metrics(), "service_auth_websocket_connections")).toBe(0));
+    await eventually(async () =>
+      expect(valueOf(await metrics(), "service_auth_websocket_connections")).toBe(0),
+    );
   });
 
   it("has process metrics and no user data in any label", async () => {
