@@ -66,11 +66,14 @@ export function withTraceContext<T>(parent: TraceParent, fn: () => T): T {
 
 /** Ends a span, marking it failed when `error` is given (with its code, never its data). */
 export function endSpan(span: Span, error?: unknown): void {
-  if (error !== undefined) {
-    const code = error instanceof ServiceError ? error.code : "INTERNAL";
-    span.setAttribute("service_auth.error_code", code);
-    span.setStatus({ code: SpanStatusCode.ERROR, message: code });
-  }
+  if (error !== undefined) endFailed(span, error instanceof ServiceError ? error.code : "INTERNAL");
+  else span.end();
+}
+
+/** Ends a span as failed with an error code (a code of the error registry). */
+export function endFailed(span: Span, code: string): void {
+  span.setAttribute("service_auth.error_code", code);
+  span.setStatus({ code: SpanStatusCode.ERROR, message: code });
   span.end();
 }
 
