@@ -13,8 +13,8 @@ import {
   onlyFamilies,
   promtoolCheck,
   promtoolInstalled,
+  sampleValue,
   scrape,
-  valueOf,
 } from "./fixtures/scrape.ts";
 
 const TOKEN = "metrics-token-0123456789abcdef";
@@ -41,20 +41,20 @@ describe("metrics of a cluster (2 workers)", () => {
     "sums the workers' counters in one scrape, on the primary's port and through any worker",
     async () => {
       const [a, b] = workers;
-      const before = valueOf((await scrape(metricsUrl, TOKEN)).text, CALLS, WHOAMI);
+      const before = sampleValue((await scrape(metricsUrl, TOKEN)).text, CALLS, WHOAMI);
       for (let i = 0; i < 3; i++) expect((await a.call("query", "cluster:whoami")).status).toBe(200);
       for (let i = 0; i < 5; i++) expect((await b.call("query", "cluster:whoami")).status).toBe(200);
       // Neither worker alone made 8 calls: only the sum of both shows them all.
       const primary = await scrape(metricsUrl, TOKEN);
       expect(primary.status).toBe(200);
-      expect(valueOf(primary.text, CALLS, WHOAMI) - before).toBe(8);
+      expect(sampleValue(primary.text, CALLS, WHOAMI) - before).toBe(8);
       // Process metrics come from both workers too: each has its own resident memory.
-      expect(valueOf(primary.text, "process_resident_memory_bytes")).toBeGreaterThan(0);
+      expect(sampleValue(primary.text, "process_resident_memory_bytes")).toBeGreaterThan(0);
 
       // The public port's /metrics, on whichever worker takes the connection: the same sum.
       const relayed = await scrape(`${cluster.url}/metrics`, TOKEN);
       expect(relayed.status).toBe(200);
-      expect(valueOf(relayed.text, CALLS, WHOAMI) - before).toBe(8);
+      expect(sampleValue(relayed.text, CALLS, WHOAMI) - before).toBe(8);
       expect((await scrape(`${cluster.url}/metrics`)).status).toBe(401);
       expect((await scrape(metricsUrl)).status).toBe(401);
     },
@@ -67,9 +67,9 @@ describe("metrics of a cluster (2 workers)", () => {
       expect((await workers[0].call("mutation", "cluster:newSession", { name: "lag" })).status).toBe(200);
       await eventually(async () => {
         const text = (await scrape(metricsUrl, TOKEN)).text;
-        expect(valueOf(text, "service_auth_commit_channel", { mode: "listening" })).toBe(2);
+        expect(sampleValue(text, "service_auth_commit_channel", { mode: "listening" })).toBe(2);
         expect(hasSample(text, "service_auth_commit_lag")).toBe(true);
-        expect(valueOf(text, "service_auth_commit_lag")).toBe(0);
+        expect(sampleValue(text, "service_auth_commit_lag")).toBe(0);
       });
     },
     PROCESS_TEST_TIMEOUT,

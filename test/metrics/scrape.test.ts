@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { type ExampleApp, PASSWORD, startExampleApp } from "../helpers/example-app.ts";
 import { eventually } from "../helpers/wait.ts";
-import { onlyFamilies, promtoolCheck, promtoolInstalled, scrape, valueOf } from "./fixtures/scrape.ts";
+import { onlyFamilies, promtoolCheck, promtoolInstalled, sampleValue, scrape } from "./fixtures/scrape.ts";
 
 const TOKEN = "metrics-token-0123456789abcdef";
 const CALLS = "service_auth_function_call_duration_seconds_count";
@@ -36,15 +36,15 @@ describe("metrics scrape", () => {
     expect((await app.call("query", "users:me", {}, null)).status).toBe(401);
     expect((await app.call("query", "no:such", {}, null)).status).toBe(404);
     const after = await metrics();
-    expect(valueOf(after, CALLS, labels) - valueOf(before, CALLS, labels)).toBe(3);
+    expect(sampleValue(after, CALLS, labels) - sampleValue(before, CALLS, labels)).toBe(3);
     const refused = { function: "users:me", outcome: "UNAUTHORIZED" };
-    expect(valueOf(after, CALLS, refused) - valueOf(before, CALLS, refused)).toBe(1);
+    expect(sampleValue(after, CALLS, refused) - sampleValue(before, CALLS, refused)).toBe(1);
     const unknown = { function: "unknown", outcome: "FUNCTION_NOT_FOUND" };
-    expect(valueOf(after, CALLS, unknown) - valueOf(before, CALLS, unknown)).toBe(1);
+    expect(sampleValue(after, CALLS, unknown) - sampleValue(before, CALLS, unknown)).toBe(1);
     // Latency histogram: every call lands in the +Inf bucket, and took some time.
     const bucket = "service_auth_function_call_duration_seconds_bucket";
-    expect(valueOf(after, bucket, { ...labels, le: "+Inf" })).toBe(valueOf(after, CALLS, labels));
-    expect(valueOf(after, "service_auth_function_call_duration_seconds_sum", labels)).toBeGreaterThan(0);
+    expect(sampleValue(after, bucket, { ...labels, le: "+Inf" })).toBe(sampleValue(after, CALLS, labels));
+    expect(sampleValue(after, "service_auth_function_call_duration_seconds_sum", labels)).toBeGreaterThan(0);
   });
 
   it("counts a failed sign-in as invalid_credentials, a good one as ok", async () => {
@@ -62,8 +62,8 @@ describe("metrics scrape", () => {
     expect(good.status).toBe(200);
     const after = await metrics();
     const delta = (outcome: string) =>
-      valueOf(after, AUTH, { check: "sign_in", outcome }) -
-      valueOf(before, AUTH, { check: "sign_in", outcome });
+      sampleValue(after, AUTH, { check: "sign_in", outcome }) -
+      sampleValue(before, AUTH, { check: "sign_in", outcome });
     expect(delta("invalid_credentials")).toBe(1);
     expect(delta("ok")).toBe(1);
   });
@@ -82,7 +82,8 @@ describe("metrics scrape", () => {
 
     const before = await metrics();
     const delta = (after: string, outcome: string) =>
-      valueOf(after, AUTH, { check: "token", outcome }) - valueOf(before, AUTH, { check: "token", outcome });
+      sampleValue(after, AUTH, { check: "token", outcome }) -
+      sampleValue(before, AUTH, { check: "token", outcome });
 
     expect((await app.call("query", "users:me", {}, badSignature)).status).toBe(401);
     expect((await app.call("query", "users:me", {}, unknownKey)).status).toBe(401);
@@ -115,8 +116,8 @@ describe("metrics scrape", () => {
     for (let i = 0; i < 4; i++) expect((await app.call("query", "users:me", {}, token)).status).toBe(200);
     const after = await metrics();
     const delta = (result: string) =>
-      valueOf(after, "service_auth_identity_cache_total", { result }) -
-      valueOf(before, "service_auth_identity_cache_total", { result });
+      sampleValue(after, "service_auth_identity_cache_total", { result }) -
+      sampleValue(before, "service_auth_identity_cache_total", { result });
     expect(delta("miss")).toBe(1);
     expect(delta("hit")).toBe(3);
   });
@@ -135,25 +136,25 @@ describe("metrics scrape", () => {
     try {
       await eventually(() => expect(updates.length).toBeGreaterThan(0));
       const live = await metrics();
-      expect(valueOf(live, "service_auth_websocket_connections")).toBe(1);
-      expect(valueOf(live, "service_auth_subscriptions")).toBe(1);
-      const reruns = valueOf(live, "service_auth_reruns_per_commit_sum");
+      expect(sampleValue(live, "service_auth_websocket_connections")).toBe(1);
+      expect(sampleValue(live, "service_auth_subscriptions")).toBe(1);
+      const reruns = sampleValue(live, "service_auth_reruns_per_commit_sum");
       // A sign-up changes the user count: the subscription runs again.
       await app.signUp("rerun@example.com");
       await eventually(async () =>
-        expect(valueOf(await metrics(), "service_auth_reruns_per_commit_sum")).toBeGreaterThan(reruns),
+        expect(sampleValue(await metrics(), "service_auth_reruns_per_commit_sum")).toBeGreaterThan(reruns),
       );
     } finally {
       ws.close();
     }
     await eventually(async () =>
-      expect(valueOf(await metrics(), "service_auth_websocket_connections")).toBe(0),
+      expect(sampleValue(await metrics(), "service_auth_websocket_connections")).toBe(0),
     );
   });
 
   it("has process metrics and no user data in any label", async () => {
     const text = await metrics();
-    expect(valueOf(text, "process_resident_memory_bytes")).toBeGreaterThan(0);
+    expect(sampleValue(text, "process_resident_memory_bytes")).toBeGreaterThan(0);
     expect(text).toMatch(/^nodejs_eventloop_lag_seconds /m);
     expect(text).toMatch(/^service_auth_queue_length\{queue="scrypt"\} 0$/m);
     expect(text).not.toMatch(/@example\.com/);

@@ -51,7 +51,7 @@ export class ConnectionCalls {
 
   /** Runs one call and sends its `result`. */
   async call(message: CallMessage): Promise<void> {
-    const { id, path, args } = message;
+    const { id, path } = message;
     const max = this.port.tier().maxInFlight;
     if (this.inFlight >= max) {
       return this.sendResult(id, {
