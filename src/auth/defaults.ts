@@ -7,6 +7,7 @@
 import type { BetterAuthOptions } from "better-auth";
 import { betterAuthLogger } from "./better-auth-logger.ts";
 import { nativePasswordHasher } from "./password.ts";
+import { passwordLengthErrors } from "./password-length-errors.ts";
 import { prehashedPasswords } from "./password-prehash.ts";
 import { CLIENT_IP_HEADER, rateLimitOptions } from "./rate-limit.ts";
 import { withUserFieldLimits } from "./user-field-limits.ts";
@@ -51,7 +52,11 @@ export function withAuthDefaults<O extends BetterAuthOptions>(options: O): O {
           },
         }
       : {}),
-    ...(prehash ? { plugins: [...(options.plugins ?? []), prehash.plugin] } : {}),
+    ...(emailAndPassword
+      ? {
+          plugins: [...(options.plugins ?? []), ...(prehash ? [prehash.plugin] : []), passwordLengthErrors()],
+        }
+      : {}),
   };
   return out;
 }

@@ -26,6 +26,7 @@ export { withAuthDefaults } from "./defaults.ts";
 export {
   AUTH_ENV_COMMAND,
   AUTH_SECRET_VAR,
+  authEnvProblems,
   checkAuthStarts,
   ensureAuthEnv,
   JWKS_VAR,

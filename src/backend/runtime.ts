@@ -24,6 +24,7 @@ import type { FunctionKind, RegisteredFunction } from "./functions/registered.ts
 import { FunctionRegistry, parseArgs } from "./functions/registry.ts";
 import { staticAuth } from "./functions/static-auth.ts";
 import { logger } from "./logger.ts";
+import { type Scheduler, schedulerOn } from "./scheduler/schedule.ts";
 import type { SchemaDefinition } from "./schema.ts";
 import { decodeWrites, encodeWrites } from "./storage/commit-payload.ts";
 import type { ReadTransaction, StorageEngine, WriteTransaction } from "./storage/engine.ts";
@@ -296,13 +297,53 @@ export class Backend {
   ): Promise<unknown> {
     const identity = await this.identityFor(caller, tx, since);
     const db = new DatabaseWriterImpl(this.catalog, tx, emptyReadSet(), writes);
+    let scheduler: Scheduler | undefined;
+    const backend = this;
     const ctx: MutationCtx = {
       db,
       auth: staticAuth(identity, caller.token ?? null),
       meta: caller.meta ?? {},
       env: this.env,
+      // Made when first used: most mutations schedule nothing. Its jobs are this transaction's writes.
+      get scheduler() {
+        return (scheduler ??= schedulerOn(
+          (write) => write(new DatabaseWriterImpl(backend.catalog, tx, emptyReadSet(), writes, true)),
+          backend.lookupSchedulable,
+        ));
+      },
     };
     return fn.handler(ctx, args);
+  }
+
+  /** A function a job may run: any mutation or action, internal ones included. */
+  private readonly lookupSchedulable = (path: string) => this.lookup(path, undefined, true);
+
+  /**
+   * The scheduler's exactly-once run (scheduler/runner.ts): `claim(db)` (system tables writable)
+   * and, when it returns true, the mutation at `path`, in one transaction, published as one commit.
+   * @internal
+   */
+  async runMutationClaimed(
+    path: string,
+    args: unknown,
+    claim: (db: DatabaseWriterImpl) => Promise<boolean>,
+  ): Promise<{ ran: boolean; value: unknown }> {
+    const fn = this.lookup(path, "mutation", true);
+    const parsed = parseArgs(fn, args);
+    let writes: DocumentWrite[] = [];
+    const since = this.commits.lastSequence;
+    const outcome = await this.engine.write(
+      async (tx) => {
+        writes = [];
+        if (!(await claim(new DatabaseWriterImpl(this.catalog, tx, emptyReadSet(), writes, true))))
+          return { ran: false, value: null };
+        const value = await this.mutate(fn, parsed, { allowInternal: true }, tx, writes, since);
+        return { ran: true, value: value === undefined ? null : value };
+      },
+      this.writeSetOf(() => writes),
+    );
+    if (writes.length) this.commits.publish(writes);
+    return outcome;
   }
 
   /** The engine's `writeSet` callback: the encoded writes, computed only if the engine asks. */
@@ -377,6 +418,7 @@ export class Backend {
       auth: { getUserIdentity: lazyIdentity, getToken: () => caller.token ?? null },
       meta: caller.meta ?? {},
       env: this.env,
+      scheduler: schedulerOn((write) => this.write(write), this.lookupSchedulable),
       runQuery: async (ref, args) => (await this.runQuery(ref, args, inner)).value as any,
       runMutation: async (ref, args) => (await this.runMutation(ref, args, inner)).value as any,
       runAction: (ref, args) => this.runAction(ref, args, inner) as any,

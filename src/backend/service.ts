@@ -21,6 +21,8 @@ import {
 } from "./metrics/endpoint.ts";
 import { watchEngine } from "./metrics/metrics.ts";
 import { Backend, type BackendOptions } from "./runtime.ts";
+import type { CronJobs } from "./scheduler/crons.ts";
+import { type SchedulerOptions, SchedulerRunner } from "./scheduler/runner.ts";
 import type { StorageEngine } from "./storage/engine.ts";
 import { openEngine } from "./storage/open.ts";
 import { attachSync, type SyncOptions } from "./sync/server.ts";
@@ -80,6 +82,13 @@ export interface ServiceOptions extends Omit<BackendOptions, "engine"> {
    * mode the primary serves the port, and every scrape covers all workers.
    */
   metrics?: MetricsOptions;
+  /** The app's cron jobs (`cronJobs()`): each tick runs once across every instance and worker. */
+  crons?: CronJobs;
+  /**
+   * The scheduler's runner in this process (runs `ctx.scheduler` jobs and crons): its limits, or
+   * `false` for a process that only serves (another one runs the jobs). Default on.
+   */
+  scheduler?: Omit<SchedulerOptions, "crons"> | false;
 }
 
 /** {@link ServiceOptions} with the number of worker processes (cluster mode). */
@@ -197,6 +206,20 @@ async function startOne(options: ServiceOptions, inCluster: boolean): Promise<Ru
     throw error;
   }
   const server = http;
+  const runner =
+    options.scheduler === false
+      ? undefined
+      : new SchedulerRunner(
+          {
+            read: (fn) => backend.read(fn),
+            write: (fn) => backend.write(fn),
+            runMutationClaimed: (path, args, claim) => backend.runMutationClaimed(path, args, claim),
+            runAction: (path, args) => backend.runAction(path, args, { allowInternal: true }),
+            onCommit: (listener) => backend.onCommit(listener),
+          },
+          { ...options.scheduler, crons: options.crons?.jobs },
+        );
+  runner?.start();
   let closing: Promise<void> | undefined;
   return {
     backend,
@@ -215,8 +238,12 @@ async function startOne(options: ServiceOptions, inCluster: boolean): Promise<Ru
         const timeoutMs = options.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
         const deadline = Date.now() + timeoutMs;
         const inFlight = server.inFlight;
-        // Both at once: WebSocket calls finish while HTTP requests do; both stop accepting now.
-        const stopped = Promise.all([attached?.close(deadline), server.close(deadline)]);
+        // All at once: WebSocket calls finish while HTTP requests and running jobs do; none takes new work.
+        const stopped = Promise.all([
+          attached?.close(deadline),
+          server.close(deadline),
+          runner?.close(deadline),
+        ]);
         logger.info("shutting down: new connections refused", { httpRequestsInFlight: inFlight, timeoutMs });
         const [, cut] = await stopped;
         if (cut > 0) logger.warn("shutdown timeout passed: HTTP requests cut", { cut });

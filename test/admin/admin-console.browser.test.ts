@@ -2,14 +2,16 @@
  * The admin console in a real browser (Debian Chromium driven by playwright-core): an
  * administrator bans a user and that user's open page signs out within a second (measured from
  * the click to the page's switch, both on the browser's clock); "Revoke all sessions" ends every
- * tab of a user; the console works at phone width. Screenshots go to test-results/admin/ for review.
+ * tab of a user; the console works at phone width, where choosing a user scrolls its details into
+ * view; a user's sessions read as browser, OS, address and relative times, the administrator's own
+ * marked "this session". Screenshots go to test-results/admin/ for review.
  */
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { findChromium, TestBrowser } from "../helpers/chromium.ts";
-import { type ExampleApp, PASSWORD, startExampleApp } from "../helpers/example-app.ts";
+import { type CookieJar, type ExampleApp, PASSWORD, startExampleApp } from "../helpers/example-app.ts";
 import { ROOT } from "../helpers/process.ts";
 
 const SCREENSHOTS = join(ROOT, "test-results/admin");
@@ -23,6 +25,8 @@ const chromiumPath = findChromium();
 describe.skipIf(!chromiumPath)("admin console in Chromium", { timeout: 90_000 }, () => {
   let app: ExampleApp;
   let browser: TestBrowser;
+  /** The administrator's sign-up cookies: a console without one more sign-in (10 a minute per address). */
+  let adminCookies: CookieJar;
 
   beforeAll(async () => {
     mkdirSync(SCREENSHOTS, { recursive: true });
@@ -30,7 +34,7 @@ describe.skipIf(!chromiumPath)("admin console in Chromium", { timeout: 90_000 },
       startExampleApp(),
       TestBrowser.launch(chromiumPath as string, STEP_TIMEOUT_MS),
     ]);
-    await app.signUp("admin@example.com", PASSWORD, "Ada Admin");
+    adminCookies = (await app.signUp("admin@example.com", PASSWORD, "Ada Admin")).browser.jar;
     await app.makeAdmin("admin@example.com");
   });
   afterAll(async () => {
@@ -198,5 +202,72 @@ describe.skipIf(!chromiumPath)("admin console in Chromium", { timeout: 90_000 },
     await admin.screenshot({ path: join(SCREENSHOTS, "console-phone.png"), fullPage: true });
     await admin.locator("#search-input").fill("");
     await admin.screenshot({ path: join(SCREENSHOTS, "console-phone-list.png") });
+  });
+
+  it("names each session by browser, OS and address, marks the admin's own, with relative times", async () => {
+    const admin = await openConsole(await newContext(1280, 800));
+    await selectUser(admin, "admin@example.com");
+    // The sign-up from Node's fetch (beforeAll) and this console's own sign-in in Chromium.
+    await admin.waitForFunction(() => document.querySelectorAll("#sessions li[data-session-id]").length >= 2);
+    const rows = await admin.locator("#sessions li[data-session-id]").evaluateAll((items) =>
+      items.map((li) => ({
+        client: li.querySelector(".client")?.textContent,
+        facts: li.querySelector(".facts")?.textContent,
+        current: li.querySelector(".badge.current")?.textContent ?? null,
+        revoke: li.querySelector("button")?.getBoundingClientRect().height ?? 0,
+        rawTitle: li.querySelector(".client")?.getAttribute("title"),
+      })),
+    );
+    const own = rows.filter((r) => r.current === "this session");
+    expect(own).toHaveLength(1);
+    expect(own[0].client).toMatch(/^Headless Chrome \d+ on Linux$/);
+    expect(own[0].rawTitle).toMatch(/HeadlessChrome/);
+    expect(rows.some((r) => r.client === "Node.js" && r.current === null)).toBe(true);
+    for (const row of rows) {
+      // The server listens on 127.0.0.1: every client here is this machine.
+      expect(row.facts).toMatch(
+        /^this machine \(127\.0\.0\.1\) · signed in (just now|\d+ minutes? ago) · expires in 30 days$/,
+      );
+      // Compact: a one-line button, not a tall one.
+      expect(row.revoke).toBeGreaterThan(0);
+      expect(row.revoke).toBeLessThan(32);
+    }
+    await admin.locator("#sessions").screenshot({ path: join(SCREENSHOTS, "console-sessions.png") });
+  });
+
+  it("on a phone, choosing a user from the list scrolls its details into view", async () => {
+    for (const name of ["Pat", "Quinn", "Robin", "Sam", "Toni", "Uma"])
+      await app.signUp(`${name.toLowerCase()}@example.com`, PASSWORD, name);
+    const phone = await newContext(390, 740);
+    await phone.addCookies([...adminCookies.cookies].map(([name, value]) => ({ name, value, url: app.url })));
+    const admin = await phone.newPage();
+    expect((await admin.goto(`${app.url}/admin`))?.status()).toBe(200);
+    await admin.waitForFunction(() => document.querySelectorAll(".user-row").length >= 7);
+    expect(await admin.evaluate(() => window.scrollY)).toBe(0);
+    // The last row on the page, tapped (not the keyboard).
+    await admin.locator(".user-row").last().click();
+    await admin.locator("#user-panel").waitFor({ state: "visible" });
+    const view = await admin.evaluate(() => {
+      const panel = (document.getElementById("user-panel") as HTMLElement).getBoundingClientRect();
+      const facts = (document.getElementById("user-facts") as HTMLElement).getBoundingClientRect();
+      return {
+        top: panel.top,
+        factsBottom: facts.bottom,
+        pageTop: panel.top + window.scrollY,
+        innerHeight: window.innerHeight,
+        focused: document.activeElement?.id,
+        scrollWidth: document.documentElement.scrollWidth,
+      };
+    });
+    // The details start below the first screen, so only a scroll shows them: the panel's top at
+    // the top of the screen (not peeking in at the bottom), its name and facts in view.
+    expect(view.pageTop).toBeGreaterThan(view.innerHeight);
+    expect(view.top).toBeGreaterThanOrEqual(0);
+    expect(view.top).toBeLessThan(view.innerHeight / 4);
+    expect(view.factsBottom).toBeLessThanOrEqual(view.innerHeight);
+    expect(view.focused).toBe("user-title");
+    expect(view.scrollWidth).toBeLessThanOrEqual(390);
+    await admin.locator("#sessions li").first().waitFor();
+    await admin.screenshot({ path: join(SCREENSHOTS, "console-phone-details.png") });
   });
 });

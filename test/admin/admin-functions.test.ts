@@ -253,8 +253,8 @@ describe("what the admin queries answer", () => {
     ]);
   });
 
-  it("sessions: the user's own, newest first, without token or user id", async () => {
-    const owner = await addUser("Session Owner");
+  it("sessions: the user's own, newest first, without token or user id; the caller's own marked current", async () => {
+    const owner = await addUser("Session Owner", { role: "admin" });
     const other = await addUser("Session Other");
     const session = (userId: string, createdAt: number, extra: Record<string, unknown> = {}) =>
       insert("session", {
@@ -270,17 +270,32 @@ describe("what the admin queries answer", () => {
     const s7 = await session(owner, 7);
     await session(other, 8);
     const rows = await call("admin:sessions", { userId: owner }, admin);
+    const row = (id: string, createdAt: number, current = false) => ({
+      _id: id,
+      ipAddress: null,
+      userAgent: null,
+      createdAt,
+      expiresAt: 10_000,
+      impersonatedBy: null,
+      current,
+    });
     expect(rows).toStrictEqual([
-      { _id: s9, ipAddress: null, userAgent: null, createdAt: 9, expiresAt: 10_000, impersonatedBy: null },
-      { _id: s7, ipAddress: null, userAgent: null, createdAt: 7, expiresAt: 10_000, impersonatedBy: null },
-      {
-        _id: s5,
-        ipAddress: "10.0.0.1",
-        userAgent: "UA",
-        createdAt: 5,
-        expiresAt: 10_000,
-        impersonatedBy: admin,
-      },
+      row(s9, 9),
+      row(s7, 7),
+      { ...row(s5, 5), ipAddress: "10.0.0.1", userAgent: "UA", impersonatedBy: admin },
+    ]);
+    // The owner, an administrator too, looks at their own sessions from session s7.
+    const own = (
+      await backend.runQuery(
+        "admin:sessions",
+        { userId: owner },
+        { identity: { ...(as(owner) as UserIdentity), sessionId: s7 } },
+      )
+    ).value as { _id: string; current: boolean }[];
+    expect(own.map((r) => [r._id, r.current])).toStrictEqual([
+      [s9, false],
+      [s7, true],
+      [s5, false],
     ]);
   });
 

@@ -75,7 +75,10 @@ describe("password hasher default", () => {
     const made = await password!.hash!("pw-123456");
     expect(await verifyPassword({ hash: made, password: "pw-123456" })).toBe(true);
     expect(hashPassword).not.toBe(password?.hash);
-    expect(options.plugins?.map((p) => p.id)).toEqual(["service-auth-password-prehash"]);
+    expect(options.plugins?.map((p) => p.id)).toEqual([
+      "service-auth-password-prehash",
+      "service-auth-password-length-errors",
+    ]);
     expect(options.emailAndPassword?.minPasswordLength).toBe(12);
   });
 

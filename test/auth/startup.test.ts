@@ -94,7 +94,8 @@ describe("startup", { timeout: PROCESS_TEST_TIMEOUT }, () => {
       },
     });
     expect(withoutMail.code).toBe(1);
-    expect(withoutMail.stderr).toMatch(/refusing to start: SMTP_URL is not set/);
+    expect(withoutMail.stderr).toMatch(/refusing to start: 2 settings to fix\n {2}SMTP_URL: is not set/);
+    expect(withoutMail.stderr).toMatch(/^ {2}MAIL_FROM: must be set/m);
     expect(withoutMail.stderr).not.toMatch(/listening on|\n\s+at /);
 
     const smtp = await startSmtpServer();

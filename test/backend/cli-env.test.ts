@@ -79,6 +79,29 @@ describe("CLI env", { timeout: PROCESS_TEST_TIMEOUT }, () => {
     await expect(service.backend.env.set("bad-name", "x")).rejects.toThrow(/Invalid variable name/);
   });
 
+  it("list masks secrets and passwords in URLs; get prints one value in full", async () => {
+    const jwks = JSON.stringify([{ privateKey: { kty: "RSA", d: "private-exponent-xyz" } }]);
+    await service.backend.env.set("JWKS", jwks);
+    await service.backend.env.set("SERVICE_AUTH_SECRET", "s3cret-value-0123456789");
+    await service.backend.env.set("SMTP_URL", "smtp://mailer:mail-pw@127.0.0.1:2525");
+    await service.backend.env.set("PLAIN_SETTING", "shown");
+    const list = await cli(["env", "list"]);
+    expect(list.code).toBe(0);
+    expect(list.stdout).toContain(`JWKS=**** (${jwks.length} characters)\n`);
+    expect(list.stdout).toContain("SERVICE_AUTH_SECRET=**** (23 characters)\n");
+    expect(list.stdout).toContain("SMTP_URL=smtp://mailer:****@127.0.0.1:2525\n");
+    expect(list.stdout).toContain("PLAIN_SETTING=shown\n");
+    for (const secret of ["private-exponent-xyz", "s3cret-value", "mail-pw"]) {
+      expect(list.stdout).not.toContain(secret);
+      expect(list.stderr).not.toContain(secret);
+    }
+    expect(list.stderr).toMatch(/env get NAME/);
+    expect((await cli(["env", "get", "SERVICE_AUTH_SECRET"])).stdout).toBe("s3cret-value-0123456789\n");
+    expect((await cli(["env", "get", "JWKS"])).stdout).toBe(`${jwks}\n`);
+    for (const name of ["JWKS", "SERVICE_AUTH_SECRET", "SMTP_URL", "PLAIN_SETTING"])
+      await service.backend.env.remove(name);
+  });
+
   it("parses dotenv syntax", () => {
     expect(parseEnvFile('A=1\r\n  # x\nexport B = "q\\"uo\\nte"\nC=\n')).toEqual([
       ["A", "1"],
@@ -135,6 +158,20 @@ describe("CLI run", { timeout: PROCESS_TEST_TIMEOUT }, () => {
     expect(failing.stderr).toContain("changed my mind");
     expect(notJson.code).not.toBe(0);
     expect(notJson.stdout).toBe("");
-    expect(notJson.stderr).toContain("args must be JSON");
+    // The error and one hint line, not the whole usage.
+    expect(notJson.stderr).toBe(
+      'args must be JSON, e.g. \'{"email":"a@b.c"}\'\n(service-auth --help lists every command)\n',
+    );
+  });
+
+  it("without SERVICE_APP, where the repository's example is absent, says how to point it at an app", async () => {
+    const res = await runCli(["env", "list"], {
+      env: { DATABASE_URL: service.databaseFile, SERVICE_APP: undefined },
+      cwd: tempDir(),
+    });
+    expect(res.code).toBe(1);
+    expect(res.stderr).toMatch(/^no app module: SERVICE_APP is not set/);
+    expect(res.stderr).toMatch(/SERVICE_APP=app\.mjs npx service-auth <command>/);
+    expect(res.stderr).not.toMatch(/Cannot find module|\n\s+at /);
   });
 });

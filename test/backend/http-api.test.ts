@@ -83,6 +83,25 @@ describe("HTTP API", () => {
     }
   });
 
+  it("an unknown function's 404 names the closest public functions of that kind, never an internal one", async () => {
+    const typo = await callFunction(service.url, "query", "messages:lst");
+    expect(typo.status).toBe(404);
+    expect(typo.body).toMatchObject({ code: "FUNCTION_NOT_FOUND" });
+    // Closest first.
+    expect(typo.body.message).toMatch(/^No function "messages:lst"; did you mean messages:list[,?]/);
+    // messages:secretCount is internal: a client hears of no such function, not even as a suggestion.
+    const internal = await callFunction(service.url, "query", "messages:secretCounts");
+    expect(internal.status).toBe(404);
+    expect(internal.body.message).not.toMatch(/secretCount\b/);
+    // A query path is no suggestion for a mutation call.
+    const kind = await callFunction(service.url, "mutation", "messages:lst");
+    expect(kind.body.message).not.toMatch(/messages:list/);
+    // A very long path is not compared (the edit distance costs the product of the lengths).
+    const long = await callFunction(service.url, "query", `messages:list${"x".repeat(5000)}`);
+    expect(long.status).toBe(404);
+    expect(long.body.message).not.toMatch(/did you mean/);
+  });
+
   it("wrong argument types are 400 INVALID_ARGUMENTS", async () => {
     const r = await callFunction(service.url, "query", "messages:byAuthor", { author: 5 });
     expect(r.status).toBe(400);

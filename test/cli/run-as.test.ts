@@ -5,7 +5,7 @@
  */
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { closeMatches, editDistance } from "../../src/backend/cli/close-matches.ts";
+import { closeMatches, editDistance } from "../../src/backend/functions/close-matches.ts";
 import { type ExampleApp, startExampleApp } from "../helpers/example-app.ts";
 import { PROCESS_TEST_TIMEOUT, ROOT, runCli } from "../helpers/process.ts";
 

@@ -30,15 +30,23 @@ export interface RunResult {
   stderr: string;
 }
 
+/** Options of {@link runTsx}; `cwd` defaults to the repository root. */
+export interface RunOptions {
+  env?: Record<string, string | undefined>;
+  stdin?: string;
+  timeoutMs?: number;
+  cwd?: string;
+}
+
 /** Runs `tsx script ...args` to completion; `stdin` is written and closed. */
-export function runTsx(
-  script: string,
-  args: string[],
-  options: { env?: Record<string, string | undefined>; stdin?: string; timeoutMs?: number } = {},
-): Promise<RunResult> {
+export function runTsx(script: string, args: string[], options: RunOptions = {}): Promise<RunResult> {
+  // Elsewhere than the root, `--import tsx` would be looked up from there: give its file instead.
+  const nodeArgs = options.cwd
+    ? NODE_ARGS.map((a) => (a === "tsx" ? import.meta.resolve("tsx") : a))
+    : NODE_ARGS;
   return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [...NODE_ARGS, script, ...args], {
-      cwd: ROOT,
+    const child = spawn(process.execPath, [...nodeArgs, script, ...args], {
+      cwd: options.cwd ?? ROOT,
       env: { ...process.env, LOG_LEVEL: "silent", ...options.env },
       stdio: ["pipe", "pipe", "pipe"],
     });
@@ -60,10 +68,7 @@ export function runTsx(
 }
 
 /** Runs the platform CLI (`src/backend/cli/bin.ts`, the `service-auth` command). */
-export function runCli(
-  args: string[],
-  options: { env?: Record<string, string | undefined>; stdin?: string } = {},
-): Promise<RunResult> {
+export function runCli(args: string[], options: RunOptions = {}): Promise<RunResult> {
   return runTsx(join(ROOT, "src/backend/cli/bin.ts"), args, options);
 }
 

@@ -3,7 +3,11 @@
  * the example app's backend on another port: the server renders the signed-in user's messages
  * with the request's JWT, the page hydrates without a loading state and goes live over the
  * backend's WebSocket; sign-up, sign-in and sign-out go through the `/api/auth` route handler.
+ * The page is styled, a 2,000-character word wraps on a phone (390 px) and a laptop (1280 px), and
+ * a short password's error names the server's minimum. Screenshots go to test-results/nextjs/.
  */
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { app, internal } from "../../examples/app/app.ts";
@@ -12,12 +16,16 @@ import { ensureAuthEnv } from "../../src/auth/env.ts";
 import { fetchMutation } from "../../src/client/server-rendering.ts";
 import { browserAt, type FixtureBrowser, freePort } from "../helpers/browser.ts";
 import { findChromium, launchChromium } from "../helpers/chromium.ts";
+import { ROOT } from "../helpers/process.ts";
 import { startTestService, type TestService } from "../helpers/service.ts";
 import { buildExample, type NextServer, startExample } from "./next-example.ts";
 
 const PASSWORD = "correct horse battery";
 /** Per browser step: a production Next server answers fast, but the machine may be loaded. */
 const STEP_TIMEOUT_MS = 20_000;
+const SCREENSHOTS = join(ROOT, "test-results/nextjs");
+/** The longest message the example accepts (examples/app/messages.ts), as one word. */
+const LONG_WORD = "w".repeat(2000);
 
 const chromiumPath = findChromium();
 
@@ -60,8 +68,8 @@ describe.skipIf(!chromiumPath)("Next.js App Router example in Chromium", { timeo
     expect(errors).toEqual([]);
   });
 
-  async function newPage(cookies: FixtureBrowser["jar"] | null = null): Promise<Page> {
-    const context = await browser.newContext();
+  async function newPage(cookies: FixtureBrowser["jar"] | null = null, width = 1280): Promise<Page> {
+    const context = await browser.newContext({ viewport: { width, height: 800 } });
     context.setDefaultTimeout(STEP_TIMEOUT_MS);
     const errors: string[] = [];
     contexts.push({ context, errors });
@@ -194,5 +202,41 @@ describe.skipIf(!chromiumPath)("Next.js App Router example in Chromium", { timeo
     await page.locator("#send input[name=body]").fill(body);
     await page.locator("#send button").click();
     await page.locator("#messages li", { hasText: body }).waitFor();
+  });
+
+  it.each([390, 1280])("is styled, and a 2,000-character word wraps at %i px", async (width) => {
+    const user = await signUp();
+    await send(LONG_WORD, user.token);
+    const page = await newPage(user.jar, width);
+    await page.goto(next.url);
+    // Each width's test sends its own long word; either one in the list checks the wrapping.
+    await page.locator("#messages li", { hasText: LONG_WORD }).first().waitFor();
+    const layout = await page.evaluate(() => ({
+      viewport: window.innerWidth,
+      scrollWidth: document.documentElement.scrollWidth,
+      bodyMaxWidth: getComputedStyle(document.body).maxWidth,
+      signOutRadius: getComputedStyle(document.getElementById("sign-out") as HTMLElement).borderTopLeftRadius,
+    }));
+    expect(layout.viewport).toBe(width);
+    expect(layout.scrollWidth).toBeLessThanOrEqual(width);
+    // The example's stylesheet is applied (globals.css: a 40rem column, rounded buttons).
+    expect(layout.bodyMaxWidth).toBe("640px");
+    expect(layout.signOutRadius).toBe("6px");
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    await page.screenshot({ path: join(SCREENSHOTS, `long-word-${width}.png`) });
+  });
+
+  it("a short password's sign-up error names the server's minimum", async () => {
+    const page = await newPage(null, 390);
+    await page.goto(next.url);
+    const form = page.locator("#sign-in");
+    await form.locator("input[name=email]").fill(`short${++n}x${Date.now()}@example.com`);
+    await form.locator("input[name=password]").fill("short");
+    await form.locator("button[value=sign-up]").click();
+    await page
+      .locator("#sign-in-error", { hasText: "Password too short: use at least 8 characters" })
+      .waitFor();
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    await page.screenshot({ path: join(SCREENSHOTS, "sign-up-short-password.png") });
   });
 });

@@ -75,6 +75,11 @@ describe("subscriptions", () => {
     expect(m).toEqual({ type: "update", id: 9, error: { code: "FORBIDDEN", message: "never" } });
     s.send({ type: "subscribe", id: 10, path: "messages:nope", args: {} });
     expect((await s.next((x) => x.type === "update")).error.code).toBe("FUNCTION_NOT_FOUND");
+    // The same "did you mean" as over HTTP and in the CLI.
+    s.send({ type: "subscribe", id: 12, path: "messages:byChanel", args: {} });
+    const typo = (await s.next((x) => x.type === "update" && x.id === 12)).error;
+    expect(typo.code).toBe("FUNCTION_NOT_FOUND");
+    expect(typo.message).toMatch(/^No function "messages:byChanel"; did you mean messages:byChannel[,?]/);
     s.send({ type: "subscribe", id: 11, path: "messages:byChannel", args: { channel: 5 } });
     expect((await s.next((x) => x.type === "update")).error.code).toBe("INVALID_ARGUMENTS");
     s.close();

@@ -16,7 +16,7 @@ const STYLE = `
   main { padding: 1rem; max-width: 72rem; margin: 0 auto; display: grid; gap: 1rem; }
   @media (min-width: 900px) { main.console { grid-template-columns: minmax(0, 3fr) minmax(0, 2fr); }
     #keys-panel, #env-panel { grid-column: span 1; } }
-  section { border: 1px solid var(--line); border-radius: 8px; padding: .8rem 1rem; min-width: 0; }
+  section { border: 1px solid var(--line); border-radius: 8px; padding: .8rem 1rem; min-width: 0; scroll-margin-top: .5rem; }
   h2 { font-size: 1.05rem; margin: 0 0 .6rem; }
   h3 { font-size: .95rem; margin: 1rem 0 .4rem; }
   form, .row { display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; margin: .4rem 0; }
@@ -39,8 +39,13 @@ const STYLE = `
   .user-row .email, .meta { color: var(--muted); font-size: .88rem; overflow-wrap: anywhere; }
   .badge { display: inline-block; font-size: .75rem; padding: 0 .4rem; border-radius: 999px; border: 1px solid; }
   .badge.admin { color: var(--accent); } .badge.banned { color: var(--bad); } .badge.imp { color: #8a5a00; }
-  .session { display: flex; flex-wrap: wrap; justify-content: space-between; gap: .4rem; padding: .5rem 0; }
-  .session .meta { flex: 1 1 14rem; }
+  .badge.current { color: #fff; background: var(--ok); border-color: var(--ok); }
+  .session { display: flex; justify-content: space-between; align-items: center; gap: .6rem; padding: .45rem 0; }
+  .session .meta { flex: 1 1 auto; min-width: 0; }
+  .session .client { color: var(--fg); font-weight: 600; }
+  .session .facts > span { display: inline-block; }
+  .key { display: flex; flex-wrap: wrap; justify-content: space-between; gap: .2rem .8rem; padding: .45rem 0; }
+  button.compact { min-height: 0; padding: .15rem .55rem; font-size: .85rem; flex: none; }
   code { font-size: .85rem; overflow-wrap: anywhere; }
   .status { min-height: 1.3em; margin: .3rem 0; font-size: .9rem; }
   .status.error { color: var(--bad); } .status.ok { color: var(--ok); }

@@ -189,7 +189,10 @@ function startAuth() {
 
 /** The public user count; resubscribed on every sign-out, which stops all live queries. */
 function watchUserCount(): () => void {
-  return backend.subscribe(api.users.count, {}, (n: number) => say("user-count", String(n)));
+  return backend.subscribe(api.users.count, {}, (n: number) => {
+    say("user-count", String(n));
+    say("user-count-label", n === 1 ? "user signed up" : "users signed up");
+  });
 }
 let stopUserCount = watchUserCount();
 

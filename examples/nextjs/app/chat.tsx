@@ -43,7 +43,7 @@ function SendForm() {
   }
   return (
     <form id="send" onSubmit={submit}>
-      <input name="body" placeholder="Message" required maxLength={2000} />
+      <input name="body" placeholder="Write a message" autoComplete="off" required maxLength={2000} />
       <button type="submit">Send</button>
       <p id="send-error" role="alert">
         {error}
@@ -66,12 +66,14 @@ export function Chat({ name, messages }: { name: string; messages: Messages }) {
 
   return (
     <main>
-      <h1>
-        Hello, <span id="user">{name}</span>
-      </h1>
-      <button id="sign-out" type="button" onClick={() => void authClient.signOut()}>
-        Sign out
-      </button>
+      <header>
+        <h1>
+          Hello, <span id="user">{name}</span>
+        </h1>
+        <button id="sign-out" className="secondary" type="button" onClick={() => void authClient.signOut()}>
+          Sign out
+        </button>
+      </header>
       <MessageList messages={messages} />
       <SendForm />
     </main>

@@ -1,5 +1,6 @@
 import type { ReactNode } from "react";
 import { ServiceAuthProvider } from "service-auth/nextjs/client";
+import "./globals.css";
 
 // Rendered per request: the backend URL is read at run time, not baked in by `next build`.
 export const dynamic = "force-dynamic";
@@ -17,7 +18,7 @@ function publicBackendUrl(): string {
 export default function RootLayout({ children }: { children: ReactNode }) {
   return (
     <html lang="en">
-      <body style={{ fontFamily: "system-ui, sans-serif", maxWidth: 640, margin: "2rem auto" }}>
+      <body>
         <ServiceAuthProvider url={publicBackendUrl()}>{children}</ServiceAuthProvider>
       </body>
     </html>

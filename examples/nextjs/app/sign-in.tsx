@@ -37,25 +37,28 @@ export function SignIn() {
   }
 
   return (
-    <form id="sign-in" onSubmit={submit}>
+    <main>
       <h1>Sign in</h1>
-      <input name="email" type="email" placeholder="Email" required autoComplete="username" />
-      <input
-        name="password"
-        type="password"
-        placeholder="Password"
-        required
-        autoComplete="current-password"
-      />
-      <button type="submit" value="sign-in" disabled={pending}>
-        Sign in
-      </button>
-      <button type="submit" value="sign-up" disabled={pending}>
-        Sign up
-      </button>
-      <p id="sign-in-error" role="alert">
-        {error}
-      </p>
-    </form>
+      <p className="hint">New here? Enter your email and a password, then choose Sign up.</p>
+      <form id="sign-in" onSubmit={submit}>
+        <input name="email" type="email" placeholder="Email" required autoComplete="username" />
+        <input
+          name="password"
+          type="password"
+          placeholder="Password"
+          required
+          autoComplete="current-password"
+        />
+        <button type="submit" value="sign-in" disabled={pending}>
+          Sign in
+        </button>
+        <button type="submit" value="sign-up" className="secondary" disabled={pending}>
+          Sign up
+        </button>
+        <p id="sign-in-error" role="alert">
+          {error}
+        </p>
+      </form>
+    </main>
   );
 }

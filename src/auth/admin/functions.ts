@@ -7,7 +7,7 @@
  */
 import { functionsFor, type QueryCtx, ServiceError } from "service-auth/server";
 import { type Id, v } from "service-auth/values";
-import { getAuthUserId } from "../helpers.ts";
+import { getAuthUserId, getAuthUserIdentity } from "../helpers.ts";
 
 /** Longest search text the users list accepts. */
 export const MAX_SEARCH_LENGTH = 200;
@@ -48,6 +48,8 @@ export interface AdminSessionRow {
   createdAt: number;
   expiresAt: number;
   impersonatedBy: string | null;
+  /** True for the session the calling administrator is using (the console's own). */
+  current: boolean;
 }
 
 /** One signing key: its `kid` (the row id) and creation time; key material stays on the server. */
@@ -131,11 +133,12 @@ export function createAdminFunctions(options: AdminFunctionsOptions = {}) {
       },
     }),
 
-    /** A user's sessions, newest first, without their tokens. */
+    /** A user's sessions, newest first, without their tokens; the caller's own one marked `current`. */
     sessions: query({
       args: { userId: v.id("user") },
       handler: async (ctx, { userId }): Promise<AdminSessionRow[]> => {
         await requireAdmin(ctx, adminRoles);
+        const callerSession = (await getAuthUserIdentity(ctx))?.sessionId;
         const sessions = await ctx.db
           .query("session")
           .withIndex("userId", (q: any) => q.eq("userId", userId as Id<"user">))
@@ -148,6 +151,7 @@ export function createAdminFunctions(options: AdminFunctionsOptions = {}) {
             createdAt: s.createdAt,
             expiresAt: s.expiresAt,
             impersonatedBy: orNull(s.impersonatedBy),
+            current: s._id === callerSession,
           }))
           .sort((a, b) => b.createdAt - a.createdAt);
       },

@@ -4,6 +4,12 @@ export { authEmails } from "./auth-emails.ts";
 export { devOutbox, loggableLink } from "./dev-outbox.ts";
 export type { MailMessage, MailSender } from "./sender.ts";
 export type { MailSettingsOptions } from "./settings.ts";
-export { MAIL_FROM_VAR, MailSettingsError, mailSenderOf, SMTP_URL_VAR } from "./settings.ts";
+export {
+  MAIL_FROM_VAR,
+  MailSettingsError,
+  mailSenderOf,
+  mailSettingsProblems,
+  SMTP_URL_VAR,
+} from "./settings.ts";
 export type { SmtpSettings } from "./smtp.ts";
 export { smtpSender } from "./smtp.ts";

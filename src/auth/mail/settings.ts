@@ -3,7 +3,7 @@
  * outbox logs each message, and in production there is no outbox: a missing `SMTP_URL` is a
  * configuration error the server refuses to start with.
  */
-import type { EnvReader } from "service-auth/server";
+import { type EnvReader, type SettingProblem, settingProblem } from "service-auth/server";
 import { devOutbox } from "./dev-outbox.ts";
 import type { MailSender } from "./sender.ts";
 import { smtpSender } from "./smtp.ts";
@@ -26,32 +26,79 @@ let smtp: { key: string; sender: MailSender } | undefined;
 let outbox: MailSender | undefined;
 
 /**
- * The sender the environment configures. Throws {@link MailSettingsError} when `SMTP_URL` is not an
- * `smtp:` / `smtps:` URL, when `MAIL_FROM` is missing beside it, or in production without SMTP.
+ * Every problem of the mail setting: in production `SMTP_URL` is needed; an `SMTP_URL` must be an
+ * `smtp:` / `smtps:` URL, and needs `MAIL_FROM` beside it. Values are masked (the URL's password);
+ * one that is not a URL is not shown at all.
  */
-export function mailSenderOf(env: EnvReader, options: MailSettingsOptions = {}): MailSender {
+export function mailSettingsProblems(env: EnvReader, options: MailSettingsOptions = {}): SettingProblem[] {
   const production = options.production ?? process.env.NODE_ENV === "production";
   const url = env.get(SMTP_URL_VAR);
+  const from = env.get(MAIL_FROM_VAR);
+  const problems: SettingProblem[] = [];
   if (!url) {
-    if (production) {
-      throw new MailSettingsError(
-        `${SMTP_URL_VAR} is not set (NODE_ENV=production): set ${SMTP_URL_VAR}=smtp://user:pass@host:587 and ${MAIL_FROM_VAR}; the development outbox only logs messages`,
+    if (!production) return [];
+    problems.push(
+      settingProblem(
+        SMTP_URL_VAR,
+        undefined,
+        "is not set (NODE_ENV=production; the development outbox only logs messages)",
+        `set ${SMTP_URL_VAR}=smtp://user:pass@host:587`,
+      ),
+    );
+  } else {
+    let protocol: string | undefined;
+    try {
+      protocol = new URL(url).protocol;
+    } catch {
+      problems.push(
+        settingProblem(
+          SMTP_URL_VAR,
+          undefined,
+          "is not a URL",
+          `set ${SMTP_URL_VAR}=smtp://user:pass@host:587`,
+        ),
       );
     }
+    if (protocol !== undefined && protocol !== "smtp:" && protocol !== "smtps:") {
+      problems.push(
+        settingProblem(
+          SMTP_URL_VAR,
+          url,
+          "must start with smtp:// or smtps://",
+          `set ${SMTP_URL_VAR}=smtp://user:pass@host:587 (or smtps://…:465)`,
+        ),
+      );
+    }
+  }
+  if (!from) {
+    problems.push(
+      settingProblem(
+        MAIL_FROM_VAR,
+        undefined,
+        `must be set with ${SMTP_URL_VAR} (the From address)`,
+        `set ${MAIL_FROM_VAR}="App <no-reply@example.com>"`,
+      ),
+    );
+  }
+  return problems;
+}
+
+/**
+ * The sender the environment configures. Throws {@link MailSettingsError} when `SMTP_URL` is not an
+ * `smtp:` / `smtps:` URL, when `MAIL_FROM` is missing beside it, or in production without SMTP
+ * (see {@link mailSettingsProblems}; the message names the variables, never their values).
+ */
+export function mailSenderOf(env: EnvReader, options: MailSettingsOptions = {}): MailSender {
+  const problems = mailSettingsProblems(env, options);
+  if (problems.length > 0) {
+    throw new MailSettingsError(problems.map((p) => `${p.name} ${p.problem}: ${p.fix}`).join("; "));
+  }
+  const url = env.get(SMTP_URL_VAR);
+  if (!url) {
     outbox ??= devOutbox();
     return outbox;
   }
-  let protocol: string;
-  try {
-    protocol = new URL(url).protocol;
-  } catch {
-    throw new MailSettingsError(`${SMTP_URL_VAR} is not a URL (expected smtp://user:pass@host:port)`);
-  }
-  if (protocol !== "smtp:" && protocol !== "smtps:")
-    throw new MailSettingsError(`${SMTP_URL_VAR} must start with smtp:// or smtps://`);
-  const from = env.get(MAIL_FROM_VAR);
-  if (!from)
-    throw new MailSettingsError(`${MAIL_FROM_VAR} must be set with ${SMTP_URL_VAR} (the From address)`);
+  const from = env.get(MAIL_FROM_VAR) as string;
   const key = JSON.stringify([url, from]);
   if (smtp?.key !== key) smtp = { key, sender: smtpSender({ url, from }) };
   return smtp.sender;

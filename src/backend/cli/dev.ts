@@ -55,9 +55,14 @@ export function dev(entry: string): void {
   pipe(server, "[app]");
   const tsc = projectTsc(process.cwd());
   if (tsc) {
-    const types = spawn(process.execPath, [tsc, "--noEmit", "--watch", "--preserveWatchOutput", "--pretty"], {
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    // Not "pretty": its colour escapes would show raw after the "[tsc]" prefix.
+    const types = spawn(
+      process.execPath,
+      [tsc, "--noEmit", "--watch", "--preserveWatchOutput", "--pretty", "false"],
+      {
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
     children.push(types);
     pipe(types, "[tsc]");
   }

@@ -1,38 +1,48 @@
 /**
  * The CLI's commands (`service-auth <command>`, `npm run cli -- <command>` in this repository; bin.ts
  * is the entry):
- *   env list | get NAME | set NAME [VALUE] | remove NAME | sync [FILE] [--auth]
+ *   env list (secrets masked) | get NAME | set NAME [VALUE] | remove NAME | sync [FILE] [--auth]
  *   run [--as <email|userId>] <module:function> [json-args]
  *   <command> …   (a command the app module exports in `commands`, e.g. `auth generate`)
  *   backup FILE [--force] | restore FILE [--force]   (see backup.ts)
  * Results go to stdout (a string as it is, anything else as JSON); logs and errors to stderr.
  * The app is loaded from $SERVICE_APP (default examples/app/app.ts); storage from $DATABASE_URL.
  */
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseEnvFile } from "../env/store.ts";
 import { isServiceError } from "../errors.ts";
 import { Backend } from "../runtime.ts";
 import type { ServiceOptions } from "../service.ts";
+import { maskSettingValue } from "../settings/mask.ts";
+import { StartRefusal } from "../start-refusal.ts";
 import { openEngine } from "../storage/open.ts";
 import { BACKUP_USAGE, BackupRefused, backupCommand } from "./backup.ts";
+import { JOBS_USAGE, jobsCommand } from "./jobs.ts";
 import { runCommand, UsageError } from "./run-command.ts";
+
+/** The app module without `SERVICE_APP`: this repository's example. */
+const DEFAULT_APP = "examples/app/app.ts";
 
 export const USAGE = `usage:
   service-auth start ENTRY               (runs an app's entry module, e.g. main.mjs)
   service-auth dev ENTRY                 (the same, restarted on changes; type errors beside it)
-  service-auth env list
-  service-auth env get NAME
+  service-auth env list                  (names and values, secrets masked)
+  service-auth env get NAME              (one value, in full)
   service-auth env set NAME [VALUE]      (reads VALUE from stdin when omitted)
   service-auth env remove NAME
   service-auth env sync [FILE] [--auth]  (FILE defaults to .env; --auth generates missing auth secrets)
   service-auth run [--as <email|userId>] <module:function> [json-args]
                                          (--as: as that user, through a real session and token)
   service-auth <command> ...             (commands the app module exports, e.g. auth generate)
+${JOBS_USAGE}
 ${BACKUP_USAGE}
   service-auth --help                    (this list)
 The app is loaded from $SERVICE_APP (default examples/app/app.ts); storage from $DATABASE_URL.`;
+
+/** The line after a usage error. */
+export const USAGE_HINT = "(service-auth --help lists every command)";
 
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
@@ -55,8 +65,21 @@ type AppCommand = (
   io: { stdout(text: string): void; stderr(text: string): void },
 ) => Promise<number>;
 
+/** The app module cannot be found: how to point the CLI at one. */
+export class AppNotFound extends Error {
+  override name = "AppNotFound";
+}
+
 async function loadApp(): Promise<{ app: ServiceOptions; commands: Record<string, AppCommand> }> {
-  const file = resolve(process.env.SERVICE_APP ?? "examples/app/app.ts");
+  const named = process.env.SERVICE_APP;
+  const file = resolve(named ?? DEFAULT_APP);
+  if (!existsSync(file)) {
+    throw new AppNotFound(
+      named
+        ? `SERVICE_APP names ${file}, which does not exist.\nPoint it at your app's module (the one exporting \`app\`), e.g. SERVICE_APP=app.mjs npx service-auth ${"<command>"}`
+        : `no app module: SERVICE_APP is not set and ${file} (this repository's example) does not exist here.\nPoint the CLI at your app's module (the one exporting \`app\`), e.g. SERVICE_APP=app.mjs npx service-auth <command>`,
+    );
+  }
   const mod = await import(pathToFileURL(file).href);
   if (!mod.app) throw new Error(`${file} does not export "app"`);
   return { app: mod.app as ServiceOptions, commands: (mod.commands ?? {}) as Record<string, AppCommand> };
@@ -71,7 +94,7 @@ export async function main(argv: string[]): Promise<number> {
   // Before the backend starts: neither needs the app, and neither may migrate the database.
   if (group === "backup" || group === "restore") return backupCommand(group, [sub, ...rest].filter(Boolean));
   const { app, commands } = await loadApp();
-  if (group !== "run" && group !== "env" && Object.hasOwn(commands, group)) {
+  if (group !== "run" && group !== "env" && group !== "jobs" && Object.hasOwn(commands, group)) {
     return commands[group](
       [sub, ...rest].filter((a) => a !== undefined),
       {
@@ -93,13 +116,24 @@ export async function main(argv: string[]): Promise<number> {
       );
       return 0;
     }
+    if (group === "jobs")
+      return await jobsCommand(backend, sub, rest, {
+        stdout: (text) => process.stdout.write(text),
+        stderr: (text) => process.stderr.write(text),
+      });
     if (group === "env") {
       const env = backend.env;
       switch (sub) {
-        case "list":
-          for (const [name, value] of env.stored()) print(`${name}=${value}`);
+        case "list": {
+          // Secrets (by name) and passwords inside URLs are masked: `env get NAME` shows one in full.
+          const stored = env.stored();
+          for (const [name, value] of stored) print(`${name}=${maskSettingValue(name, value)}`);
+          if (stored.some(([name, value]) => maskSettingValue(name, value) !== value))
+            process.stderr.write("(secrets masked; `env get NAME` prints one value in full)\n");
           return 0;
+        }
         case "get": {
+          if (!rest[0]) throw new UsageError("env get needs a NAME");
           const value = env.stored().find(([n]) => n === rest[0])?.[1];
           if (value === undefined) {
             process.stderr.write(`${rest[0]} is not set\n`);
@@ -150,9 +184,11 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
-/** Prints a failed command's error as one line (usage too for a usage error); returns the exit code. */
+/** Prints a failed command's error (a usage error with one hint line, not the whole usage); returns the exit code. */
 export function reportFailure(error: unknown): number {
-  if (error instanceof UsageError) process.stderr.write(`${error.message}\n${USAGE}\n`);
+  if (error instanceof UsageError) process.stderr.write(`${error.message}\n${USAGE_HINT}\n`);
+  else if (error instanceof AppNotFound || error instanceof StartRefusal)
+    process.stderr.write(`${error.message}\n`);
   else if (error instanceof BackupRefused) process.stderr.write(`refused: ${error.message}\n`);
   else if (isServiceError(error)) process.stderr.write(`error ${error.code}: ${error.message}\n`);
   else process.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}\n`);

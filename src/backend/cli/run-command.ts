@@ -2,25 +2,13 @@
  * `cli run [--as <email|userId>] <module:function> [json-args]`. Without `--as` the function runs
  * with the CLI's privilege (internal functions too); with `--as` it runs as that user through a
  * real session and JWT (the app's `runAs`), so steps 1+2 and the function's own checks apply.
- * An unknown name lists the closest function paths.
+ * An unknown name lists the closest function paths (the registry's lookup, as over HTTP).
  */
-import { ServiceError } from "../errors.ts";
-import { isRegisteredFunction } from "../functions/registered.ts";
 import type { Backend, Caller } from "../runtime.ts";
 import type { ServiceOptions } from "../service.ts";
-import { closeMatches } from "./close-matches.ts";
 
 /** A mistake in how the command was called (exit code 2, usage printed). */
 export class UsageError extends Error {}
-
-/** Every registered function path of the app, `module:name`. */
-export function functionPaths(app: Pick<ServiceOptions, "modules">): string[] {
-  return Object.entries(app.modules).flatMap(([module, exports]) =>
-    Object.entries(exports)
-      .filter(([, value]) => isRegisteredFunction(value))
-      .map(([name]) => `${module}:${name}`),
-  );
-}
 
 function parseRunArgs(argv: string[]): { as?: string; path: string; args: unknown } {
   const rest = [...argv];
@@ -47,14 +35,8 @@ function parseRunArgs(argv: string[]): { as?: string; path: string; args: unknow
 /** Runs the command; returns the function's value. */
 export async function runCommand(backend: Backend, app: ServiceOptions, argv: string[]): Promise<unknown> {
   const { as, path, args } = parseRunArgs(argv);
-  let fn: ReturnType<Backend["lookup"]>;
-  try {
-    fn = backend.lookup(path, undefined, true);
-  } catch (error) {
-    const matches = closeMatches(path, functionPaths(app));
-    const hint = matches.length ? `; did you mean ${matches.join(", ")}?` : "";
-    throw new ServiceError("FUNCTION_NOT_FOUND", `${(error as Error).message}${hint}`);
-  }
+  // An unknown path throws FUNCTION_NOT_FOUND naming the closest ones.
+  const fn = backend.lookup(path, undefined, true);
   let session: { token: string; end(): Promise<void> } | undefined;
   if (as) {
     if (!app.runAs) throw new UsageError("--as needs an app with auth (ServiceOptions.runAs)");

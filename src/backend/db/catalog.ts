@@ -3,6 +3,7 @@
  * at start; everything that writes or reads documents goes through it.
  */
 import { idTag, tableTag } from "../ids.ts";
+import { SCHEDULER_TABLES } from "../scheduler/tables.ts";
 import { defineTable, type SchemaDefinition, type TableDefinition } from "../schema.ts";
 import type { StorageLayout, StoredDocument } from "../storage/engine.ts";
 import { encodeKey } from "../storage/index-key.ts";
@@ -19,6 +20,7 @@ export interface TableInfo {
 /** Tables the platform itself needs, stored beside the application's. */
 export const SYSTEM_TABLES = {
   _env: defineTable({ name: v.string(), value: v.string() }).index("name", ["name"]),
+  ...SCHEDULER_TABLES,
 };
 
 export class Catalog {

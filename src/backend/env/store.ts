@@ -76,6 +76,30 @@ export class EnvStore {
     }
   }
 
+  /**
+   * Stores `value` under `name` unless a value is stored already, in one transaction, and returns
+   * the stored value: of several processes setting the same name at once, exactly one wins and
+   * every caller gets the winner's value (e.g. a generated secret on a first start).
+   */
+  async setIfAbsent(name: string, value: string): Promise<string> {
+    if (!NAME.test(name)) throw new Error(`Invalid variable name "${name}"`);
+    const stored = await this.database.write(async (db) => {
+      const existing = await db
+        .query("_env")
+        .withIndex("name", (q) => q.eq("name", name))
+        .unique();
+      if (existing) return existing.value as string;
+      await db.insert("_env", { name, value });
+      return value;
+    });
+    this.newestApplied = this.loadsStarted;
+    if (this.values.get(name) !== stored) {
+      this.values.set(name, stored);
+      this.notify();
+    }
+    return stored;
+  }
+
   private notify(): void {
     for (const l of this.listeners) l();
   }

@@ -5,6 +5,7 @@
  * references.
  */
 import type { DatabaseReader, DatabaseWriter } from "../db/database.ts";
+import type { Scheduler } from "../scheduler/schedule.ts";
 import type { DataModelOf, GenericDataModel, SchemaDefinition } from "../schema.ts";
 import type { ObjectType, PropertyValidators } from "../values/validators.ts";
 import type { FunctionReference } from "./references.ts";
@@ -50,12 +51,16 @@ export interface MutationCtx<DM extends GenericDataModel = GenericDataModel> {
   db: DatabaseWriter<DM>;
   auth: Auth;
   meta: RequestMeta;
+  /** Runs a mutation or action later; the job is written in this mutation's transaction. */
+  scheduler: Scheduler;
 }
 
 export interface ActionCtx {
   env: EnvReader;
   auth: Auth;
   meta: RequestMeta;
+  /** Runs a mutation or action later; each call is a write of its own. */
+  scheduler: Scheduler;
   runQuery<R extends FunctionReference<"query", any, any, any>>(
     ref: R,
     args: R["_args"],

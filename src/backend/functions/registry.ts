@@ -2,7 +2,11 @@
 import { ServiceError } from "../errors.ts";
 import { MAX_ARGS_DEPTH, nestsDeeperThan } from "../values/nesting.ts";
 import { validate } from "../values/validate.ts";
+import { closeMatches } from "./close-matches.ts";
 import { type FunctionKind, isRegisteredFunction, type RegisteredFunction } from "./registered.ts";
+
+/** Longest mistyped path compared with the registered ones for a "did you mean". */
+const MAX_SUGGESTED_PATH_LENGTH = 200;
 
 export class FunctionRegistry {
   private readonly functions = new Map<string, RegisteredFunction>();
@@ -16,11 +20,16 @@ export class FunctionRegistry {
     }
   }
 
-  /** Registered function at `path`, or a 404 error (also for an internal one unless allowed). */
+  /**
+   * Registered function at `path`, or a 404 error (also for an internal one unless allowed) naming
+   * the closest paths the caller may call (`No function "users:mee"; did you mean users:me?`).
+   */
   lookup(path: string, kind?: FunctionKind, allowInternal = false): RegisteredFunction {
     const fn = this.functions.get(path);
     if (!fn || (fn.visibility === "internal" && !allowInternal)) {
-      throw new ServiceError("FUNCTION_NOT_FOUND", `No function "${path}"`);
+      const matches = this.closePaths(path, kind, allowInternal);
+      const hint = matches.length ? `; did you mean ${matches.join(", ")}?` : "";
+      throw new ServiceError("FUNCTION_NOT_FOUND", `No function "${path}"${hint}`);
     }
     if (kind && fn.kind !== kind) {
       throw new ServiceError("FUNCTION_NOT_FOUND", `"${path}" is a ${fn.kind}, not a ${kind}`);
@@ -35,6 +44,19 @@ export class FunctionRegistry {
 
   paths(): string[] {
     return [...this.functions.keys()];
+  }
+
+  /**
+   * Paths close to a mistyped one, among those the caller may call (never an internal one for a
+   * client); of `kind` when given. A path far longer than any registered one has no close match,
+   * and is not compared: the edit distance costs the product of the lengths.
+   */
+  private closePaths(path: string, kind: FunctionKind | undefined, allowInternal: boolean): string[] {
+    if (path.length > MAX_SUGGESTED_PATH_LENGTH) return [];
+    const candidates = [...this.functions]
+      .filter(([, fn]) => (allowInternal || fn.visibility !== "internal") && (!kind || fn.kind === kind))
+      .map(([candidate]) => candidate);
+    return closeMatches(path, candidates);
   }
 }
 

@@ -2,6 +2,7 @@
  * Serves a backend over Node's HTTP server, for the WebSocket to share: the function API on the
  * `node:http` fast path (`fast-api.ts`), everything else through Hono's node adapter.
  */
+
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { getRequestListener } from "@hono/node-server";
@@ -16,6 +17,7 @@ import type { Backend } from "../runtime.ts";
 import { createHttpApp, type HttpAppOptions } from "./app.ts";
 import { DEFAULT_MAX_BODY_BYTES } from "./body-limit.ts";
 import { fastApiListener } from "./fast-api.ts";
+import { listenErrorOf } from "./listen-error.ts";
 import { RequestDrain } from "./request-drain.ts";
 
 export interface RunningHttpServer {
@@ -85,9 +87,11 @@ export async function listenHttp(
   server.keepAliveTimeout = options.keepAliveTimeoutMs ?? DEFAULT_KEEP_ALIVE_TIMEOUT_MS;
   server.headersTimeout = server.keepAliveTimeout + 1000;
   return new Promise((resolveServer, reject) => {
-    server.once("error", reject);
-    server.listen(options.port ?? 3000, options.hostname, () => {
-      server.off("error", reject);
+    const port = options.port ?? 3000;
+    const failed = (error: NodeJS.ErrnoException) => reject(listenErrorOf(error, port, options.hostname));
+    server.once("error", failed);
+    server.listen(port, options.hostname, () => {
+      server.off("error", failed);
       const info = server.address() as AddressInfo;
       const host = options.hostname && options.hostname !== "0.0.0.0" ? options.hostname : "localhost";
       resolveServer({

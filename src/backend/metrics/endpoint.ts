@@ -11,6 +11,7 @@ import { ServiceError } from "../errors.ts";
 import { bearerToken } from "../http/bearer-token.ts";
 import { errorResponse, type JsonResponse } from "../http/json-response.ts";
 import { logger } from "../logger.ts";
+import { type SettingProblem, SettingsRefusal, settingProblem } from "../settings/problems.ts";
 import { collectProcessMetrics, metricsRegistry } from "./metrics.ts";
 
 /** Where `/metrics` is served (`ServiceOptions.metrics`); leave both unset to serve it nowhere. */
@@ -31,21 +32,38 @@ export const MIN_METRICS_TOKEN_LENGTH = 16;
 
 /**
  * The metrics settings from the environment: `METRICS_PORT`, `METRICS_HOST`, `METRICS_TOKEN`.
- * Undefined when neither a port nor a token is set. A bad value throws (refuse to start).
+ * Undefined when neither a port nor a token is set. A bad value throws a {@link SettingsRefusal}
+ * naming each (the token's value masked).
  */
 export function metricsSetting(
   env: Record<string, string | undefined> = process.env,
 ): MetricsOptions | undefined {
   const portText = env.METRICS_PORT?.trim();
   const token = env.METRICS_TOKEN?.trim() || undefined;
+  const problems: SettingProblem[] = [];
   let port: number | undefined;
   if (portText) {
     port = Number(portText);
     if (!Number.isInteger(port) || port < 0 || port > 65535)
-      throw new Error(`METRICS_PORT must be a port number (0 to 65535), not "${portText}"`);
+      problems.push(
+        settingProblem(
+          "METRICS_PORT",
+          env.METRICS_PORT,
+          "not a port number (0 to 65535)",
+          "set METRICS_PORT=9464, or another free port (served on 127.0.0.1 unless METRICS_HOST says otherwise)",
+        ),
+      );
   }
   if (token !== undefined && token.length < MIN_METRICS_TOKEN_LENGTH)
-    throw new Error(`METRICS_TOKEN must be at least ${MIN_METRICS_TOKEN_LENGTH} characters`);
+    problems.push(
+      settingProblem(
+        "METRICS_TOKEN",
+        env.METRICS_TOKEN,
+        `shorter than ${MIN_METRICS_TOKEN_LENGTH} characters: guessable`,
+        "set METRICS_TOKEN=$(openssl rand -hex 32)",
+      ),
+    );
+  if (problems.length > 0) throw new SettingsRefusal(problems);
   if (port === undefined && token === undefined) return undefined;
   return { port, token, hostname: env.METRICS_HOST?.trim() || undefined };
 }

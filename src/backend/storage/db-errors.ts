@@ -5,6 +5,7 @@
  * what it is (an internal error). Engines call these; nothing else inspects driver errors.
  */
 import { ServiceError } from "../errors.ts";
+import { StartRefusal } from "../start-refusal.ts";
 
 /** SQLSTATEs after which the whole transaction may simply run again. */
 const CONFLICT_STATES = new Set(["40001", "40P01"]);
@@ -105,12 +106,12 @@ export function classifyDatabaseError(error: unknown): unknown {
  * A database file that cannot be opened (missing permissions, read-only directory, a directory
  * in its place). Its message is one line for the operator, naming the path and the reason.
  */
-export class DatabaseOpenError extends Error {
+export class DatabaseOpenError extends StartRefusal {
+  override name = "DatabaseOpenError";
   constructor(
     readonly path: string,
     readonly reason: string,
   ) {
     super(`cannot open the database file ${path}: ${reason}`);
-    this.name = "DatabaseOpenError";
   }
 }

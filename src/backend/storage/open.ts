@@ -1,5 +1,6 @@
 /** Chooses the storage engine from `DATABASE_URL`, with the timeouts from `DATABASE_*_MS`. */
 import { resolve } from "node:path";
+import { SettingError, SettingsCheck, settingProblem } from "../settings/problems.ts";
 import type { StorageEngine } from "./engine.ts";
 import { PostgresEngine, type PostgresOptions } from "./postgres.ts";
 import { poolerMode } from "./postgres-pooler.ts";
@@ -16,29 +17,88 @@ export type DatabaseTarget =
 
 /**
  * A duration setting from the environment, in ms; undefined when unset (the engine's default).
- * A value that is not a positive integer refuses to start rather than silently meaning "none".
+ * A value that is not a positive integer (or 0, with `allowZero`) throws a {@link SettingError}
+ * rather than silently meaning "none".
  */
-export function durationSetting(name: string, env: NodeJS.ProcessEnv = process.env): number | undefined {
+export function durationSetting(
+  name: string,
+  env: Record<string, string | undefined> = process.env,
+  options: { allowZero?: boolean } = {},
+): number | undefined {
   const raw = env[name]?.trim();
   if (!raw) return undefined;
   const ms = Number(raw);
-  if (!Number.isSafeInteger(ms) || ms <= 0) {
-    throw new Error(`${name} must be a positive whole number of milliseconds, got "${raw}"`);
+  const min = options.allowZero ? 0 : 1;
+  if (!Number.isSafeInteger(ms) || ms < min) {
+    throw new SettingError(
+      settingProblem(
+        name,
+        env[name],
+        `not a ${options.allowZero ? "" : "positive "}whole number of milliseconds`,
+        `set ${name}=${options.allowZero ? "0 or more" : "a number above 0"}, e.g. ${name}=5000, or unset it for the default`,
+      ),
+    );
   }
   return ms;
 }
 
+/** Schemes `DATABASE_URL` may have; anything else (`postgress://`, `mysql://`) is refused, not taken for a file name. */
+const SQLITE_SCHEME = /^(sqlite|file):(\/\/)?/i;
+const POSTGRES_SCHEME = /^postgres(ql)?:\/\//i;
+const ANY_SCHEME = /^([a-z][a-z0-9+.-]*):\/\//i;
+const ACCEPTED =
+  "postgres://user:password@host:5432/db, postgresql://…, sqlite:PATH, file:PATH or a plain file path";
+
+/** A PostgreSQL URL node-postgres can use, or a {@link SettingError} saying why not. */
+function checkPostgresUrl(url: string): void {
+  // The authority: after "//", up to the first "/" or "?"; its host part follows the last "@".
+  const authority = url.replace(POSTGRES_SCHEME, "").split(/[/?#]/, 1)[0];
+  const hosts = authority.slice(authority.lastIndexOf("@") + 1);
+  if (hosts.includes(",")) {
+    throw new SettingError(
+      settingProblem(
+        "DATABASE_URL",
+        url,
+        `lists several hosts (${hosts}); node-postgres connects to one host`,
+        "give the one address that always reaches the primary: your failover manager's endpoint (e.g. Patroni's or a cloud provider's) or HAProxy/PgBouncer in front of the servers",
+      ),
+    );
+  }
+  try {
+    new URL(url);
+  } catch {
+    throw new SettingError(
+      settingProblem(
+        "DATABASE_URL",
+        url,
+        "is not a valid URL",
+        `use ${ACCEPTED}; percent-encode special characters in the password`,
+      ),
+    );
+  }
+}
+
 /**
  * `undefined` or a path → SQLite file; `sqlite:PATH` / `file:PATH` → SQLite file;
- * `postgres://…` / `postgresql://…` → PostgreSQL (connections open lazily, at `migrate`).
+ * `postgres://…` / `postgresql://…` → PostgreSQL (connections open lazily, at `migrate`). Any
+ * other `scheme://`, and a PostgreSQL URL listing several hosts, throw a {@link SettingError}.
  *
  * Settings: `DATABASE_CONNECT_TIMEOUT_MS`, `DATABASE_STATEMENT_TIMEOUT_MS`,
  * `DATABASE_QUERY_TIMEOUT_MS` (PostgreSQL), `DATABASE_BUSY_TIMEOUT_MS` (SQLite), `SQLITE_SYNCHRONOUS`.
  */
 export function databaseTarget(databaseUrl: string | undefined): DatabaseTarget {
   const url = databaseUrl?.trim() || DEFAULT_DATABASE_FILE;
-  if (/^postgres(ql)?:\/\//i.test(url)) return { kind: "postgres", connectionString: url };
-  const file = url.replace(/^(sqlite|file):(\/\/)?/i, "");
+  if (POSTGRES_SCHEME.test(url)) {
+    checkPostgresUrl(url);
+    return { kind: "postgres", connectionString: url };
+  }
+  const scheme = ANY_SCHEME.exec(url)?.[1];
+  if (scheme && !SQLITE_SCHEME.test(url)) {
+    throw new SettingError(
+      settingProblem("DATABASE_URL", url, `unknown scheme "${scheme}:"`, `use ${ACCEPTED}`),
+    );
+  }
+  const file = url.replace(SQLITE_SCHEME, "");
   return { kind: "sqlite", filename: file === ":memory:" ? file : resolve(file) };
 }
 
@@ -77,18 +137,34 @@ export function openEngine(
  * `DATABASE_URL` goes through a pooler) and `DATABASE_POLL_MS` (the commit log poll period).
  */
 export function postgresSettings(url: string, env: Record<string, string | undefined>): PostgresOptions {
-  const pooler = poolerMode(env.DATABASE_POOLER);
+  const check = new SettingsCheck();
+  const pooler = check.read(() => poolerMode(env.DATABASE_POOLER)) ?? "none";
   const listenUrl = env.DATABASE_LISTEN_URL?.trim() || undefined;
   const notifySetting = env.DATABASE_NOTIFY?.trim().toLowerCase();
   if (notifySetting && !["on", "off", "true", "false", "1", "0"].includes(notifySetting)) {
-    throw new Error(`DATABASE_NOTIFY must be "on" or "off", not "${env.DATABASE_NOTIFY}"`);
+    check.add(
+      settingProblem(
+        "DATABASE_NOTIFY",
+        env.DATABASE_NOTIFY,
+        'neither "on" nor "off"',
+        "set DATABASE_NOTIFY=on or off",
+      ),
+    );
   }
   // LISTEN needs a session of its own: through a transaction pooler only with a direct URL.
   const notify = !["off", "false", "0"].includes(notifySetting ?? "") && (pooler === "none" || !!listenUrl);
   const pollMs = env.DATABASE_POLL_MS?.trim();
   const pollIntervalMs = pollMs ? Number(pollMs) : undefined;
   if (pollIntervalMs !== undefined && !(Number.isInteger(pollIntervalMs) && pollIntervalMs >= 10)) {
-    throw new Error(`DATABASE_POLL_MS must be a whole number of milliseconds ≥ 10, not "${pollMs}"`);
+    check.add(
+      settingProblem(
+        "DATABASE_POLL_MS",
+        env.DATABASE_POLL_MS,
+        "not a whole number of milliseconds ≥ 10",
+        "set DATABASE_POLL_MS=100 (or more), or unset it for the default",
+      ),
+    );
   }
+  check.refuseIfAny();
   return { connectionString: url, pooler, notify, listenConnectionString: listenUrl, pollIntervalMs };
 }

@@ -8,6 +8,7 @@
  * it on `DATABASE_LISTEN_URL`, a direct connection, or polls the commit log without one.
  */
 import pg from "pg";
+import { SettingError, settingProblem } from "../settings/problems.ts";
 
 /** How the engine reaches PostgreSQL: directly, or through a transaction-mode pooler. */
 export type PoolerMode = "none" | "transaction";
@@ -29,5 +30,12 @@ export function poolerMode(value: string | undefined): PoolerMode {
   const v = value?.trim().toLowerCase();
   if (!v || v === "none" || v === "off" || v === "session") return "none";
   if (v === "transaction" || v === "pgbouncer") return "transaction";
-  throw new Error(`DATABASE_POOLER must be "transaction" or "none", not "${value}"`);
+  throw new SettingError(
+    settingProblem(
+      "DATABASE_POOLER",
+      value,
+      "unknown pooler mode",
+      "set DATABASE_POOLER=transaction (PgBouncer in transaction mode) or none",
+    ),
+  );
 }

@@ -38,6 +38,7 @@ export class PostgresPools {
   /** Why each pooled connection died, when it did (its `error` event); read when a transaction fails. */
   private readonly lost = new WeakMap<pg.ClientBase, Error>();
   private readonly pingTimeoutMs: number;
+  private readonly probeConfig: pg.ClientConfig;
 
   constructor(options: PostgresOptions) {
     const statementTimeoutMs = options.statementTimeoutMs ?? POSTGRES_TIMEOUT_DEFAULTS.statementTimeoutMs;
@@ -57,6 +58,12 @@ export class PostgresPools {
     this.nested = new pg.Pool(config);
     this.follower = new pg.Pool({ ...config, max: 2, application_name: "service-auth-follower" });
     this.pingTimeoutMs = options.pingTimeoutMs ?? POSTGRES_TIMEOUT_DEFAULTS.pingTimeoutMs;
+    this.probeConfig = {
+      connectionString: options.connectionString,
+      connectionTimeoutMillis: this.pingTimeoutMs,
+      query_timeout: this.pingTimeoutMs,
+      application_name: "service-auth-probe",
+    };
     for (const pool of [this.main, this.nested, this.follower]) {
       // An idle pooled connection that dies (server restart) is dropped; the next checkout reconnects.
       pool.on("error", (error) =>
@@ -107,6 +114,26 @@ export class PostgresPools {
       );
     } catch (error) {
       throw classifyDatabaseError(error);
+    }
+  }
+
+  /**
+   * `SELECT 1` on a connection of its own within `pingTimeoutMs`: unlike {@link ping}, a pool full
+   * of slow (or hung) transactions does not fail it, so it tells an outage from a busy database.
+   */
+  async probe(): Promise<void> {
+    const client = new pg.Client(this.probeConfig);
+    // A connection that dies (or is cut below) must not throw an unhandled 'error'.
+    client.on("error", () => {});
+    try {
+      await withDeadline(
+        client.connect().then(() => client.query("SELECT 1")),
+        this.pingTimeoutMs,
+        () => new Error(`no answer within ${this.pingTimeoutMs} ms`),
+      );
+    } finally {
+      // On a frozen server this destroys the socket rather than waiting for a goodbye.
+      client.end().catch(() => {});
     }
   }
 

@@ -26,7 +26,7 @@ import {
   READ_BEGIN,
   snapshotHead,
 } from "./commit-log.ts";
-import { classifyDatabaseError } from "./db-errors.ts";
+import { classifyDatabaseError, databaseUnavailable } from "./db-errors.ts";
 import type {
   KeyFunction,
   ReadTransaction,
@@ -35,6 +35,8 @@ import type {
   StorageLayout,
   WriteTransaction,
 } from "./engine.ts";
+import { OutageBreaker } from "./outage-breaker.ts";
+import { DatabaseConnectError } from "./postgres-connect-error.ts";
 import { type CommitChannelHealth, CrossInstance, MIGRATION_LOCK_SQL } from "./postgres-cross-instance.ts";
 import type { PostgresOptions } from "./postgres-options.ts";
 import { PostgresPools } from "./postgres-pools.ts";
@@ -68,6 +70,8 @@ export class PostgresEngine implements StorageEngine {
   /** Statement texts of the migrated layout. */
   private sql = new SqlStatements(postgresDialect, { tables: {} });
   private readonly maxWriteAttempts: number;
+  /** Requests fail at once while the server is known unreachable (outage-breaker.ts). */
+  private readonly breaker: OutageBreaker;
 
   /** Read snapshots once the commit log exists: with its head, which confirms cached identities. */
   private readonly readWithHead: TransactionKind<PgReader> = {
@@ -85,12 +89,16 @@ export class PostgresEngine implements StorageEngine {
         : this.instances.follower.sync(),
   };
 
+  private readonly connectionString: string;
+
   constructor(options: PostgresOptions) {
+    this.connectionString = options.connectionString;
     this.pools = new PostgresPools(options);
     this.instances = new CrossInstance(this.pools, options);
     this.instanceId = this.instances.instanceId;
     this.maxWriteAttempts = options.maxWriteAttempts ?? 30;
     this.crossInstanceCheck = options.crossInstanceCheck ?? true;
+    this.breaker = new OutageBreaker({ probe: () => this.pools.probe() });
   }
 
   /** Backend pid of the LISTEN connection (tests terminate it to prove reconnection). */
@@ -118,8 +126,9 @@ export class PostgresEngine implements StorageEngine {
   }
 
   async migrate(layout: StorageLayout, keysOf: KeyFunction): Promise<void> {
+    // The first connection: a failure here is a start-up report naming where and why, not a 503.
     const client = await this.pools.main.connect().catch((error) => {
-      throw classifyDatabaseError(error);
+      throw new DatabaseConnectError(this.connectionString, error);
     });
     let broken: Error | undefined;
     try {
@@ -145,7 +154,7 @@ export class PostgresEngine implements StorageEngine {
 
   async read<T>(fn: (tx: ReadTransaction) => Promise<T>): Promise<T> {
     const kind = this.logInstalled && this.crossInstanceCheck ? this.readWithHead : plainRead;
-    return runTransaction(this.pools, this.sql, kind, this.maxWriteAttempts, fn);
+    return this.breaker.run(() => runTransaction(this.pools, this.sql, kind, this.maxWriteAttempts, fn));
   }
 
   /**
@@ -159,26 +168,37 @@ export class PostgresEngine implements StorageEngine {
     const drawn: number[] = [];
     let seq: number | undefined;
     let payload: string | undefined;
-    let result: T;
-    try {
-      result = await runTransaction(this.pools, this.sql, engineWrite, this.maxWriteAttempts, async (tx) => {
-        seq = undefined;
-        const value = await fn(tx);
-        payload = writeSet?.();
-        if (payload) {
-          if (Buffer.byteLength(payload) > MAX_LOGGED_BYTES) payload = undefined;
-          seq = await tx.appendLog(this.instanceId, payload ?? null);
-          drawn.push(seq);
-          follower.drew(seq);
-        }
-        return value;
-      });
-    } catch (error) {
-      follower.abandoned(drawn);
-      throw error;
-    }
-    if (seq !== undefined) this.instances.published(seq, payload);
-    return result;
+    // The bookkeeping follows the transaction's own outcome, also when the breaker has already
+    // answered the caller: a commit that lands late is still published here.
+    const transaction = async () => {
+      let result: T;
+      try {
+        result = await runTransaction(
+          this.pools,
+          this.sql,
+          engineWrite,
+          this.maxWriteAttempts,
+          async (tx) => {
+            seq = undefined;
+            const value = await fn(tx);
+            payload = writeSet?.();
+            if (payload) {
+              if (Buffer.byteLength(payload) > MAX_LOGGED_BYTES) payload = undefined;
+              seq = await tx.appendLog(this.instanceId, payload ?? null);
+              drawn.push(seq);
+              follower.drew(seq);
+            }
+            return value;
+          },
+        );
+      } catch (error) {
+        follower.abandoned(drawn);
+        throw error;
+      }
+      if (seq !== undefined) this.instances.published(seq, payload);
+      return result;
+    };
+    return this.breaker.run(transaction);
   }
 
   onExternalCommit(listener: (payload?: string) => void): () => void {
@@ -217,6 +237,7 @@ export class PostgresEngine implements StorageEngine {
   }
 
   ping(): Promise<void> {
+    if (this.breaker.isDown) return Promise.reject(databaseUnavailable());
     return this.pools.ping();
   }
 
@@ -241,6 +262,7 @@ export class PostgresEngine implements StorageEngine {
   }
 
   async close(): Promise<void> {
+    this.breaker.close();
     await this.instances.close();
     await this.pools.end();
   }

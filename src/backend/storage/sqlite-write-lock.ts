@@ -28,6 +28,11 @@ export class SqliteWriteLock {
   private readonly turns = new Mutex();
   /** A wait for another process's write lock has been logged and has not ended yet. */
   private waitingLogged = false;
+  /**
+   * Another process held the write lock through a whole wait and has not let go since (a frozen
+   * or forgotten transaction): writes try once and fail at once instead of each waiting it out.
+   */
+  private stuck = false;
 
   constructor(
     private readonly writer: SqliteConnection,
@@ -41,24 +46,37 @@ export class SqliteWriteLock {
 
   /**
    * `BEGIN IMMEDIATE` on the writer, retried with an asynchronous backoff while another process
-   * holds the write lock; past `deadline` (ms since epoch) the caller gets `503 DATABASE_BUSY`.
-   * The first wait is logged once, naming the file. Call it holding the {@link turn}.
+   * holds the write lock; past `deadline` (ms since epoch) the caller gets `503 DATABASE_BUSY`,
+   * and so does every later caller at once, after one try, until the lock is free again (a
+   * finite deadline only: the migration waits as long as it takes). The first wait is logged
+   * once, naming the file. Call it holding the {@link turn}.
    */
   async begin(deadline: number): Promise<void> {
     const begin = this.writer.stmts.get("BEGIN IMMEDIATE");
     for (let attempt = 0; ; attempt++) {
       try {
         begin.run();
-        if (attempt > 0 && this.waitingLogged) {
+        if (this.stuck || (attempt > 0 && this.waitingLogged)) {
           this.waitingLogged = false;
+          this.stuck = false;
           logger.info("database write lock acquired", { file: this.filename });
         }
         return;
       } catch (error) {
         if (!isBusy(error)) throw error;
       }
+      if (this.stuck && deadline !== Number.POSITIVE_INFINITY) throw databaseBusy();
       const left = deadline - Date.now();
-      if (left <= 0) throw databaseBusy();
+      if (left <= 0) {
+        this.stuck = true;
+        logger.warn(
+          "the database write lock is still held by another process: writes fail at once until it is free",
+          {
+            file: this.filename,
+          },
+        );
+        throw databaseBusy();
+      }
       if (!this.waitingLogged) {
         this.waitingLogged = true;
         logger.warn("waiting for the database write lock held by another process", {

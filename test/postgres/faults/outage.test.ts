@@ -160,3 +160,51 @@ describe.skipIf(!postgresBinDir)("PostgreSQL faults", () => {
     }
   }, 60_000);
 });
+
+describe.skipIf(!postgresBinDir)("PostgreSQL frozen: fail fast", () => {
+  const pg = usePostgres();
+  let service: TestService;
+
+  beforeAll(async () => {
+    // Timeouts far beyond the test's waits: a request that answers at all while the server is
+    // frozen was refused by the outage breaker, not by a timeout.
+    const engine = new PostgresEngine({
+      connectionString: await pg().createDatabase(),
+      statementTimeoutMs: 60_000,
+      queryTimeoutMs: 120_000,
+    });
+    service = await startTestService({ schema, modules: { notes }, engine });
+  });
+  afterAll(async () => {
+    await service?.close();
+  });
+
+  it("refuses the waiting request and every later one at once with 503, and recovers by itself after SIGCONT", async () => {
+    expect((await callFunction(service.url, "mutation", "notes:add", { text: "before" })).status).toBe(200);
+    const postmaster = await postmasterPid(pg());
+    signalServer(postmaster, "SIGSTOP");
+    try {
+      // Waits for the frozen server until the breaker's probe fails (promised within 2 s; without
+      // the breaker it would wait out the 120 s query timeout, past this test's own timeout).
+      const waiting = await callFunction(service.url, "query", "notes:list");
+      expect(waiting.status).toBe(503);
+      expect(waiting.body).toMatchObject({ code: "DATABASE_UNAVAILABLE" });
+      // Known down now: the next requests are refused without touching the database.
+      const [write, read, health] = await Promise.all([
+        callFunction(service.url, "mutation", "notes:add", { text: "frozen" }),
+        callFunction(service.url, "query", "notes:list"),
+        fetch(`${service.url}/healthz`),
+      ]);
+      expect(write.body).toMatchObject({ code: "DATABASE_UNAVAILABLE" });
+      expect(read.body).toMatchObject({ code: "DATABASE_UNAVAILABLE" });
+      expect(health.status).toBe(503);
+    } finally {
+      signalServer(postmaster, "SIGCONT");
+    }
+    const after = await until(async () => {
+      const r = await callFunction(service.url, "query", "notes:list");
+      return r.status === 200 ? r : undefined;
+    }, "recovery");
+    expect(after.body.value.map((n: { text: string }) => n.text)).toContain("before");
+  }, 90_000);
+});

@@ -26,7 +26,7 @@ const notes = {
 };
 
 /** A child process holding the write lock of `file` until `release()`. */
-async function holdWriteLock(file: string): Promise<{ release(): Promise<void> }> {
+async function holdWriteLock(file: string): Promise<{ pid: number; release(): Promise<void> }> {
   const script = `
     const Database = require("better-sqlite3");
     const db = new Database(${JSON.stringify(file)});
@@ -44,6 +44,7 @@ async function holdWriteLock(file: string): Promise<{ release(): Promise<void> }
     child.once("exit", (code) => reject(new Error(`lock holder exited with ${code}`)));
   });
   return {
+    pid: child.pid!,
     release: () =>
       new Promise<void>((resolve) => {
         child.once("exit", () => resolve());
@@ -118,6 +119,34 @@ describe("SQLite: a write lock held by another process", () => {
     const refused = await callFunction(service.url, "mutation", "notes:add", { text: "refused" });
     expect(refused.status).toBe(503);
     expect(refused.body).toMatchObject({ status: "error", code: "DATABASE_BUSY" });
+    await lock.release();
+    const accepted = await callFunction(service.url, "mutation", "notes:add", { text: "accepted" });
+    expect(accepted.status).toBe(200);
+    const list = await callFunction(service.url, "query", "notes:list");
+    expect(list.body.value.map((n: { text: string }) => n.text)).toEqual(["accepted"]);
+  }, 30_000);
+
+  it("refuses later writes at once while a frozen holder (SIGSTOP) keeps the lock past one wait; reads go on; writes succeed once it lets go", async () => {
+    const file = tempDatabaseFile();
+    const service = await start(file, 200);
+    const lock = await holdWriteLock(file);
+    process.kill(lock.pid, "SIGSTOP");
+    try {
+      const first = await callFunction(service.url, "mutation", "notes:add", { text: "waited" });
+      expect(first.body).toMatchObject({ status: "error", code: "DATABASE_BUSY" });
+      // Known held now: the next write is refused after one try, before any timer could fire.
+      const next = service.backend.engine
+        .write(async () => "written")
+        .then(
+          () => "written",
+          (e: { code?: string }) => e.code,
+        );
+      const waited = new Promise((r) => setImmediate(() => r("still waiting")));
+      expect(await Promise.race([next, waited])).toBe("DATABASE_BUSY");
+      expect((await callFunction(service.url, "query", "notes:list")).status).toBe(200);
+    } finally {
+      process.kill(lock.pid, "SIGCONT");
+    }
     await lock.release();
     const accepted = await callFunction(service.url, "mutation", "notes:add", { text: "accepted" });
     expect(accepted.status).toBe(200);

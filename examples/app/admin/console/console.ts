@@ -6,7 +6,8 @@
  */
 import type { AdminKeyRow, AdminSessionRow, AdminUserRow } from "service-auth/auth";
 import { api, authClient, backend, consoleApi } from "./clients.ts";
-import { $, el, pending, status, when } from "./ui.ts";
+import { addressText, clientText } from "./session-facts.ts";
+import { $, el, pending, refreshTimes, status, timeAgo, when } from "./ui.ts";
 
 const PAGE_SIZE = 20;
 
@@ -75,12 +76,9 @@ function renderUsers(page: UsersPage): void {
     const badges = el("span");
     if (user.role?.split(",").includes("admin")) badges.append(badge("admin", "admin"));
     if (user.banned) badges.append(" ", badge("banned", "banned"));
-    button.append(
-      name,
-      badges,
-      el("span", user.email, { class: "email" }),
-      el("span", `created ${when(user.createdAt)}`, { class: "email" }),
-    );
+    const created = el("span", "signed up ", { class: "email" });
+    created.append(timeAgo(user.createdAt));
+    button.append(name, badges, el("span", user.email, { class: "email" }), created);
     button.addEventListener("click", () => select(user));
     const li = el("li");
     li.append(button);
@@ -111,15 +109,30 @@ function select(user: AdminUserRow): void {
     );
   }
   if (lastPage) renderUsers(lastPage);
-  $("user-title").focus();
+  revealUser();
+}
+
+/**
+ * Brings the chosen user's details to the reader: on a phone the panel sits below the list, out
+ * of sight, so the page scrolls to the panel's top; side by side on a wide screen nothing moves
+ * unless the panel is out of sight.
+ */
+function revealUser(): void {
+  const panel = $("user-panel");
+  const { top, bottom } = panel.getBoundingClientRect();
+  const stacked = top >= $("users-panel").getBoundingClientRect().bottom;
+  if (stacked || top < 0 || bottom < 0 || top > window.innerHeight) panel.scrollIntoView({ block: "start" });
+  $("user-title").focus({ preventScroll: true });
 }
 
 function renderUser(user: AdminUserRow): void {
   selected = user;
   $("user-panel").hidden = false;
   $("user-title").textContent = user.name;
-  $("user-facts").textContent =
-    `${user.email} · role ${user.role ?? "user"} · created ${when(user.createdAt)}`;
+  $("user-facts").replaceChildren(
+    `${user.email} · role ${user.role ?? "user"} · signed up `,
+    timeAgo(user.createdAt),
+  );
   const role = $<HTMLSelectElement>("role-select");
   const roleValue = user.role ?? "user";
   if (![...role.options].some((o) => o.value === roleValue)) role.append(new Option(roleValue, roleValue));
@@ -131,17 +144,32 @@ function renderUser(user: AdminUserRow): void {
     : "";
 }
 
+/**
+ * One row per session: browser and OS (the raw user agent in the tooltip), the client address,
+ * when it signed in and when it expires, a marker on the administrator's own session.
+ */
 function renderSessions(sessions: AdminSessionRow[]): void {
   const items = sessions.map((s) => {
     const li = el("li", "", { class: "session", "data-session-id": s._id });
-    const meta = el("span", "", { class: "meta" });
-    meta.append(
-      el("span", `${s.ipAddress ?? "unknown IP"} · ${s.userAgent ?? "unknown browser"}`),
-      el("br"),
-      el("span", `created ${when(s.createdAt)} · expires ${when(s.expiresAt)}`),
-    );
-    if (s.impersonatedBy) meta.append(" ", badge("impersonation", "imp"));
-    const revoke = el("button", "Revoke", { type: "button", class: "danger" }) as HTMLButtonElement;
+    const meta = el("div", "", { class: "meta" });
+    const client = el("b", clientText(s.userAgent), { class: "client", title: s.userAgent ?? "" });
+    const title = el("div");
+    title.append(client);
+    if (s.current) title.append(" ", badge("this session", "current"));
+    if (s.impersonatedBy) title.append(" ", badge("impersonation", "imp"));
+    // One span per fact: a narrow screen breaks the line between facts, not inside one.
+    const signedIn = el("span", "signed in ");
+    signedIn.append(timeAgo(s.createdAt));
+    const expires = el("span", "expires ");
+    expires.append(timeAgo(s.expiresAt));
+    const facts = el("div", "", { class: "facts" });
+    facts.append(el("span", addressText(s.ipAddress)), " · ", signedIn, " · ", expires);
+    meta.append(title, facts);
+    const revoke = el("button", "Revoke", {
+      type: "button",
+      class: "danger compact",
+      "aria-label": s.current ? "Revoke this session (signs you out)" : `Revoke ${clientText(s.userAgent)}`,
+    }) as HTMLButtonElement;
     revoke.addEventListener("click", () => revokeSession(revoke, s._id));
     li.append(meta, revoke);
     return li;
@@ -280,8 +308,10 @@ function wireUsersList(): void {
 function renderKeys(keys: AdminKeyRow[]): void {
   $("keys").replaceChildren(
     ...keys.map((k) => {
-      const li = el("li", "", { class: "session" });
-      li.append(el("code", k.kid), el("span", `created ${when(k.createdAt)}`, { class: "meta" }));
+      const li = el("li", "", { class: "key" });
+      const created = el("span", "created ", { class: "meta" });
+      created.append(timeAgo(k.createdAt));
+      li.append(el("code", k.kid), created);
       return li;
     }),
   );
@@ -340,6 +370,8 @@ export function startConsole(): void {
   refresh.addEventListener("click", () => loadEnv(refresh));
   void loadEnv(refresh);
   watchUsers();
+  // "just now" becomes "1 minute ago" without a change to the rows.
+  setInterval(refreshTimes, 30_000);
   const signOut = $<HTMLButtonElement>("sign-out");
   signOut.addEventListener("click", async () => {
     await pending(signOut, "users-status", () => authClient.signOut());

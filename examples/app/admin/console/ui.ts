@@ -1,4 +1,5 @@
 /** Small DOM helpers of the admin console: elements, dates, pending buttons and status lines. */
+import { relativeTime } from "./session-facts.ts";
 
 export const $ = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T;
 
@@ -11,6 +12,27 @@ export function el(tag: string, text = "", attributes: Record<string, string> = 
 }
 
 export const when = (ms: number | null | undefined) => (ms ? new Date(ms).toLocaleString() : "—");
+
+/**
+ * A `<time>` saying how long ago (or how soon) `ms` is, the exact time in its tooltip; kept
+ * current by {@link refreshTimes}.
+ */
+export function timeAgo(ms: number | null | undefined): HTMLElement {
+  if (!ms) return el("span", "—");
+  const node = el("time", relativeTime(ms, Date.now()), {
+    datetime: new Date(ms).toISOString(),
+    title: when(ms),
+    "data-at": String(ms),
+  });
+  return node;
+}
+
+/** Rewrites every {@link timeAgo} on the page for the current time ("just now" becomes "1 minute ago"). */
+export function refreshTimes(): void {
+  const now = Date.now();
+  for (const node of document.querySelectorAll<HTMLElement>("time[data-at]"))
+    node.textContent = relativeTime(Number(node.dataset.at), now);
+}
 
 /** Shows `message` in the status line `id` (an error in red, otherwise a confirmation). */
 export function status(id: string, message: string, kind: "error" | "ok" | "" = ""): void {

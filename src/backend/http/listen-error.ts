@@ -1,0 +1,37 @@
+/** Why the HTTP server could not listen, for the operator: the port, and the `PORT` setting that moves it. */
+import { StartRefusal } from "../start-refusal.ts";
+
+/** The port is taken (`EADDRINUSE`) or not ours to take (`EACCES`); `code` stays Node's. */
+export class PortRefusal extends StartRefusal {
+  override name = "PortRefusal";
+  readonly code: string;
+  constructor(
+    readonly port: number,
+    hostname: string | undefined,
+    cause: NodeJS.ErrnoException,
+  ) {
+    const where = hostname ? `${hostname}:${port}` : `port ${port}`;
+    const why =
+      cause.code === "EADDRINUSE"
+        ? `${where} is already in use by another process`
+        : `no permission to listen on ${where} (ports below 1024 need privileges)`;
+    super(
+      `cannot listen: ${why}\n    fix: stop the other process, or choose another port with the PORT setting (e.g. PORT=3001)`,
+      {
+        cause,
+      },
+    );
+    this.code = cause.code ?? "";
+  }
+}
+
+/** `error` as the start reports it: a taken or forbidden port becomes a {@link PortRefusal}. */
+export function listenErrorOf(
+  error: NodeJS.ErrnoException,
+  port: number,
+  hostname: string | undefined,
+): Error {
+  return error.code === "EADDRINUSE" || error.code === "EACCES"
+    ? new PortRefusal(port, hostname, error)
+    : error;
+}

@@ -1,0 +1,130 @@
+/**
+ * Fail fast in a database outage. The promise, in two sentences: once a probe of the database
+ * (a fresh connection and `SELECT 1` within the ping timeout) has failed, every transaction waiting
+ * for it and every new one is refused at once with `503 DATABASE_UNAVAILABLE`, instead of each
+ * waiting out the query timeout; the first probe that answers ends the outage. A probe runs when a
+ * transaction has waited `suspectAfterMs` without an answer (a busy database answers a probe at
+ * once, so slow work is never mistaken for an outage), and every `probeIntervalMs` while down.
+ *
+ * A refused caller's transaction is not cancelled: it ends on its own timeouts, and what it does
+ * when it settles (a late commit's publication) still happens. At COMMIT, as for any outage, the
+ * caller learns only that the outcome is unknown.
+ */
+import { logger } from "../logger.ts";
+import { databaseUnavailable } from "./db-errors.ts";
+
+export interface OutageBreakerOptions {
+  /** Probes the database on a connection of its own; rejects when it does not answer in time. */
+  probe: () => Promise<void>;
+  /** How long a transaction may wait before the database is probed (default 250 ms). */
+  suspectAfterMs?: number;
+  /** Period of the probe while the database is down (default 500 ms). */
+  probeIntervalMs?: number;
+}
+
+export class OutageBreaker {
+  private down = false;
+  private closed = false;
+  private probing = false;
+  /** When the last probe started: while up, at most one per `probeIntervalMs`. */
+  private probedAt = Number.NEGATIVE_INFINITY;
+  private recovery: NodeJS.Timeout | undefined;
+  /** Callers waiting on a transaction: refused when an outage is found. */
+  private readonly waiting = new Set<(error: Error) => void>();
+  private readonly suspectAfterMs: number;
+  private readonly probeIntervalMs: number;
+  private readonly suspectNow = () => this.suspect();
+
+  constructor(private readonly options: OutageBreakerOptions) {
+    this.suspectAfterMs = options.suspectAfterMs ?? 250;
+    this.probeIntervalMs = options.probeIntervalMs ?? 500;
+  }
+
+  /** Whether the last probe failed: the database is known unreachable. */
+  get isDown(): boolean {
+    return this.down;
+  }
+
+  /**
+   * Starts `work` unless the database is known down, and answers with its outcome, or with
+   * `DATABASE_UNAVAILABLE` as soon as an outage is found while it waits.
+   */
+  run<T>(work: () => Promise<T>): Promise<T> {
+    if (this.down) return Promise.reject(databaseUnavailable());
+    const running = work();
+    return new Promise<T>((resolve, reject) => {
+      const timer = setTimeout(this.suspectNow, this.suspectAfterMs);
+      const settle = () => {
+        clearTimeout(timer);
+        this.waiting.delete(refuse);
+      };
+      const refuse = (error: Error) => {
+        settle();
+        reject(error);
+      };
+      this.waiting.add(refuse);
+      running.then(
+        (value) => {
+          settle();
+          resolve(value);
+        },
+        (error) => {
+          settle();
+          reject(error);
+        },
+      );
+    });
+  }
+
+  /** Stops probing for good (the engine is closing). */
+  close(): void {
+    this.closed = true;
+    this.stopRecovery();
+  }
+
+  private stopRecovery(): void {
+    clearInterval(this.recovery);
+    this.recovery = undefined;
+  }
+
+  private suspect(): void {
+    if (this.closed || this.down || this.probing || Date.now() - this.probedAt < this.probeIntervalMs) return;
+    this.probing = true;
+    this.probedAt = Date.now();
+    this.options.probe().then(
+      () => {
+        this.probing = false;
+      },
+      (error) => {
+        this.probing = false;
+        this.trip(error);
+      },
+    );
+  }
+
+  private trip(cause: unknown): void {
+    if (this.down || this.closed) return;
+    this.down = true;
+    logger.warn("database unreachable: refusing requests at once until it answers", {
+      error: String(cause),
+    });
+    for (const refuse of [...this.waiting]) refuse(databaseUnavailable());
+    this.recovery = setInterval(() => {
+      if (this.probing) return;
+      this.probing = true;
+      this.options.probe().then(
+        () => {
+          this.probing = false;
+          if (!this.down) return;
+          this.down = false;
+          this.stopRecovery();
+          logger.info("database reachable again");
+        },
+        () => {
+          this.probing = false;
+        },
+      );
+    }, this.probeIntervalMs);
+    this.recovery.unref();
+  }
+}

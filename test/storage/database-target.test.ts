@@ -1,0 +1,52 @@
+/**
+ * `DATABASE_URL`: a plain path, `sqlite:` / `file:` are SQLite; `postgres:` / `postgresql:` are
+ * PostgreSQL; any other `scheme://` (a typo, another database) and a multi-host PostgreSQL URL
+ * are refused with the value's password masked, never taken for a file name.
+ */
+import { resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+import { SettingError } from "../../src/backend/settings/problems.ts";
+import { databaseTarget } from "../../src/backend/storage/open.ts";
+
+function refusal(url: string): SettingError {
+  try {
+    databaseTarget(url);
+  } catch (error) {
+    if (error instanceof SettingError) return error;
+    throw error;
+  }
+  throw new Error(`${url} was accepted`);
+}
+
+describe("databaseTarget", () => {
+  it("accepts plain paths, sqlite:, file:, postgres: and postgresql:", () => {
+    expect(databaseTarget(undefined)).toEqual({ kind: "sqlite", filename: resolve(".data/service.sqlite") });
+    expect(databaseTarget("./x.sqlite")).toEqual({ kind: "sqlite", filename: resolve("x.sqlite") });
+    expect(databaseTarget("sqlite:./y.db")).toEqual({ kind: "sqlite", filename: resolve("y.db") });
+    expect(databaseTarget("file:///tmp/z.db")).toEqual({ kind: "sqlite", filename: "/tmp/z.db" });
+    expect(databaseTarget(":memory:")).toEqual({ kind: "sqlite", filename: ":memory:" });
+    for (const url of ["postgres://u:p@h:5432/db", "postgresql://h/db", "POSTGRES://h/db?sslmode=require"])
+      expect(databaseTarget(url)).toEqual({ kind: "postgres", connectionString: url });
+  });
+
+  it("refuses unknown schemes, masking the password", () => {
+    const typo = refusal("postgress://postgres:secret@127.0.0.1:5433/svc");
+    expect(typo.problem).toMatchObject({
+      name: "DATABASE_URL",
+      value: "postgress://postgres:****@127.0.0.1:5433/svc",
+      problem: 'unknown scheme "postgress:"',
+    });
+    expect(typo.message).not.toContain("secret");
+    expect(refusal("mysql://x@y/z").problem.problem).toBe('unknown scheme "mysql:"');
+    expect(refusal("https://example.com/db").problem.problem).toBe('unknown scheme "https:"');
+  });
+
+  it("refuses a multi-host URL, saying to put one endpoint in front", () => {
+    const multi = refusal("postgres://app:pw@127.0.0.1:6001,127.0.0.1:6002/db");
+    expect(multi.problem.value).toBe("postgres://app:****@127.0.0.1:6001,127.0.0.1:6002/db");
+    expect(multi.problem.problem).toMatch(/several hosts/);
+    expect(multi.problem.fix).toMatch(/failover manager's endpoint/);
+    // A comma in the password or the path is no second host.
+    expect(databaseTarget("postgres://app:p,w@h/db").kind).toBe("postgres");
+  });
+});
