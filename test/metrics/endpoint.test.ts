@@ -6,7 +6,10 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { metricsSetting } from "../../src/backend/metrics/endpoint.ts";
 import { SettingsRefusal } from "../../src/backend/settings/problems.ts";
-import { type ExampleApp, startExampleApp } from "../helpers/example-app.ts";
+import { type ExampleApp, freePort, startExampleApp } from "../helpers/example-app.ts";
+import { spawnExampleServer } from "../helpers/example-server.ts";
+import { PROCESS_TEST_TIMEOUT } from "../helpers/process.ts";
+import { tempDatabaseFile } from "../helpers/temp.ts";
 import { scrape } from "./fixtures/scrape.ts";
 
 const TOKEN = "metrics-token-0123456789abcdef";
@@ -68,6 +71,27 @@ describe("the /metrics endpoint", () => {
     expect((await scrape(url, TOKEN)).status).toBe(200);
     expect((await scrape(`${app.url}/metrics`, TOKEN)).status).toBe(200);
   });
+
+  it(
+    "npm start serves METRICS_TOKEN on the public port and METRICS_PORT on 127.0.0.1",
+    async () => {
+      const metricsPort = await freePort();
+      const server = await spawnExampleServer({
+        DATABASE_URL: tempDatabaseFile(),
+        METRICS_TOKEN: TOKEN,
+        METRICS_PORT: String(metricsPort),
+      });
+      try {
+        expect((await scrape(`${server.url}/metrics`)).status).toBe(401);
+        expect((await scrape(`${server.url}/metrics`, TOKEN)).status).toBe(200);
+        expect((await scrape(`http://127.0.0.1:${metricsPort}/metrics`, TOKEN)).status).toBe(200);
+        expect((await scrape(`http://127.0.0.1:${metricsPort}/metrics`)).status).toBe(401);
+      } finally {
+        await server.stop();
+      }
+    },
+    PROCESS_TEST_TIMEOUT,
+  );
 
   it("reads METRICS_PORT, METRICS_HOST and METRICS_TOKEN, refusing bad values", () => {
     expect(metricsSetting({})).toBeUndefined();
