@@ -1,7 +1,8 @@
 /**
  * The platform's Prometheus metrics (prom-client), in one registry with a small interface the rest
- * of the code calls. The hot path (a function call, a token check) only finds a pre-bound label
- * child in a map and increments it: no label object, no string built per request. Numbers that
+ * of the code calls. The hot path (a function call, a token check) only finds its series (created
+ * once per label set) in a map and adds to plain numbers: no label object, no string built per
+ * request (plain-series.ts). Numbers that
  * exist anyway (live sockets, pool sizes, commit lag) are read when scraped, through sources the
  * running parts register.
  *
@@ -10,6 +11,7 @@
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import { ServiceError } from "../errors.ts";
+import { type CounterSeries, type HistogramSeries, PlainCounter, PlainHistogram } from "./plain-series.ts";
 
 /** The registry `/metrics` shows (the platform's own; prom-client's global one stays the app's). */
 export const metricsRegistry = new Registry();
@@ -54,27 +56,25 @@ export type AuthCheck = "token" | "sign_in" | "auth_route";
 
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
-const callDuration = new Histogram({
-  name: "service_auth_function_call_duration_seconds",
-  help: "Function calls over HTTP (POST /api/query|mutation|action) and the WebSocket, by transport, kind, function and outcome (ok or the error code); _count counts the calls",
-  labelNames: ["transport", "kind", "function", "outcome"] as const,
-  buckets: LATENCY_BUCKETS,
-  registers: [metricsRegistry],
-});
+// The per-request metrics count in plain numbers (plain-series.ts); the rest are prom-client's.
+const callDuration = new PlainHistogram(
+  "service_auth_function_call_duration_seconds",
+  "Function calls over HTTP (POST /api/query|mutation|action) and the WebSocket, by transport, kind, function and outcome (ok or the error code); _count counts the calls",
+  LATENCY_BUCKETS,
+  metricsRegistry,
+);
 
-const authOutcomes = new Counter({
-  name: "service_auth_auth_outcomes_total",
-  help: "Authentication outcomes: token checks (steps 1+2) and the auth routes' sign-ins and rate limits, by reason",
-  labelNames: ["check", "outcome"] as const,
-  registers: [metricsRegistry],
-});
+const authOutcomes = new PlainCounter(
+  "service_auth_auth_outcomes_total",
+  "Authentication outcomes: token checks (steps 1+2) and the auth routes' sign-ins and rate limits, by reason",
+  metricsRegistry,
+);
 
-const identityCache = new Counter({
-  name: "service_auth_identity_cache_total",
-  help: "Identity cache lookups of token checks, by result (hit: steps 1+2 skipped)",
-  labelNames: ["result"] as const,
-  registers: [metricsRegistry],
-});
+const identityCache = new PlainCounter(
+  "service_auth_identity_cache_total",
+  "Identity cache lookups of token checks, by result (hit: steps 1+2 skipped)",
+  metricsRegistry,
+);
 
 const rerunsPerCommit = new Histogram({
   name: "service_auth_reruns_per_commit",
@@ -226,19 +226,24 @@ new Gauge({
 
 // ------------------------------------------------------------------------ hot path
 
-type CallChild = ReturnType<typeof callDuration.labels>;
+type CallChild = HistogramSeries;
+/** Map keys per transport and kind, as constants: no string is built per call. */
+const SERIES_KEYS = {
+  http: { query: "query", mutation: "mutation", action: "action" },
+  ws: { query: "ws:query", mutation: "ws:mutation", action: "ws:action" },
+} as const;
 /** transport → kind → function → outcome → pre-bound child. Bounded by registered functions × codes. */
 const callChildren = new Map<string, Map<string, Map<string, CallChild>>>();
 
 function callChild(transport: CallTransport, kind: CallKind, fn: string, outcome: string): CallChild {
-  const key = transport === "http" ? kind : `ws:${kind}`;
+  const key = SERIES_KEYS[transport][kind];
   let byFunction = callChildren.get(key);
   if (!byFunction) callChildren.set(key, (byFunction = new Map()));
   let byOutcome = byFunction.get(fn);
   if (!byOutcome) byFunction.set(fn, (byOutcome = new Map()));
   let child = byOutcome.get(outcome);
   if (!child) {
-    byOutcome.set(outcome, (child = callDuration.labels({ transport, kind, function: fn, outcome })));
+    byOutcome.set(outcome, (child = callDuration.series({ transport, kind, function: fn, outcome })));
   }
   return child;
 }
@@ -262,7 +267,7 @@ export function outcomeOf(error: unknown): string {
   return error instanceof ServiceError ? error.code : "INTERNAL";
 }
 
-const authChildren = new Map<string, ReturnType<typeof authOutcomes.labels>>();
+const authChildren = new Map<string, CounterSeries>();
 
 /** Counts one auth outcome (see {@link TokenOutcome} and {@link AuthRouteOutcome}). */
 export function countAuthOutcome(check: "token", outcome: TokenOutcome): void;
@@ -270,13 +275,14 @@ export function countAuthOutcome(check: "sign_in" | "auth_route", outcome: AuthR
 export function countAuthOutcome(check: AuthCheck, outcome: TokenOutcome | AuthRouteOutcome): void {
   const key = `${check}:${outcome}`;
   let child = authChildren.get(key);
-  if (!child) authChildren.set(key, (child = authOutcomes.labels({ check, outcome })));
+  if (!child) authChildren.set(key, (child = authOutcomes.series({ check, outcome })));
   child.inc();
 }
 
-const tokenOk = authOutcomes.labels({ check: "token", outcome: "ok" });
-const cacheHit = identityCache.labels({ result: "hit" });
-const cacheMiss = identityCache.labels({ result: "miss" });
+const tokenOk = authOutcomes.series({ check: "token", outcome: "ok" });
+authChildren.set("token:ok", tokenOk);
+const cacheHit = identityCache.series({ result: "hit" });
+const cacheMiss = identityCache.series({ result: "miss" });
 
 /** Hot-path counters of the authenticator, pre-bound. */
 export const authMetrics = {
