@@ -3,6 +3,7 @@
  * behind a token it answers 401 without it or with a wrong one and 200 with the right one; on a
  * port of its own it is served there (127.0.0.1 by default) and not on the public port.
  */
+import { createServer } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { metricsSetting } from "../../src/backend/metrics/endpoint.ts";
 import { SettingsRefusal } from "../../src/backend/settings/problems.ts";
@@ -62,6 +63,19 @@ describe("the /metrics endpoint", () => {
     await app.close();
     app = undefined;
     await expect(fetch(url!)).rejects.toThrow();
+  });
+
+  it("refuses to start when METRICS_PORT is taken, naming the setting", async () => {
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, "127.0.0.1", resolve));
+    const port = (blocker.address() as { port: number }).port;
+    try {
+      await expect(startExampleApp({ metrics: { port } })).rejects.toThrow(
+        new RegExp(`127\\.0\\.0\\.1:${port} is already in use[\\s\\S]*METRICS_PORT setting`),
+      );
+    } finally {
+      await new Promise<void>((resolve) => blocker.close(() => resolve()));
+    }
   });
 
   it("asks for the token on its own port too when both are set", async () => {

@@ -10,6 +10,7 @@ import type { AddressInfo } from "node:net";
 import { ServiceError } from "../errors.ts";
 import { bearerToken } from "../http/bearer-token.ts";
 import { errorResponse, type JsonResponse } from "../http/json-response.ts";
+import { listenErrorOf } from "../http/listen-error.ts";
 import { logger } from "../logger.ts";
 import { type SettingProblem, SettingsRefusal, settingProblem } from "../settings/problems.ts";
 import { collectProcessMetrics, metricsRegistry } from "./metrics.ts";
@@ -169,9 +170,11 @@ export function listenMetrics(
   // A scraper's keep-alive connection must not hold up the service's stop.
   const closeAll = () => server.closeAllConnections();
   return new Promise((resolve, reject) => {
-    server.once("error", reject);
+    const refused = (error: NodeJS.ErrnoException) =>
+      reject(listenErrorOf(error, options.port, hostname, "METRICS_PORT"));
+    server.once("error", refused);
     server.listen(options.port, hostname, () => {
-      server.off("error", reject);
+      server.off("error", refused);
       const { port } = server.address() as AddressInfo;
       logger.info("metrics served", { url: `http://${hostname}:${port}/metrics` });
       resolve({

@@ -10,7 +10,7 @@ import type { CallMessage, Outcome, RequestId, ServerMessage } from "../../proto
 import type { RequestMeta } from "../functions/define.ts";
 import { observeCall, outcomeOf } from "../metrics/metrics.ts";
 import type { Backend, Caller } from "../runtime.ts";
-import { endFailed, endSpan, startRequestSpan, withTraceContext } from "../tracing/tracing.ts";
+import { endFailed, endSpan, serverSpan, startRequestSpan, withTraceContext } from "../tracing/tracing.ts";
 import type { ConnectionIdentity } from "./connection-identity.ts";
 import type { ConnectionSubscriptions } from "./connection-subscriptions.ts";
 import type { TierLimits } from "./limits.ts";
@@ -26,8 +26,8 @@ export interface CallsPort {
   close(code: number, reason: string): void;
 }
 
-/** Attributes of a WebSocket call's span. */
-const WS_ATTRIBUTES = { "service_auth.transport": "ws" } as const;
+/** Options of a WebSocket call's span. */
+const WS_SPAN = serverSpan({ "service_auth.transport": "ws" });
 
 export class ConnectionCalls {
   private inFlight = 0;
@@ -62,7 +62,7 @@ export class ConnectionCalls {
     const startedAt = performance.now();
     const fn = this.port.backend.functionLabel(path);
     // Undefined unless an OpenTelemetry SDK records this call.
-    const traced = startRequestSpan(message.type, undefined, WS_ATTRIBUTES);
+    const traced = startRequestSpan(message.type, undefined, WS_SPAN);
     try {
       // Revocation takes effect on the next request, also one made on another instance.
       const current = this.identity.whenCurrent();

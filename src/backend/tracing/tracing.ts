@@ -17,6 +17,7 @@ import {
   propagation,
   type Span,
   SpanKind,
+  type SpanOptions,
   SpanStatusCode,
   trace,
 } from "@opentelemetry/api";
@@ -36,6 +37,14 @@ export interface TraceHeaders {
   tracestate?: string | null;
 }
 
+/** Options of a request's span; callers with attributes pass {@link serverSpan}'s, made once. */
+const SERVER_SPAN: SpanOptions = Object.freeze({ kind: SpanKind.SERVER });
+
+/** Span options of a server span with fixed attributes (build once, pass to {@link startRequestSpan}). */
+export function serverSpan(attributes: Attributes): SpanOptions {
+  return { kind: SpanKind.SERVER, attributes };
+}
+
 /** The context a request's span starts in: the active span's, else the headers' remote parent. */
 function parentContext(headers: TraceHeaders | undefined): Context {
   const active = context.active();
@@ -51,10 +60,10 @@ function parentContext(headers: TraceHeaders | undefined): Context {
 export function startRequestSpan(
   name: string,
   headers: TraceHeaders | undefined,
-  attributes?: Attributes,
+  options: SpanOptions = SERVER_SPAN,
 ): TraceParent | undefined {
   const parent = parentContext(headers);
-  const span = tracer.startSpan(name, { kind: SpanKind.SERVER, attributes }, parent);
+  const span = tracer.startSpan(name, options, parent);
   if (!span.isRecording()) return undefined;
   return { span, ctx: trace.setSpan(parent, span) };
 }
@@ -109,12 +118,13 @@ export async function traceHttpRoute(
   request: Request,
   handler: () => Promise<Response>,
 ): Promise<Response> {
-  const traced = startRequestSpan(
-    name,
-    { traceparent: request.headers.get("traceparent"), tracestate: request.headers.get("tracestate") },
-    { "http.request.method": request.method, "url.path": new URL(request.url).pathname },
-  );
+  const traced = startRequestSpan(name, {
+    traceparent: request.headers.get("traceparent"),
+    tracestate: request.headers.get("tracestate"),
+  });
   if (!traced) return handler();
+  traced.span.setAttribute("http.request.method", request.method);
+  traced.span.setAttribute("url.path", new URL(request.url).pathname);
   try {
     const response = await withTraceContext(traced, handler);
     traced.span.setAttribute("http.response.status_code", response.status);
