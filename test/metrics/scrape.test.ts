@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
+import { AUTH_RATE_LIMITS } from "../../src/auth/rate-limit.ts";
 import { type ExampleApp, PASSWORD, startExampleApp } from "../helpers/example-app.ts";
 import { eventually } from "../helpers/wait.ts";
 import { onlyFamilies, promtoolCheck, promtoolInstalled, sampleValue, scrape } from "./fixtures/scrape.ts";
@@ -13,6 +14,7 @@ import { onlyFamilies, promtoolCheck, promtoolInstalled, sampleValue, scrape } f
 const TOKEN = "metrics-token-0123456789abcdef";
 const CALLS = "service_auth_function_call_duration_seconds_count";
 const AUTH = "service_auth_auth_outcomes_total";
+const SIGN_IN_MAX = AUTH_RATE_LIMITS["/sign-in/*"].max;
 
 describe("metrics scrape", () => {
   let app: ExampleApp;
@@ -66,6 +68,33 @@ describe("metrics scrape", () => {
       sampleValue(before, AUTH, { check: "sign_in", outcome });
     expect(delta("invalid_credentials")).toBe(1);
     expect(delta("ok")).toBe(1);
+  });
+
+  it("counts a sign-in refused by the rate limiter as rate_limited", async () => {
+    await app.signUp("limited@example.com");
+    // A client address of its own (through a trusted proxy), so no other test's sign-ins count.
+    await app.backend.env.set("TRUSTED_PROXIES", "127.0.0.1");
+    try {
+      const before = await metrics();
+      const statuses: number[] = [];
+      for (let i = 0; i <= SIGN_IN_MAX; i++) {
+        const res = await fetch(`${app.url}/api/auth/sign-in/email`, {
+          method: "POST",
+          headers: { origin: app.url, "content-type": "application/json", "x-forwarded-for": "203.0.113.77" },
+          body: JSON.stringify({ email: "limited@example.com", password: `wrong-${i}` }),
+        });
+        statuses.push(res.status);
+      }
+      expect(statuses).toEqual([...Array(SIGN_IN_MAX).fill(401), 429]);
+      const after = await metrics();
+      const delta = (outcome: string) =>
+        sampleValue(after, AUTH, { check: "sign_in", outcome }) -
+        sampleValue(before, AUTH, { check: "sign_in", outcome });
+      expect(delta("invalid_credentials")).toBe(SIGN_IN_MAX);
+      expect(delta("rate_limited")).toBe(1);
+    } finally {
+      await app.backend.env.remove("TRUSTED_PROXIES");
+    }
   });
 
   it("counts refused tokens by reason: bad signature, unknown key, session missing, banned", async () => {
