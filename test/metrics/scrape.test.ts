@@ -97,7 +97,7 @@ describe("metrics scrape", () => {
     }
   });
 
-  it("counts refused tokens by reason: bad signature, unknown key, session missing, banned", async () => {
+  it("counts refused tokens by reason: bad signature, unknown key, session missing or expired, banned", async () => {
     const { token, browser } = await app.signUp("tokens@example.com");
     const [header, payload, signature] = token.split(".");
     // Another canonical signature of the same length: step 1 refuses the signature.
@@ -128,6 +128,15 @@ describe("metrics scrape", () => {
     expect(gone.body.data).toBeUndefined();
     after = await metrics();
     expect(delta(after, "session_missing")).toBe(1);
+
+    const expiring = await app.signUp("expired@example.com");
+    const { sessionId } = JSON.parse(Buffer.from(expiring.token.split(".")[1], "base64url").toString());
+    await app.service.backend.write(async (db) => {
+      await db.patch("session", sessionId, { expiresAt: Date.now() - 1000 } as any);
+    });
+    expect((await app.call("query", "users:me", {}, expiring.token)).status).toBe(401);
+    after = await metrics();
+    expect(delta(after, "session_expired")).toBe(1);
 
     const banned = await app.signUp("banned@example.com");
     await app.service.backend.write(async (db) => {
