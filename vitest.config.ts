@@ -95,7 +95,12 @@ export default defineConfig({
       "better-auth-dist": realpathSync("node_modules/better-auth/dist"),
     },
   },
-  ssr: { resolve: { conditions: [SOURCE_CONDITION, ...defaultServerConditions] } },
+  // Without the bundlers' `module` condition, which vitest also passes to Node (`--conditions`):
+  // packages then load in tests as Node loads them in production. OpenTelemetry's `module` builds
+  // import without file extensions, which only a bundler resolves (prom-client requires the API).
+  ssr: {
+    resolve: { conditions: [SOURCE_CONDITION, ...defaultServerConditions.filter((c) => c !== "module")] },
+  },
   test: {
     testTimeout: 30_000,
     hookTimeout: 60_000,

@@ -8,6 +8,8 @@
  * 503, then requests in flight finish (at most SHUTDOWN_TIMEOUT_MS).
  * WORKERS=N (N ≥ 2) serves the port from N worker processes (cluster mode); unset, one process.
  * Stored documents that violate a changed schema refuse the start (SCHEMA_CHECK=warn: a warning).
+ * METRICS_PORT (on 127.0.0.1 unless METRICS_HOST) and/or METRICS_TOKEN (on the public port) serve
+ * Prometheus metrics at /metrics; with neither, /metrics answers 404.
  */
 import {
   AdvisoryRefusal,
@@ -46,6 +48,7 @@ try {
   const service = await startService({
     ...app,
     workers: settings.workers,
+    metrics: settings.metrics,
     port: settings.port,
     databaseUrl: settings.databaseUrl,
     shutdownTimeoutMs: settings.shutdownTimeoutMs,

@@ -18,10 +18,13 @@
 import { Hono, type MiddlewareHandler } from "hono";
 import {
   type ActionCtx,
+  type AuthRouteOutcome,
+  countAuthOutcome,
   type EnvReader,
   type HttpRoutes,
   isServiceError,
   type ServiceError,
+  traceHttpRoute,
 } from "service-auth/server";
 import { siteOriginOf } from "./config.ts";
 import { watchingMailFailures } from "./mail/unavailable.ts";
@@ -128,29 +131,59 @@ export function authMiddleware(
   return async (c, next) => {
     const path = c.req.path;
     if (path !== basePath && !path.startsWith(`${basePath}/`)) return next();
-    const database = watchDatabase(c.env);
-    let response: Response;
-    let mailFailed: boolean;
-    let auth: AuthHandler;
-    try {
-      auth = createAuth(database.ctx);
-      const handler = auth;
-      ({ value: response, mailFailed } = await watchingMailFailures(() =>
-        handler.handler(authRequest(c.req.raw, c.env.meta?.clientIp)),
-      ));
-    } catch (error) {
-      const fault = database.fault();
-      if (fault) return databaseFaultResponse(fault);
-      throw error;
-    }
-    const fault = database.fault();
-    // Whatever Better Auth answered was decided without the database: not a verdict on the session.
-    if (fault) return databaseFaultResponse(fault);
-    // A sign-up kept although its verification email was not sent (sent after the commit).
-    if (mailFailed && response.ok && path === `${basePath}/sign-up/email` && auth.$context)
-      return undoSignUp(auth as UserDeletingAuth, database.ctx, response);
-    return withExposedCookies(typedTooManyRequests(response));
+    const route = path.slice(basePath.length);
+    return traceHttpRoute(
+      `auth ${c.req.method} ${ROUTE_NAME.test(route) ? route : "other"}`,
+      c.req.raw,
+      async () => {
+        const database = watchDatabase(c.env);
+        let response: Response;
+        let mailFailed: boolean;
+        let auth: AuthHandler;
+        try {
+          auth = createAuth(database.ctx);
+          const handler = auth;
+          ({ value: response, mailFailed } = await watchingMailFailures(() =>
+            handler.handler(authRequest(c.req.raw, c.env.meta?.clientIp)),
+          ));
+        } catch (error) {
+          const fault = database.fault();
+          if (fault) return databaseFaultResponse(fault);
+          throw error;
+        }
+        const fault = database.fault();
+        // Whatever Better Auth answered was decided without the database: not a verdict on the session.
+        if (fault) return databaseFaultResponse(fault);
+        countOutcome(route, response.status);
+        // A sign-up kept although its verification email was not sent (sent after the commit).
+        if (mailFailed && response.ok && path === `${basePath}/sign-up/email` && auth.$context)
+          return undoSignUp(auth as UserDeletingAuth, database.ctx, response);
+        return withExposedCookies(typedTooManyRequests(response));
+      },
+    );
   };
+}
+
+/** An auth route path short and plain enough to name a span (anything else is "other"). */
+const ROUTE_NAME = /^[a-z0-9/-]{0,64}$/;
+
+/** Counts sign-ins by outcome, and rate-limit refusals of every auth route (the platform's metrics). */
+function countOutcome(route: string, status: number): void {
+  if (route.startsWith("/sign-in/")) {
+    const outcome: AuthRouteOutcome =
+      status < 300
+        ? "ok"
+        : status === 401
+          ? "invalid_credentials"
+          : status === 403
+            ? "banned"
+            : status === 429
+              ? "rate_limited"
+              : "error";
+    countAuthOutcome("sign_in", outcome);
+  } else if (status === 429) {
+    countAuthOutcome("auth_route", "rate_limited");
+  }
 }
 
 /** The cross-origin rule of SPEC §4.1 (origin `SITE_URL`, credentials allowed). */

@@ -13,7 +13,12 @@ export interface AuthIdentity extends UserIdentity {
   sessionExpiresAt: number;
 }
 
-const unauthorized = (message: string) => new ServiceError("UNAUTHORIZED", message);
+/**
+ * A step 2 refusal; `reason` (not shown to clients: `UNAUTHORIZED` answers carry no data) names
+ * it for the platform's metrics.
+ */
+const unauthorized = (message: string, reason?: "SESSION_MISSING" | "SESSION_EXPIRED" | "USER_MISSING") =>
+  new ServiceError("UNAUTHORIZED", message, reason ? { data: { reason } } : undefined);
 
 /**
  * Resolves verified claims against the `user` and `session` tables. The user is read first so a
@@ -26,13 +31,13 @@ export const resolveIdentity: IdentityResolver = async (claims, ctx): Promise<Au
     throw unauthorized("Token lacks sub or sessionId");
   }
   const user = await ctx.db.get("user", userId);
-  if (!user) throw unauthorized("User not found");
+  if (!user) throw unauthorized("User not found", "USER_MISSING");
   if (isBanned(user as { banned?: unknown; banExpires?: unknown }))
     throw new ServiceError("ACCOUNT_BANNED", BANNED_MESSAGE);
   const session = await ctx.db.get("session", sessionId);
-  if (!session || session.userId !== userId) throw unauthorized("Session not found");
+  if (!session || session.userId !== userId) throw unauthorized("Session not found", "SESSION_MISSING");
   const expiresAt = Number(session.expiresAt);
-  if (!(expiresAt > Date.now())) throw unauthorized("Session expired");
+  if (!(expiresAt > Date.now())) throw unauthorized("Session expired", "SESSION_EXPIRED");
   const issuer = String(claims.iss ?? "");
   return {
     ...claims,

@@ -15,6 +15,7 @@
  */
 import { randomBytes, scrypt, timingSafeEqual } from "node:crypto";
 import { availableParallelism } from "node:os";
+import { watchQueue } from "service-auth/server";
 
 const N = 16384;
 const R = 16;
@@ -28,6 +29,8 @@ const HEX = /^(?:[0-9a-fA-F]{2})+$/;
 const MAX_CONCURRENT = Math.max(1, availableParallelism() - 1);
 let running = 0;
 const waiting: (() => void)[] = [];
+// The platform's metrics show how many password hashes wait for their turn.
+watchQueue("scrypt", () => waiting.length);
 
 /** Runs `task` when fewer than {@link MAX_CONCURRENT} tasks are running, in arrival order. */
 async function inTurn<T>(task: () => Promise<T>): Promise<T> {

@@ -28,6 +28,7 @@ import { type Scheduler, schedulerOn } from "./scheduler/schedule.ts";
 import type { SchemaDefinition } from "./schema.ts";
 import { decodeWrites, encodeWrites } from "./storage/commit-payload.ts";
 import type { ReadTransaction, StorageEngine, WriteTransaction } from "./storage/engine.ts";
+import { inChildSpan, type TraceParent } from "./tracing/tracing.ts";
 
 // Backend's API speaks these (options, `authenticate`); transports import them from here.
 export type { AuthConfig, Authenticated, IdentityResolver } from "./auth/authenticator.ts";
@@ -51,6 +52,8 @@ export interface Caller {
   meta?: RequestMeta;
   /** CLI and server-internal calls may run internal functions. */
   allowInternal?: boolean;
+  /** The call's recording span (set by a transport when an OpenTelemetry SDK records it). */
+  trace?: TraceParent;
 }
 
 /** The write transaction of a `runInTransaction` scope, which its queries and mutations join. */
@@ -134,6 +137,14 @@ export class Backend {
     return this.functions.lookup(path, kind, allowInternal);
   }
 
+  /**
+   * `path` when a function is registered there, else "unknown": a metrics or trace label bounded
+   * by the app's functions whatever callers send.
+   */
+  functionLabel(path: string): string {
+    return this.functions.has(path) ? path : "unknown";
+  }
+
   functionPaths(): string[] {
     return this.functions.paths();
   }
@@ -182,7 +193,7 @@ export class Backend {
     if (caller.identity !== undefined) return caller.identity;
     if (caller.lazyIdentity) return caller.lazyIdentity();
     if (!caller.token) return null;
-    return this.authenticator.identity(caller.token, caller.meta, tx, since);
+    return this.authenticator.identity(caller.token, caller.meta, tx, since, caller.trace);
   }
 
   // ------------------------------------------------------------------------------ execution
@@ -203,6 +214,11 @@ export class Backend {
     // The callbacks stay inline and unnamed: tsx keeps the names of named closures, which costs
     // a defineProperty per closure per call.
     if (entry) return this.inTurn(entry, () => this.queryIn(entry.scope.tx, fn, parsed, caller, since, into));
+    if (caller.trace) {
+      return inChildSpan(caller.trace, "db.transaction read", () =>
+        this.engine.read((tx) => this.queryIn(tx, fn, parsed, caller, since, into)),
+      );
+    }
     return this.engine.read((tx) => this.queryIn(tx, fn, parsed, caller, since, into));
   }
 
@@ -255,13 +271,17 @@ export class Backend {
     }
     let writes: DocumentWrite[] = [];
     const since = this.commits.lastSequence;
-    const value = await this.engine.write(
-      async (tx) => {
-        writes = [];
-        return this.mutate(fn, parsed, caller, tx, writes, since);
-      },
-      this.writeSetOf(() => writes),
-    );
+    const transaction = () =>
+      this.engine.write(
+        async (tx) => {
+          writes = [];
+          return this.mutate(fn, parsed, caller, tx, writes, since);
+        },
+        this.writeSetOf(() => writes),
+      );
+    const value = await (caller.trace
+      ? inChildSpan(caller.trace, "db.transaction write", transaction)
+      : transaction());
     if (writes.length) this.commits.publish(writes);
     return { value: value === undefined ? null : value, sequence: this.commits.lastSequence };
   }

@@ -13,6 +13,15 @@ import { checkSchemaAtStart, type SchemaCheckMode, schemaCheckSetting } from "./
 import type { HttpRoutes } from "./http/app.ts";
 import { listenHttp, type RunningHttpServer } from "./http/node-server.ts";
 import { logger } from "./logger.ts";
+import { workerMetrics } from "./metrics/cluster.ts";
+import {
+  enableMetrics,
+  listenMetrics,
+  localMetrics,
+  type MetricsOptions,
+  type MetricsServer,
+} from "./metrics/endpoint.ts";
+import { watchEngine } from "./metrics/metrics.ts";
 import { Backend, type BackendOptions } from "./runtime.ts";
 import type { CronJobs } from "./scheduler/crons.ts";
 import { type SchedulerOptions, SchedulerRunner } from "./scheduler/runner.ts";
@@ -76,6 +85,13 @@ export interface ServiceOptions extends Omit<BackendOptions, "engine"> {
   ) => Promise<Attached | undefined> | Attached | undefined;
   /** Options of the default live sync server at `/api/sync`. */
   sync?: SyncOptions;
+  /**
+   * Where `GET /metrics` (Prometheus) is served: a port of its own (bound to 127.0.0.1 by
+   * default) and/or the public port behind a bearer token. Unset: nowhere (`/metrics` answers
+   * 404). `metricsSetting()` reads `METRICS_PORT`, `METRICS_HOST` and `METRICS_TOKEN`. In cluster
+   * mode the primary serves the port, and every scrape covers all workers.
+   */
+  metrics?: MetricsOptions;
   /** The app's cron jobs (`cronJobs()`): each tick runs once across every instance and worker. */
   crons?: CronJobs;
   /**
@@ -110,6 +126,8 @@ export interface RunningService {
   http: RunningHttpServer;
   url: string;
   port: number;
+  /** The URL of `/metrics` on its own port, when `ServiceOptions.metrics.port` is set (not in a cluster's worker). */
+  metricsUrl?: string;
   /** `ServiceOptions.shutdownDelayMs` or its default: what a stop by signal passes to {@link close}. */
   readonly shutdownDelayMs: number;
   /**
@@ -139,6 +157,7 @@ export async function startService(
       hostname: options.hostname,
       shutdownTimeoutMs: options.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS,
       shutdownDelayMs: options.shutdownDelayMs ?? DEFAULT_SHUTDOWN_DELAY_MS,
+      metrics: options.metrics,
     });
   }
   if (workers === 1) return startOne(options, false);
@@ -165,6 +184,11 @@ async function startOne(options: ServiceOptions, inCluster: boolean): Promise<Ru
   await backend.start();
   let http: RunningHttpServer | undefined;
   let attached: Attached | undefined;
+  let metricsServer: MetricsServer | undefined;
+  const unwatchEngine = watchEngine(engine);
+  if (options.metrics) enableMetrics();
+  // A worker's scrape is the primary's aggregate of every worker.
+  const metricsSource = inCluster ? workerMetrics() : localMetrics;
   try {
     await checkSchemaAtStart(backend, options.schemaCheck ?? schemaCheckSetting());
     await options.prepare?.(backend);
@@ -175,12 +199,20 @@ async function startOne(options: ServiceOptions, inCluster: boolean): Promise<Ru
       hostname: options.hostname,
       maxBodyBytes: options.maxBodyBytes,
       keepAliveTimeoutMs: options.keepAliveTimeoutMs,
+      metrics: options.metrics,
+      metricsSource,
     });
+    // In a cluster the primary serves the metrics port.
+    const metricsPort = options.metrics?.port;
+    if (metricsPort !== undefined && !inCluster)
+      metricsServer = await listenMetrics({ ...options.metrics, port: metricsPort }, metricsSource);
     const attach = options.attach ?? ((b: Backend, h: RunningHttpServer) => attachSync(b, h, options.sync));
     attached = await attach(backend, http);
   } catch (error) {
     // A failed start (port taken, a throwing hook) must not leave the port or the database open.
     await http?.close();
+    await metricsServer?.close();
+    unwatchEngine();
     await backend.close();
     throw error;
   }
@@ -205,6 +237,7 @@ async function startOne(options: ServiceOptions, inCluster: boolean): Promise<Ru
     http: server,
     url: server.url,
     port: server.port,
+    metricsUrl: metricsServer?.url,
     shutdownDelayMs: options.shutdownDelayMs ?? DEFAULT_SHUTDOWN_DELAY_MS,
     close: ({ delayMs = 0 } = {}) =>
       (closing ??= (async () => {
@@ -225,6 +258,8 @@ async function startOne(options: ServiceOptions, inCluster: boolean): Promise<Ru
         logger.info("shutting down: new connections refused", { httpRequestsInFlight: inFlight, timeoutMs });
         const [, cut] = await stopped;
         if (cut > 0) logger.warn("shutdown timeout passed: HTTP requests cut", { cut });
+        await metricsServer?.close();
+        unwatchEngine();
         await backend.close();
         logger.info("service stopped");
       })()),

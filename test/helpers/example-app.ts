@@ -6,6 +6,7 @@
 
 import { app, internal } from "../../examples/app/app.ts";
 import { ensureAuthEnv } from "../../src/auth/env.ts";
+import type { MetricsOptions } from "../../src/backend/metrics/endpoint.ts";
 import type { Backend } from "../../src/backend/runtime.ts";
 import type { SchemaDefinition } from "../../src/backend/schema.ts";
 import type { ServiceOptions } from "../../src/backend/service.ts";
@@ -59,6 +60,7 @@ export async function startExampleApp(
     /** Another schema than the example's (an edited one, as a developer would edit it). */
     schema?: SchemaDefinition;
     schemaCheck?: ServiceOptions["schemaCheck"];
+    metrics?: MetricsOptions;
   } = {},
 ): Promise<ExampleApp> {
   const port = options.port ?? (await freePort());
@@ -70,6 +72,7 @@ export async function startExampleApp(
     sync: options.sync,
     ...(options.schema ? { schema: options.schema } : {}),
     schemaCheck: options.schemaCheck,
+    metrics: options.metrics,
     envDefaults: { SITE_URL: url },
     prepare: async (backend) => {
       if (options.staticKeys === false) {

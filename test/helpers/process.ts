@@ -78,6 +78,8 @@ export interface SpawnedServer {
   url: string;
   /** Everything the process wrote to stderr so far. */
   stderr(): string;
+  /** Everything the process wrote to stdout so far. */
+  stdout(): string;
   /** SIGKILLs the process and waits until it is gone. */
   kill(signal?: NodeJS.Signals): Promise<void>;
 }
@@ -115,7 +117,14 @@ export function spawnServer(
       if (m) {
         clearTimeout(timer);
         const port = Number(m[1]);
-        done({ child, port, url: `http://127.0.0.1:${port}`, stderr: () => stderr, kill });
+        done({
+          child,
+          port,
+          url: `http://127.0.0.1:${port}`,
+          stderr: () => stderr,
+          stdout: () => stdout,
+          kill,
+        });
       }
     });
     child.once("exit", (code, signal) => {

@@ -51,6 +51,23 @@ describe("start refusals", { timeout: PROCESS_TEST_TIMEOUT }, () => {
     expect(res.stderr).not.toMatch(STACK);
   });
 
+  it("bad metrics settings are named with the others, the token masked", async () => {
+    const res = await start({
+      DATABASE_URL: tempDatabaseFile(),
+      METRICS_PORT: "metrics",
+      METRICS_TOKEN: "tiny-token",
+      SHUTDOWN_DELAY_MS: "later",
+    });
+    expect(res.code).toBe(1);
+    expect(res.stderr).toMatch(/refusing to start: 3 settings to fix/);
+    expect(res.stderr).toMatch(/^ {2}METRICS_PORT="metrics": not a port number/m);
+    expect(res.stderr).toMatch(
+      /^ {2}METRICS_TOKEN="\*\*\*\* \(10 characters\)": shorter than 16 characters/m,
+    );
+    expect(res.stderr).not.toContain("tiny-token");
+    expect(res.stderr).not.toMatch(STACK);
+  });
+
   it("an unknown DATABASE_URL scheme is refused, password masked, and no file or folder is made of it", async () => {
     for (const url of ["postgress://postgres:s3cret-pw@127.0.0.1:5433/svc", "mysql://x@y/z"]) {
       const res = await start({ DATABASE_URL: url });

@@ -13,7 +13,9 @@ import { type Commit, emptyReadSet, type ReadSet } from "../db/read-write-sets.t
 import { ServiceError } from "../errors.ts";
 import type { EnvReader, QueryCtx, RequestMeta, UserIdentity } from "../functions/define.ts";
 import { staticAuth } from "../functions/static-auth.ts";
+import { authMetrics, countAuthOutcome, tokenOutcomeOf } from "../metrics/metrics.ts";
 import type { ReadTransaction, StorageEngine } from "../storage/engine.ts";
+import { inChildSpan, type TraceParent } from "../tracing/tracing.ts";
 import { IdentityCache } from "./identity-cache.ts";
 import { TokenError } from "./jwks-source.ts";
 import { createJwtVerifier, type JwtProviderConfig, type JwtVerifier } from "./jwt-verifier.ts";
@@ -89,7 +91,11 @@ export class Authenticator {
    */
   authenticate(token: string, meta: RequestMeta = {}, tx?: ReadTransaction): Promise<Authenticated> {
     // Not async: an uncached call hands on verifyAndResolve's promise instead of wrapping it.
-    if (!this.cache.get(token)) return this.verifyAndResolve(token, meta, tx);
+    if (!this.cache.get(token)) {
+      authMetrics.cacheMiss();
+      return this.verifyAndResolve(token, meta, tx);
+    }
+    authMetrics.cacheHit();
     return this.confirmCached(token, meta, tx);
   }
 
@@ -116,16 +122,22 @@ export class Authenticator {
     meta: RequestMeta = {},
     tx?: ReadTransaction,
     since?: number,
+    trace?: TraceParent,
   ): UserIdentity | Promise<UserIdentity> {
     const cached = this.cache.get(token);
-    if (!cached) return this.verifyAndResolve(token, meta, tx, since).then((a) => a.identity);
+    if (!cached) {
+      authMetrics.cacheMiss();
+      return this.verifyAndResolve(token, meta, tx, since, trace).then((a) => a.identity);
+    }
+    if (trace) trace.span.setAttribute("service_auth.identity_cache", "hit");
+    authMetrics.cacheHit();
     const syncing = this.deps.engine.syncExternalCommits?.(tx);
     if (!syncing) return cached.identity;
     // Caught up: the commits that arrived may have dropped the entry (a revocation elsewhere).
     return syncing.then(
       () =>
         this.cache.get(token)?.identity ??
-        this.verifyAndResolve(token, meta, tx, since).then((a) => a.identity),
+        this.verifyAndResolve(token, meta, tx, since, trace).then((a) => a.identity),
     );
   }
 
@@ -139,6 +151,7 @@ export class Authenticator {
     meta: RequestMeta,
     tx?: ReadTransaction,
     sinceSequence?: number,
+    trace?: TraceParent,
   ): Promise<Authenticated> {
     // Both taken before step 1 and before any await: a key rotation, or a commit touching what step
     // 2 reads, while this runs keeps the result out of the cache. `since` must not count a commit
@@ -146,22 +159,29 @@ export class Authenticator {
     // otherwise the snapshot (`engine.read` below) starts later than now.
     const since = sinceSequence ?? this.deps.lastSequence();
     const epoch = this.cache.epoch;
-    return this.verifyToken(token).then((claims) => {
-      const readSet = emptyReadSet();
-      const resolve = (snapshot: ReadTransaction) =>
-        this.resolve(claims, {
-          db: new DatabaseReaderImpl(this.deps.catalog, snapshot, readSet),
-          auth: staticAuth(null, token),
-          meta,
-          env: this.deps.env,
+    const verified = trace
+      ? inChildSpan(trace, "auth.verify_token", () => this.verifyToken(token))
+      : this.verifyToken(token);
+    return verified
+      .then((claims) => {
+        const readSet = emptyReadSet();
+        const resolve = (snapshot: ReadTransaction) =>
+          this.resolve(claims, {
+            db: new DatabaseReaderImpl(this.deps.catalog, snapshot, readSet),
+            auth: staticAuth(null, token),
+            meta,
+            env: this.deps.env,
+          });
+        const resolveIn = () => (tx ? resolve(tx) : this.deps.engine.read(resolve));
+        const resolved = trace ? inChildSpan(trace, "auth.resolve_identity", resolveIn) : resolveIn();
+        return resolved.then((identity): Authenticated => {
+          const exp = typeof claims.exp === "number" ? claims.exp : undefined;
+          this.cache.set(token, identity, readSet, exp, since, epoch);
+          authMetrics.tokenAccepted();
+          return { identity, readSet, expiresAt: exp };
         });
-      const resolved = tx ? resolve(tx) : this.deps.engine.read(resolve);
-      return resolved.then((identity): Authenticated => {
-        const exp = typeof claims.exp === "number" ? claims.exp : undefined;
-        this.cache.set(token, identity, readSet, exp, since, epoch);
-        return { identity, readSet, expiresAt: exp };
-      });
-    });
+      })
+      .catch(counted);
   }
 
   /** Step 2: the installed resolver, or by default the identity the claims describe. */
@@ -171,6 +191,12 @@ export class Authenticator {
     const issuer = String(claims.iss ?? "");
     return Promise.resolve({ ...claims, subject, issuer, tokenIdentifier: `${issuer}|${subject}` });
   }
+}
+
+/** Counts a refused (or failed) steps 1+2 by its reason, then passes the error on. */
+function counted(error: unknown): never {
+  countAuthOutcome("token", tokenOutcomeOf(error));
+  throw error;
 }
 
 const notConfigured = () => new ServiceError("UNAUTHORIZED", "Authentication is not configured");

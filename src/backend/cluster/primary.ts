@@ -7,6 +7,8 @@
  */
 import cluster, { type Worker } from "node:cluster";
 import { logger } from "../logger.ts";
+import { primaryMetrics } from "../metrics/cluster.ts";
+import { listenMetrics, type MetricsOptions, type MetricsServer } from "../metrics/endpoint.ts";
 import { isClusterMessage, STOP, TAG } from "./messages.ts";
 
 export interface ClusterOptions {
@@ -22,6 +24,11 @@ export interface ClusterOptions {
   maxRestarts?: number;
   /** Window of {@link maxRestarts}, ms (default 60,000). */
   restartWindowMs?: number;
+  /**
+   * Metrics (`ServiceOptions.metrics`): the primary serves `port` with every worker's metrics
+   * summed, and answers the workers' relayed scrapes of the public port.
+   */
+  metrics?: MetricsOptions;
 }
 
 /** A running cluster, as seen from its primary. */
@@ -30,6 +37,8 @@ export interface RunningCluster {
   /** The shared port's URL. */
   url: string;
   port: number;
+  /** The URL of `/metrics` on its own port (every worker's metrics), when `metrics.port` is set. */
+  metricsUrl?: string;
   /** Process ids of the workers alive now. */
   workerPids(): number[];
   /** Resolves when the cluster has stopped (after `close()`, or after giving up on restarts). */
@@ -90,10 +99,14 @@ export async function startPrimary(options: ClusterOptions): Promise<RunningClus
     }
   };
   cluster.on("message", relay);
+  const metrics = options.metrics ? primaryMetrics() : undefined;
+  let metricsServer: MetricsServer | undefined;
 
   const close = () =>
     (closing ??= (async () => {
       stopping = true;
+      await metricsServer?.close();
+      metrics?.stop();
       const all = [...workers];
       for (const worker of all) if (worker.isConnected()) worker.send(STOP, undefined, () => {});
       const deadline = setTimeout(
@@ -137,6 +150,9 @@ export async function startPrimary(options: ClusterOptions): Promise<RunningClus
       workers.add(worker);
       port = await listening;
     }
+    const metricsPort = options.metrics?.port;
+    if (metrics && metricsPort !== undefined)
+      metricsServer = await listenMetrics({ ...options.metrics, port: metricsPort }, metrics.source);
   } catch (error) {
     await close();
     throw error;
@@ -148,6 +164,7 @@ export async function startPrimary(options: ClusterOptions): Promise<RunningClus
     role: "primary",
     url: `http://${host}:${port}`,
     port,
+    metricsUrl: metricsServer?.url,
     workerPids: () =>
       [...workers].flatMap((w) => (w.isDead() || w.process.pid === undefined ? [] : [w.process.pid])),
     stopped,

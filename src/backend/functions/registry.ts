@@ -37,6 +37,11 @@ export class FunctionRegistry {
     return fn;
   }
 
+  /** Whether a function (public or internal) is registered at `path`. */
+  has(path: string): boolean {
+    return this.functions.has(path);
+  }
+
   paths(): string[] {
     return [...this.functions.keys()];
   }

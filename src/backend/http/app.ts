@@ -91,7 +91,11 @@ export function createHttpApp(backend: Backend, options: HttpAppOptions = {}): H
       const answer = await handleFunctionCall(backend, {
         kind,
         body,
-        headers: { authorization: c.req.header("authorization") },
+        headers: {
+          authorization: c.req.header("authorization"),
+          traceparent: c.req.header("traceparent"),
+          tracestate: c.req.header("tracestate"),
+        },
         meta: meta(c.req.raw, c.env),
       });
       return send(c, answer);

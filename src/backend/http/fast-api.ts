@@ -72,6 +72,9 @@ interface RequestHeaders {
   userAgent?: string;
   origin?: string;
   forwardedFor?: string;
+  /** W3C Trace Context, for the call's span. */
+  traceparent?: string;
+  tracestate?: string;
 }
 
 /**
@@ -87,6 +90,8 @@ function readHeaders(raw: string[]): RequestHeaders {
     else if (name.length === 10 && name.toLowerCase() === "user-agent") key = "userAgent";
     else if (name.length === 6 && name.toLowerCase() === "origin") key = "origin";
     else if (name.length === 15 && name.toLowerCase() === "x-forwarded-for") key = "forwardedFor";
+    else if (name.length === 11 && name.toLowerCase() === "traceparent") key = "traceparent";
+    else if (name.length === 10 && name.toLowerCase() === "tracestate") key = "tracestate";
     if (key) out[key] = out[key] === undefined ? raw[i + 1] : `${out[key]}, ${raw[i + 1]}`;
   }
   return out;

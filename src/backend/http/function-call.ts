@@ -5,7 +5,9 @@
  */
 import { ServiceError } from "../errors.ts";
 import type { RequestMeta } from "../functions/define.ts";
+import { observeCall, outcomeOf } from "../metrics/metrics.ts";
 import type { Backend, Caller } from "../runtime.ts";
+import { endSpan, startRequestSpan, type TraceHeaders, withTraceContext } from "../tracing/tracing.ts";
 import { bearerToken } from "./bearer-token.ts";
 import { errorResponse, JSON_HEADERS, type JsonResponse, jsonResponse } from "./json-response.ts";
 
@@ -19,8 +21,11 @@ export interface FunctionCallRequest {
   kind: FunctionEndpointKind;
   /** The whole request body (within the limit); undefined when the upload failed. */
   body: Uint8Array | undefined;
-  /** The request headers the endpoint reads, repeated ones joined by ", " as web `Headers` do. */
-  headers: { authorization?: string | null };
+  /**
+   * The request headers the endpoint reads, repeated ones joined by ", " as web `Headers` do:
+   * the bearer token and W3C Trace Context's `traceparent` / `tracestate`.
+   */
+  headers: { authorization?: string | null } & TraceHeaders;
   meta: RequestMeta;
 }
 
@@ -36,15 +41,32 @@ export async function handleFunctionCall(
   backend: Backend,
   request: FunctionCallRequest,
 ): Promise<JsonResponse> {
+  const startedAt = performance.now();
+  const { kind } = request;
+  // Undefined unless an OpenTelemetry SDK records this call.
+  const traced = startRequestSpan(kind, request.headers);
+  let fn = "unknown";
   try {
     const { path, args } = parseCall(request.body);
+    fn = backend.functionLabel(path);
     const caller: Caller = { token: bearerToken(request.headers.authorization), meta: request.meta };
+    let value: unknown;
+    if (traced) {
+      traced.span.updateName(`${kind} ${fn}`);
+      traced.span.setAttribute("service_auth.function", fn);
+      caller.trace = traced;
+      value = await withTraceContext(traced, () => run(backend, kind, path, args, caller));
+    } else {
+      value = await run(backend, kind, path, args, caller);
+    }
     // Serialized inside the try: a value JSON cannot hold is an internal error.
-    return jsonResponse(200, {
-      status: "success",
-      value: await run(backend, request.kind, path, args, caller),
-    });
+    const answer = jsonResponse(200, { status: "success", value });
+    observeCall("http", kind, fn, "ok", startedAt);
+    if (traced) endSpan(traced.span);
+    return answer;
   } catch (error) {
+    observeCall("http", kind, fn, outcomeOf(error), startedAt);
+    if (traced) endSpan(traced.span, error);
     return errorResponse(error);
   }
 }

@@ -9,6 +9,8 @@ export class PortRefusal extends StartRefusal {
     readonly port: number,
     hostname: string | undefined,
     cause: NodeJS.ErrnoException,
+    /** The setting that chooses this port (`PORT`, `METRICS_PORT`). */
+    setting = "PORT",
   ) {
     const where = hostname ? `${hostname}:${port}` : `port ${port}`;
     const why =
@@ -16,7 +18,7 @@ export class PortRefusal extends StartRefusal {
         ? `${where} is already in use by another process`
         : `no permission to listen on ${where} (ports below 1024 need privileges)`;
     super(
-      `cannot listen: ${why}\n    fix: stop the other process, or choose another port with the PORT setting (e.g. PORT=3001)`,
+      `cannot listen: ${why}\n    fix: stop the other process, or choose another port with the ${setting} setting (e.g. ${setting}=${setting === "PORT" ? 3001 : 9464})`,
       {
         cause,
       },
@@ -30,8 +32,9 @@ export function listenErrorOf(
   error: NodeJS.ErrnoException,
   port: number,
   hostname: string | undefined,
+  setting = "PORT",
 ): Error {
   return error.code === "EADDRINUSE" || error.code === "EACCES"
-    ? new PortRefusal(port, hostname, error)
+    ? new PortRefusal(port, hostname, error, setting)
     : error;
 }

@@ -7,6 +7,12 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { getRequestListener } from "@hono/node-server";
 import { requestClientAddress } from "../client-address.ts";
+import {
+  localMetrics,
+  type MetricsOptions,
+  type MetricsSource,
+  publicMetricsListener,
+} from "../metrics/endpoint.ts";
 import type { Backend } from "../runtime.ts";
 import { createHttpApp, type HttpAppOptions } from "./app.ts";
 import { DEFAULT_MAX_BODY_BYTES } from "./body-limit.ts";
@@ -42,6 +48,10 @@ export interface HttpServerOptions {
    * request on a socket the server is closing. Headers get one second more.
    */
   keepAliveTimeoutMs?: number;
+  /** `/metrics` on this port: served with `metrics.token`, else 404 (see `metrics/endpoint.ts`). */
+  metrics?: MetricsOptions;
+  /** What a scrape shows (default this process's metrics; a cluster worker's: every worker's). */
+  metricsSource?: MetricsSource;
 }
 
 export const DEFAULT_KEEP_ALIVE_TIMEOUT_MS = 65_000;
@@ -65,8 +75,14 @@ export async function listenHttp(
   });
   // The same options @hono/node-server's `serve` passes.
   const honoListener = getRequestListener(app.fetch, { hostname: options.hostname });
+  // `/metrics` is checked after the fast path: function calls never pay for it.
+  const fallback = publicMetricsListener(
+    options.metrics,
+    options.metricsSource ?? localMetrics,
+    honoListener,
+  );
   const server = createServer(
-    drain.listener(fastApiListener(backend, { maxBodyBytes, cors: options.routes?.cors }, honoListener)),
+    drain.listener(fastApiListener(backend, { maxBodyBytes, cors: options.routes?.cors }, fallback)),
   );
   server.keepAliveTimeout = options.keepAliveTimeoutMs ?? DEFAULT_KEEP_ALIVE_TIMEOUT_MS;
   server.headersTimeout = server.keepAliveTimeout + 1000;

@@ -1,10 +1,11 @@
 /**
  * Every setting the platform reads from the environment, read and checked in one go: `PORT`,
- * `WORKERS`, `SHUTDOWN_TIMEOUT_MS`, `SHUTDOWN_DELAY_MS`, `KEEP_ALIVE_TIMEOUT_MS`, `DATABASE_URL` and the settings of
- * its engine. An entry point reads them with a {@link SettingsCheck}, adds its own (the auth's,
+ * `WORKERS`, `SHUTDOWN_TIMEOUT_MS`, `SHUTDOWN_DELAY_MS`, `KEEP_ALIVE_TIMEOUT_MS`, `METRICS_PORT`,
+ * `METRICS_HOST`, `METRICS_TOKEN`, `DATABASE_URL` and the settings of its engine. An entry point reads them with a {@link SettingsCheck}, adds its own (the auth's,
  * the mail's) and refuses once, naming all of them.
  */
 import { workersSetting } from "../cluster/workers-setting.ts";
+import { type MetricsOptions, metricsSetting } from "../metrics/endpoint.ts";
 import { databaseTarget, durationSetting, postgresSettings } from "../storage/open.ts";
 import { type SettingsCheck, settingProblem } from "./problems.ts";
 
@@ -17,6 +18,8 @@ export interface ServiceSettings {
   /** `SHUTDOWN_DELAY_MS`: how long a signalled stop keeps serving with `/healthz` at 503 (0: none). */
   shutdownDelayMs: number | undefined;
   keepAliveTimeoutMs: number | undefined;
+  /** Where `/metrics` is served (`METRICS_PORT`, `METRICS_HOST`, `METRICS_TOKEN`); undefined: nowhere. */
+  metrics: MetricsOptions | undefined;
   /** No storage setting has a problem: the database may be opened (to read the settings stored there). */
   databaseSettingsOk: boolean;
 }
@@ -45,6 +48,7 @@ export function readServiceSettings(
     durationSetting("SHUTDOWN_TIMEOUT_MS", env, { allowZero: true }),
   );
   const keepAliveTimeoutMs = check.read(() => durationSetting("KEEP_ALIVE_TIMEOUT_MS", env));
+  const metrics = check.read(() => metricsSetting(env));
   const before = check.problems.length;
   const target = check.read(() => databaseTarget(env.DATABASE_URL));
   if (target?.kind === "postgres") {
@@ -76,6 +80,7 @@ export function readServiceSettings(
     shutdownTimeoutMs,
     shutdownDelayMs,
     keepAliveTimeoutMs,
+    metrics,
     databaseSettingsOk: check.problems.length === before,
   };
 }

@@ -78,6 +78,12 @@ export class CommitFollower {
     return this.applied;
   }
 
+  /** Commits in the log not delivered here yet: the log's head, read now, minus the cursor. */
+  async lag(): Promise<number> {
+    const [head] = await this.options.query(this.sql.head);
+    return Math.max(0, Number(head.seq) - this.applied);
+  }
+
   /** Starts at the head of the log (nothing older matters to a fresh instance) and polls. */
   async start(): Promise<void> {
     if (this.started || this.closed) return;

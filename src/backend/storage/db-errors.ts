@@ -53,6 +53,15 @@ function codeOf(error: unknown): string | undefined {
   return typeof code === "string" ? code : undefined;
 }
 
+/**
+ * A statement the database cancelled at `statement_timeout` (57014), or that the driver gave up
+ * waiting for (`query_timeout`): counted by the metrics, then handled as unavailable.
+ */
+export function isStatementTimeout(error: unknown): boolean {
+  if (codeOf(error) === "57014") return true;
+  return error instanceof Error && error.message === "Query read timeout";
+}
+
 /** A serialization failure or deadlock: the transaction may run again. */
 export function isConflict(error: unknown): boolean {
   return CONFLICT_STATES.has(codeOf(error) ?? "");

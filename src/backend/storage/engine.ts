@@ -101,6 +101,13 @@ export interface StorageEngine {
    * `polling` (notifications off). Absent where there are no other instances.
    */
   commitChannel?(): "listening" | "reconnecting" | "polling";
+  /** Pooled connections handed out and requests waiting for one (metrics; where the engine pools). */
+  poolUsage?(): { inUse: number; waiting: number };
+  /**
+   * Commits in the shared commit log not yet applied here: the log's head (read now) minus this
+   * instance's cursor (metrics; where there is a commit log).
+   */
+  commitLag?(): Promise<number>;
   /** Cheap liveness check for /healthz. */
   ping(): Promise<void>;
   /** Query plan of a scan, for tests proving index use. */

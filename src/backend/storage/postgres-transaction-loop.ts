@@ -6,7 +6,14 @@
 import type pg from "pg";
 import { ServiceError } from "../errors.ts";
 import { logger } from "../logger.ts";
-import { classifyDatabaseError, databaseUnavailable, isConflict, isConnectionFault } from "./db-errors.ts";
+import { dbMetrics } from "../metrics/metrics.ts";
+import {
+  classifyDatabaseError,
+  databaseUnavailable,
+  isConflict,
+  isConnectionFault,
+  isStatementTimeout,
+} from "./db-errors.ts";
 import type { PostgresPools } from "./postgres-pools.ts";
 import type { PgReader } from "./postgres-transaction.ts";
 import type { SqlStatements } from "./sql-statements.ts";
@@ -93,6 +100,8 @@ export async function runTransaction<T, Tx extends PgReader>(
       return result;
     } catch (error) {
       const fault = pools.lostReason(client) ?? tx.fault ?? (isConnectionFault(error) ? error : undefined);
+      if (isStatementTimeout(error) || (fault !== error && isStatementTimeout(fault)))
+        dbMetrics.statementTimedOut();
       if (fault === undefined) {
         await client.query("ROLLBACK").catch((e) => (broken = e));
       } else {
@@ -105,6 +114,7 @@ export async function runTransaction<T, Tx extends PgReader>(
             "The transaction kept conflicting with concurrent writes; try again",
           );
         }
+        dbMetrics.retried("conflict");
         // Jittered, growing backoff so the conflicting transactions stop meeting each other.
         await sleep(Math.random() * Math.min(100, 2 * 2 ** Math.min(attempt, 6)));
         continue;
@@ -113,6 +123,7 @@ export async function runTransaction<T, Tx extends PgReader>(
       if (phase === "begin" && !reconnected) {
         // A pooled connection that died while idle (server restart): nothing ran, try a new one.
         reconnected = true;
+        dbMetrics.retried("reconnect");
         continue;
       }
       logger.warn("PostgreSQL transaction failed: database unavailable", { phase, error: String(fault) });

@@ -118,6 +118,20 @@ export class PostgresEngine implements StorageEngine {
     return this.instances.health();
   }
 
+  poolUsage(): { inUse: number; waiting: number } {
+    let inUse = 0;
+    let waiting = 0;
+    for (const pool of [this.pools.main, this.pools.nested]) {
+      inUse += pool.totalCount - pool.idleCount;
+      waiting += pool.waitingCount;
+    }
+    return { inUse, waiting };
+  }
+
+  commitLag(): Promise<number> {
+    return this.instances.follower.lag();
+  }
+
   /**
    * Migrates under the migration lock; new indexes of tables holding more than a batch are then
    * built online (`index-build.ts`, `postgres-index-build.ts`) by one instance at a time.

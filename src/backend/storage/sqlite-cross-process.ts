@@ -215,6 +215,11 @@ export class SqliteCrossProcess {
     return log.follower.sync();
   }
 
+  /** Cluster mode: commits in the log this process has not applied yet (undefined without a log). */
+  commitLag(): Promise<number> | undefined {
+    return this.log?.follower.lag();
+  }
+
   close(): void {
     this.closed = true;
     if (this.pollTimer) clearInterval(this.pollTimer);

@@ -43,6 +43,8 @@ export class SqliteEngine implements StorageEngine {
   private readonly otherProcesses: SqliteCrossProcess;
   /** Cluster mode: other workers' commits arrive as wake-ups through the primary (for /healthz). */
   readonly commitChannel?: () => "listening";
+  /** Cluster mode: commits in the shared log this worker has not applied yet. */
+  readonly commitLag?: () => Promise<number>;
 
   private readonly busyTimeoutMs: number;
   private readonly indexBuild: IndexBuildOptions;
@@ -63,7 +65,10 @@ export class SqliteEngine implements StorageEngine {
     this.readers = new SqliteReadPool(options.filename, synchronous, this.writer);
     this.writeLock = new SqliteWriteLock(this.writer, options.filename);
     this.otherProcesses = new SqliteCrossProcess(options, this.writer, this.writeLock);
-    if (options.commitLog) this.commitChannel = () => "listening";
+    if (options.commitLog) {
+      this.commitChannel = () => "listening";
+      this.commitLag = () => this.otherProcesses.commitLag() ?? Promise.resolve(0);
+    }
   }
 
   /**

@@ -8,7 +8,9 @@
 import { CloseCode } from "../../protocol/close-codes.ts";
 import type { CallMessage, Outcome, RequestId, ServerMessage } from "../../protocol/messages.ts";
 import type { RequestMeta } from "../functions/define.ts";
+import { observeCall, outcomeOf } from "../metrics/metrics.ts";
 import type { Backend, Caller } from "../runtime.ts";
+import { endFailed, endSpan, serverSpan, startRequestSpan, withTraceContext } from "../tracing/tracing.ts";
 import type { ConnectionIdentity } from "./connection-identity.ts";
 import type { ConnectionSubscriptions } from "./connection-subscriptions.ts";
 import type { TierLimits } from "./limits.ts";
@@ -23,6 +25,9 @@ export interface CallsPort {
   sendMessage(message: ServerMessage): void;
   close(code: number, reason: string): void;
 }
+
+/** Options of a WebSocket call's span. */
+const WS_SPAN = serverSpan({ "service_auth.transport": "ws" });
 
 export class ConnectionCalls {
   private inFlight = 0;
@@ -46,7 +51,7 @@ export class ConnectionCalls {
 
   /** Runs one call and sends its `result`. */
   async call(message: CallMessage): Promise<void> {
-    const { id, path, args } = message;
+    const { id, path } = message;
     const max = this.port.tier().maxInFlight;
     if (this.inFlight >= max) {
       return this.sendResult(id, {
@@ -54,31 +59,55 @@ export class ConnectionCalls {
       });
     }
     this.inFlight++;
+    const startedAt = performance.now();
+    const fn = this.port.backend.functionLabel(path);
+    // Undefined unless an OpenTelemetry SDK records this call.
+    const traced = startRequestSpan(message.type, undefined, WS_SPAN);
     try {
       // Revocation takes effect on the next request, also one made on another instance.
       const current = this.identity.whenCurrent();
       if (current) await current;
-      if (this.identity.failed) return this.sendResult(id, { error: this.identity.failed });
-      const backend = this.port.backend;
+      if (this.identity.failed) {
+        observeCall("ws", message.type, fn, this.identity.failed.code, startedAt);
+        if (traced) endFailed(traced.span, this.identity.failed.code);
+        return this.sendResult(id, { error: this.identity.failed });
+      }
       const caller: Caller = { ...this.identity.principal(), meta: this.port.meta };
       let value: unknown;
-      if (message.type === "query") {
-        value = (await backend.runQuery(path, args, caller)).value;
-      } else if (message.type === "mutation") {
-        const result = await backend.runMutation(path, args, caller);
-        value = result.value;
-        await this.whenFresh(result.sequence);
+      if (traced) {
+        traced.span.updateName(`${message.type} ${fn}`);
+        traced.span.setAttribute("service_auth.function", fn);
+        caller.trace = traced;
+        value = await withTraceContext(traced, () => this.run(message, caller));
       } else {
-        value = await backend.runAction(path, args, caller);
-        await this.whenFresh(backend.lastSequence);
+        value = await this.run(message, caller);
       }
+      observeCall("ws", message.type, fn, "ok", startedAt);
+      if (traced) endSpan(traced.span);
       this.sendResult(id, { value });
     } catch (e) {
+      observeCall("ws", message.type, fn, outcomeOf(e), startedAt);
+      if (traced) endSpan(traced.span, e);
       this.sendResult(id, { error: wireError(e) });
     } finally {
       if (--this.inFlight === 0 && this.goingAway !== null)
         this.port.close(CloseCode.GOING_AWAY, this.goingAway);
     }
+  }
+
+  /** Runs the call's function; a write's answer waits until the subscriptions show it. */
+  private async run(message: CallMessage, caller: Caller): Promise<unknown> {
+    const { path, args } = message;
+    const backend = this.port.backend;
+    if (message.type === "query") return (await backend.runQuery(path, args, caller)).value;
+    if (message.type === "mutation") {
+      const result = await backend.runMutation(path, args, caller);
+      await this.whenFresh(result.sequence);
+      return result.value;
+    }
+    const value = await backend.runAction(path, args, caller);
+    await this.whenFresh(backend.lastSequence);
+    return value;
   }
 
   private sendResult(id: RequestId, body: Outcome): void {

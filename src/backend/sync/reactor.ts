@@ -11,6 +11,7 @@ import { type Catalog, indexKey } from "../db/catalog.ts";
 import type { Commit, DocumentWrite, ReadSet } from "../db/read-write-sets.ts";
 import { tablesOf } from "../db/read-write-sets.ts";
 import { logger } from "../logger.ts";
+import { observeReruns } from "../metrics/metrics.ts";
 import { inRange } from "../storage/index-key.ts";
 
 /** Something kept current by the reactor. `execute` must not throw; it returns what it read. */
@@ -88,6 +89,8 @@ export class Reactor {
   private readonly concurrency: number;
   /** Executions started, for tests and benchmarks (precision: no re-run for unrelated writes). */
   executions = 0;
+  /** Watches marked for a run, counted for the re-runs-per-commit metric. */
+  private invalidations = 0;
 
   constructor(
     private readonly catalog: Catalog,
@@ -120,6 +123,7 @@ export class Reactor {
   invalidate(watch: Watch): void {
     if (watch.removed || watch.dirty) return;
     watch.dirty = true;
+    this.invalidations++;
     watch.onInvalidated?.();
     if (!watch.running) this.enqueue(watch);
   }
@@ -135,8 +139,10 @@ export class Reactor {
   /** The commit listener: call for every published commit, synchronously. */
   onCommit(commit: Commit): void {
     if (this.running.size > 0) this.log.push(commit);
+    const before = this.invalidations;
     if (commit.unknown) {
       for (const w of this.all) if (!w.running) this.invalidate(w);
+      observeReruns(this.invalidations - before);
       return;
     }
     const matcher = new CommitMatcher(this.catalog, commit);
@@ -155,6 +161,7 @@ export class Reactor {
         if (matcher.touches(w.readSet)) this.invalidate(w);
       }
     }
+    observeReruns(this.invalidations - before);
   }
 
   private enqueue(watch: Watch): void {

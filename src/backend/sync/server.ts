@@ -10,6 +10,7 @@ import { CloseCode } from "../../protocol/close-codes.ts";
 import { rateLimitKey, requestClientAddress } from "../client-address.ts";
 import type { RunningHttpServer } from "../http/node-server.ts";
 import { logger } from "../logger.ts";
+import { watchSync } from "../metrics/metrics.ts";
 import type { Backend } from "../runtime.ts";
 import { SyncBudget } from "./budget.ts";
 import { Connection, type ConnectionHost } from "./connection.ts";
@@ -70,6 +71,14 @@ export function attachSync(backend: Backend, http: RunningHttpServer, options: S
     },
   };
   const unsubscribe = backend.onCommit((commit) => reactor.onCommit(commit));
+  const unwatchMetrics = watchSync({
+    sockets: () => connections.size,
+    subscriptions: () => {
+      let total = 0;
+      for (const c of connections) total += c.subscriptionCount;
+      return total;
+    },
+  });
   // The verifier follows the env store (e.g. a new `JWKS` after key rotation), but no identity's
   // read set covers it: re-check every live identity so tokens of retired keys end at once.
   // Registered after the backend's own listener, so the re-checks use the rebuilt verifier.
@@ -157,6 +166,7 @@ export function attachSync(backend: Backend, http: RunningHttpServer, options: S
         clearInterval(sweep);
         unsubscribe();
         unwatchEnv();
+        unwatchMetrics();
         await new Promise<void>((done) => wss.close(() => done()));
         logger.info("sync server stopped");
       })()),
