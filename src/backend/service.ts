@@ -50,6 +50,11 @@ export interface ServiceOptions extends Omit<BackendOptions, "engine"> {
    * `runAsUser`); `end()` deletes the session after the call.
    */
   runAs?: (backend: Backend, user: string) => Promise<{ token: string; end(): Promise<void> }>;
+  /**
+   * CLI `env set|remove|sync`: told which variables changed (names only, never values), after
+   * the change, e.g. to record it in an audit trail.
+   */
+  onEnvChange?: (backend: Backend, change: { action: "set" | "remove" | "sync"; names: string[] }) => Promise<void>;
   /** Env values used when neither the process env nor the store has one. */
   envDefaults?: Record<string, string>;
   /** Runs after storage is ready and before the server listens; throw to refuse to start. */
@@ -64,6 +69,11 @@ export interface ServiceOptions extends Omit<BackendOptions, "engine"> {
   ) => Promise<Attached | undefined> | Attached | undefined;
   /** Options of the default live sync server at `/api/sync`. */
   sync?: SyncOptions;
+  /**
+   * Work the service does while it serves (e.g. a periodic sweep): started once the server
+   * listens; the function it returns stops it when the service closes, before the database does.
+   */
+  background?: (backend: Backend) => (() => void | Promise<void>) | undefined;
 }
 
 /** {@link ServiceOptions} with the number of worker processes (cluster mode). */
@@ -146,6 +156,7 @@ async function startOne(options: ServiceOptions, inCluster: boolean): Promise<Ru
   await backend.start();
   let http: RunningHttpServer | undefined;
   let attached: Attached | undefined;
+  let stopBackground: (() => void | Promise<void>) | undefined;
   try {
     await options.prepare?.(backend);
     const routes = typeof options.routes === "function" ? options.routes(backend) : options.routes;
@@ -158,6 +169,7 @@ async function startOne(options: ServiceOptions, inCluster: boolean): Promise<Ru
     });
     const attach = options.attach ?? ((b: Backend, h: RunningHttpServer) => attachSync(b, h, options.sync));
     attached = await attach(backend, http);
+    stopBackground = options.background?.(backend);
   } catch (error) {
     // A failed start (port taken, a throwing hook) must not leave the port or the database open.
     await http?.close();
@@ -187,6 +199,7 @@ async function startOne(options: ServiceOptions, inCluster: boolean): Promise<Ru
         logger.info("shutting down: new connections refused", { httpRequestsInFlight: inFlight, timeoutMs });
         const [, cut] = await stopped;
         if (cut > 0) logger.warn("shutdown timeout passed: HTTP requests cut", { cut });
+        await stopBackground?.();
         await backend.close();
         logger.info("service stopped");
       })()),

@@ -7,6 +7,8 @@
  */
 import { functionsFor, type QueryCtx, ServiceError } from "service-auth/server";
 import { type Id, v } from "service-auth/values";
+import { auditFilterArgs } from "../audit/functions.ts";
+import { type AuditEventView, findAuditEvents } from "../audit/query.ts";
 import { getAuthUserId } from "../helpers.ts";
 
 /** Longest search text the users list accepts. */
@@ -93,7 +95,7 @@ function userRow(user: Record<string, any>): AdminUserRow {
   };
 }
 
-/** The admin console's queries: `viewer`, `users`, `sessions`, `keys`. */
+/** The admin console's queries: `viewer`, `users`, `sessions`, `keys`, `audit`. */
 export function createAdminFunctions(options: AdminFunctionsOptions = {}) {
   const adminRoles = options.adminRoles ?? ["admin"];
   const { query } = functionsFor();
@@ -150,6 +152,18 @@ export function createAdminFunctions(options: AdminFunctionsOptions = {}) {
             impersonatedBy: orNull(s.impersonatedBy),
           }))
           .sort((a, b) => b.createdAt - a.createdAt);
+      },
+    }),
+
+    /**
+     * The audit trail, newest first, filtered by user (id or email), event type and time (needs
+     * the `auditTrail()` plugin's table).
+     */
+    audit: query({
+      args: auditFilterArgs,
+      handler: async (ctx, args): Promise<AuditEventView[]> => {
+        await requireAdmin(ctx, adminRoles);
+        return findAuditEvents(ctx.db as any, args);
       },
     }),
 
