@@ -19,7 +19,11 @@ export interface CommandIo {
  * An application-provided CLI command: resolves to the process exit code. `openBackend` starts
  * the app's backend on the CLI's database (for commands that read or write it).
  */
-export type AppCommand = (args: string[], io: CommandIo, openBackend?: () => Promise<Backend>) => Promise<number>;
+export type AppCommand = (
+  args: string[],
+  io: CommandIo,
+  openBackend?: () => Promise<Backend>,
+) => Promise<number>;
 
 const USAGE = `usage:
   cli auth generate [FILE] [--force]   (the auth tables of the app's Better Auth options; stdout without FILE)`;

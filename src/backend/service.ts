@@ -54,7 +54,10 @@ export interface ServiceOptions extends Omit<BackendOptions, "engine"> {
    * CLI `env set|remove|sync`: told which variables changed (names only, never values), after
    * the change, e.g. to record it in an audit trail.
    */
-  onEnvChange?: (backend: Backend, change: { action: "set" | "remove" | "sync"; names: string[] }) => Promise<void>;
+  onEnvChange?: (
+    backend: Backend,
+    change: { action: "set" | "remove" | "sync"; names: string[] },
+  ) => Promise<void>;
   /** Env values used when neither the process env nor the store has one. */
   envDefaults?: Record<string, string>;
   /** Runs after storage is ready and before the server listens; throw to refuse to start. */

@@ -52,7 +52,8 @@ function requestFacts(ctx: HookContext): Pick<AuditInput, "ipAddress" | "userAge
 
 const sessionUserId = (ctx: HookContext) => ctx?.context.session?.user?.id ?? null;
 const pathOf = (ctx: HookContext) => ctx?.path ?? "";
-const timeOf = (value: unknown) => (value instanceof Date ? value.getTime() : value == null ? null : Number(value));
+const timeOf = (value: unknown) =>
+  value instanceof Date ? value.getTime() : value == null ? null : Number(value);
 
 /** Creates the audit trail plugin. Put it in the options the schema is made from, too. */
 export const auditTrail = () => {
@@ -137,7 +138,12 @@ export const auditTrail = () => {
           if (path.startsWith("/sign-in/")) return;
           const details = { sessionId: session.id, method: path || null };
           if (path === "/sign-out") {
-            await record(ctx, { type: "sign-out", actorId: session.userId, targetId: session.userId, details });
+            await record(ctx, {
+              type: "sign-out",
+              actorId: session.userId,
+              targetId: session.userId,
+              details,
+            });
           } else if (session.impersonatedBy && path === "/admin/stop-impersonating") {
             await record(ctx, {
               type: "impersonation.stopped",

@@ -48,7 +48,10 @@ export async function sweepAuditEvents(
  * Starts the periodic sweep (first run shortly after start, then every hour); returns its stop
  * function, which waits for a sweep in progress. Pass it as the service's `background`.
  */
-export function auditRetention(prune: FunctionReference<"mutation"> | string, intervalMs = AUDIT_SWEEP_INTERVAL_MS) {
+export function auditRetention(
+  prune: FunctionReference<"mutation"> | string,
+  intervalMs = AUDIT_SWEEP_INTERVAL_MS,
+) {
   return (backend: Backend) => {
     let running: Promise<void> | undefined;
     let timer: NodeJS.Timeout | undefined;
