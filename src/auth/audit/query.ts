@@ -33,6 +33,9 @@ export interface AuditEventView {
   actorId: string | null;
   targetId: string | null;
   email: string | null;
+  /** The actor's and target's current emails, when they are users that still exist. */
+  actorEmail: string | null;
+  targetEmail: string | null;
   ipAddress: string | null;
   userAgent: string | null;
   details: Record<string, unknown>;
@@ -57,6 +60,8 @@ export function viewOf(row: Record<string, any>): AuditEventView {
     actorId: row.actorId ?? null,
     targetId: row.targetId ?? null,
     email: row.email ?? null,
+    actorEmail: null,
+    targetEmail: null,
     ipAddress: row.ipAddress ?? null,
     userAgent: row.userAgent ?? null,
     details: parseDetails(row.details),
@@ -121,10 +126,31 @@ export async function findAuditEvents(db: Db, input: AuditFilter): Promise<Audit
   }
   const seen = new Map<string, any>();
   for (const rows of await Promise.all(scans)) for (const row of rows) seen.set(row._id, row);
-  return [...seen.values()]
+  const views = [...seen.values()]
     .sort((a, b) => b.time - a.time || b._creationTime - a._creationTime)
     .slice(0, limit)
     .map(viewOf);
+  // Names people read: the emails of the users involved (one read per distinct user).
+  const emails = new Map<string, Promise<string | null>>();
+  const emailOf = (id: string | null) => {
+    if (!id) return Promise.resolve(null);
+    let found = emails.get(id);
+    if (!found) {
+      found = db.get("user", id).then(
+        (u: any) => (typeof u?.email === "string" ? u.email : null),
+        () => null,
+      );
+      emails.set(id, found);
+    }
+    return found;
+  };
+  await Promise.all(
+    views.map(async (view) => {
+      view.actorEmail = await emailOf(view.actorId);
+      view.targetEmail = await emailOf(view.targetId);
+    }),
+  );
+  return views;
 }
 
 /** Deletes up to `batch` events older than `cutoff`; returns how many it deleted. */

@@ -4,11 +4,13 @@
  * Lists come from the platform's live queries (`admin:*`); changes go to Better Auth's admin
  * endpoints, and the lists update themselves from the resulting commits.
  */
-import type { AdminKeyRow, AdminSessionRow, AdminUserRow } from "service-auth/auth";
+import type { AdminKeyRow, AdminSessionRow, AdminUserRow, AuditEventView } from "service-auth/auth";
 import { api, authClient, backend, consoleApi } from "./clients.ts";
 import { $, el, pending, status, when } from "./ui.ts";
 
 const PAGE_SIZE = 20;
+/** Audit events the console shows at once (newest first). */
+const AUDIT_PAGE = 100;
 
 interface UsersPage {
   page: AdminUserRow[];
@@ -24,6 +26,7 @@ let stopUsers: (() => void) | undefined;
 
 let selected: AdminUserRow | undefined;
 let stopSessions: (() => void) | undefined;
+let stopAudit: (() => void) | undefined;
 
 /** Signed out, banned or demoted while the console is open: say so and stop showing data. */
 function lostAccess(message: string): void {
@@ -32,6 +35,8 @@ function lostAccess(message: string): void {
   banner.hidden = false;
   stopUsers?.();
   stopSessions?.();
+  stopAudit?.();
+  $("audit").replaceChildren();
   $("users").replaceChildren();
   $("sessions").replaceChildren();
   $("user-panel").hidden = true;
@@ -317,6 +322,67 @@ async function loadEnv(button: HTMLButtonElement): Promise<void> {
   $("env").replaceChildren(...(items.length ? items : [el("li", "No stored variables.", { class: "meta" })]));
 }
 
+/** "who → whom" of an event, in words. */
+function parties(e: AuditEventView): string {
+  const actor = e.actorEmail ?? e.actorId ?? "—";
+  const target = e.targetEmail ?? e.email ?? e.targetId;
+  return target && target !== actor ? `${actor} → ${target}` : actor;
+}
+
+function renderAudit(events: AuditEventView[]): void {
+  const items = events.map((e) => {
+    const li = el("li", "", { class: "event", "data-event-type": e.type, "data-event-id": e._id });
+    const head = el("span");
+    head.append(badge(e.type, "event-type"), ` ${when(e.time)} · ${parties(e)}`);
+    const where = el("span", `${e.ipAddress ?? "unknown address"} · ${e.userAgent ?? "unknown agent"}`, {
+      class: "meta",
+    });
+    li.append(head, where);
+    if (Object.keys(e.details).length > 0)
+      li.append(el("span", JSON.stringify(e.details), { class: "details" }));
+    return li;
+  });
+  $("audit").replaceChildren(...items);
+  status("audit-status", events.length ? `${events.length} event(s), newest first` : "No events match.");
+}
+
+/** Subscribes to the audit trail with the filter form's values (user, type, time). */
+function watchAudit(): void {
+  stopAudit?.();
+  const form = new FormData($<HTMLFormElement>("audit-filter"));
+  const user = String(form.get("user") ?? "").trim();
+  const type = String(form.get("type") ?? "");
+  const seconds = Number(form.get("since"));
+  const args = {
+    limit: AUDIT_PAGE,
+    ...(user ? { user } : {}),
+    ...(type ? { type } : {}),
+    ...(seconds > 0 ? { since: Date.now() - seconds * 1000 } : {}),
+  };
+  status("audit-status", "Loading…");
+  stopAudit = backend.subscribe(api.admin.audit, args, renderAudit, (error) => {
+    if (error.code === "BAD_REQUEST") status("audit-status", error.message, "error");
+    else onQueryError(error);
+  });
+}
+
+function wireAudit(): void {
+  let debounce: ReturnType<typeof setTimeout> | undefined;
+  const form = $<HTMLFormElement>("audit-filter");
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    clearTimeout(debounce);
+    watchAudit();
+  });
+  $("audit-user").addEventListener("input", () => {
+    clearTimeout(debounce);
+    debounce = setTimeout(watchAudit, 250);
+  });
+  $("audit-type").addEventListener("change", watchAudit);
+  $("audit-since").addEventListener("change", watchAudit);
+  watchAudit();
+}
+
 /** Starts the console view: identity, live lists and every control. */
 export function startConsole(): void {
   backend.setAuth(
@@ -336,6 +402,7 @@ export function startConsole(): void {
   wireUsersList();
   wireUserPanel();
   wireKeys();
+  wireAudit();
   const refresh = $<HTMLButtonElement>("env-refresh");
   refresh.addEventListener("click", () => loadEnv(refresh));
   void loadEnv(refresh);
