@@ -8,6 +8,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { type AuthConfig, type Authenticated, Authenticator } from "./auth/authenticator.ts";
 import { CommitBus, type CommitListener } from "./commit-bus.ts";
 import { Catalog } from "./db/catalog.ts";
+import { connectionsReader, connectionsWriter } from "./db/connections.ts";
 import { DatabaseReaderImpl, DatabaseWriterImpl } from "./db/database.ts";
 import { type DocumentWrite, emptyReadSet, type ReadSet } from "./db/read-write-sets.ts";
 import { EnvStore } from "./env/store.ts";
@@ -227,6 +228,8 @@ export class Backend {
       auth: staticAuth(identity, caller.token ?? null),
       meta: caller.meta ?? {},
       env: this.env,
+      // Same snapshot and read set: a live query listing connections follows them.
+      connections: connectionsReader(new DatabaseReaderImpl(this.catalog, tx, readSet, true)),
     };
     const value = await fn.handler(ctx, args);
     return { value: value === undefined ? null : value, readSet };
@@ -281,6 +284,7 @@ export class Backend {
       auth: staticAuth(identity, caller.token ?? null),
       meta: caller.meta ?? {},
       env: this.env,
+      connections: connectionsWriter(new DatabaseWriterImpl(this.catalog, tx, emptyReadSet(), writes, true)),
     };
     return fn.handler(ctx, args);
   }

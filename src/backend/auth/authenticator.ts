@@ -8,6 +8,7 @@
  * revoked on another instance is refused on the very next request.
  */
 import type { Catalog } from "../db/catalog.ts";
+import { connectionsReader } from "../db/connections.ts";
 import { DatabaseReaderImpl } from "../db/database.ts";
 import { type Commit, emptyReadSet, type ReadSet } from "../db/read-write-sets.ts";
 import { ServiceError } from "../errors.ts";
@@ -154,6 +155,7 @@ export class Authenticator {
           auth: staticAuth(null, token),
           meta,
           env: this.deps.env,
+          connections: connectionsReader(new DatabaseReaderImpl(this.deps.catalog, snapshot, readSet, true)),
         });
       const resolved = tx ? resolve(tx) : this.deps.engine.read(resolve);
       return resolved.then((identity): Authenticated => {
