@@ -5,6 +5,7 @@
  * endpoints, and the lists update themselves from the resulting commits.
  */
 import type { AdminKeyRow, AdminSessionRow, AdminUserRow, AuditEventView } from "service-auth/auth";
+import type { LiveConnection } from "service-auth/server";
 import { api, authClient, backend, consoleApi } from "./clients.ts";
 import { $, el, pending, status, when } from "./ui.ts";
 
@@ -27,6 +28,10 @@ let stopUsers: (() => void) | undefined;
 let selected: AdminUserRow | undefined;
 let stopSessions: (() => void) | undefined;
 let stopAudit: (() => void) | undefined;
+let stopConnections: (() => void) | undefined;
+/** The selected user's sessions and live connections, rendered together. */
+let lastSessions: AdminSessionRow[] = [];
+let lastConnections: LiveConnection[] = [];
 
 /** Signed out, banned or demoted while the console is open: say so and stop showing data. */
 function lostAccess(message: string): void {
@@ -35,6 +40,7 @@ function lostAccess(message: string): void {
   banner.hidden = false;
   stopUsers?.();
   stopSessions?.();
+  stopConnections?.();
   stopAudit?.();
   $("audit").replaceChildren();
   $("users").replaceChildren();
@@ -108,10 +114,25 @@ function select(user: AdminUserRow): void {
     status("user-status", "");
     $("remove-confirm").hidden = true;
     stopSessions?.();
+    stopConnections?.();
+    lastSessions = [];
+    lastConnections = [];
     stopSessions = backend.subscribe(
       api.admin.sessions,
       { userId: user._id },
-      (sessions: AdminSessionRow[]) => renderSessions(sessions),
+      (sessions: AdminSessionRow[]) => {
+        lastSessions = sessions;
+        renderSessions();
+      },
+      onQueryError,
+    );
+    stopConnections = backend.subscribe(
+      api.admin.connections,
+      { userId: user._id },
+      (connections: LiveConnection[]) => {
+        lastConnections = connections;
+        renderSessions();
+      },
       onQueryError,
     );
   }
@@ -136,7 +157,18 @@ function renderUser(user: AdminUserRow): void {
     : "";
 }
 
-function renderSessions(sessions: AdminSessionRow[]): void {
+/** One open WebSocket of a session, in words. */
+function connectionLine(c: LiveConnection): HTMLElement {
+  return el(
+    "li",
+    `since ${when(c.openedAt)} · ${c.clientIp ?? "unknown IP"} · ${c.userAgent ?? "unknown agent"} · ` +
+      `${c.subscriptions} subscription(s) · instance ${c.instanceId.slice(0, 8)}`,
+    { class: "meta connection", "data-connection-id": c._id },
+  );
+}
+
+function renderSessions(): void {
+  const sessions = lastSessions;
   const items = sessions.map((s) => {
     const li = el("li", "", { class: "session", "data-session-id": s._id });
     const meta = el("span", "", { class: "meta" });
@@ -146,9 +178,32 @@ function renderSessions(sessions: AdminSessionRow[]): void {
       el("span", `created ${when(s.createdAt)} · expires ${when(s.expiresAt)}`),
     );
     if (s.impersonatedBy) meta.append(" ", badge("impersonation", "imp"));
+    const open = lastConnections.filter((c) => c.sessionId === s._id);
+    meta.append(
+      el("br"),
+      el("span", `${open.length} live connection(s)`, { class: "live-count" }),
+      el("ul", "", { class: "list connections" }),
+    );
+    (meta.lastChild as HTMLElement).append(...open.map(connectionLine));
+    const disconnect = el("button", "Disconnect", {
+      type: "button",
+      class: "disconnect",
+    }) as HTMLButtonElement;
+    disconnect.disabled = open.length === 0;
+    disconnect.title = "Close its live connections everywhere; its clients may reconnect";
+    disconnect.addEventListener("click", () =>
+      pending(
+        disconnect,
+        "user-status",
+        () => backend.mutation(api.admin.disconnect, { sessionId: s._id }),
+        "Live connections closed; the session stays signed in.",
+      ),
+    );
     const revoke = el("button", "Revoke", { type: "button", class: "danger" }) as HTMLButtonElement;
     revoke.addEventListener("click", () => revokeSession(revoke, s._id));
-    li.append(meta, revoke);
+    const buttons = el("span", "", { class: "row" });
+    buttons.append(disconnect, revoke);
+    li.append(meta, buttons);
     return li;
   });
   $("sessions").replaceChildren(...(items.length ? items : [el("li", "No sessions.", { class: "meta" })]));
@@ -228,6 +283,7 @@ function wireUserPanel(): void {
     if (!res) return;
     confirm.hidden = true;
     stopSessions?.();
+    stopConnections?.();
     selected = undefined;
     $("user-panel").hidden = true;
     status("users-status", "User removed.", "ok");
@@ -246,6 +302,7 @@ function wireUserPanel(): void {
     if (event.key !== "Escape" || $("user-panel").hidden) return;
     const back = document.querySelector<HTMLElement>(`[data-user-id="${selected?._id}"]`);
     stopSessions?.();
+    stopConnections?.();
     selected = undefined;
     $("user-panel").hidden = true;
     back?.focus();
