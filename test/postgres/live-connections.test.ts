@@ -32,10 +32,11 @@ describe.skipIf(!postgresBinDir)("live connections across two instances", { time
   let a: ExampleApp;
   let b: ExampleApp;
   let adminToken: string;
+  let databaseUrl: string;
   const clients: BackendClient[] = [];
 
   beforeAll(async () => {
-    const databaseUrl = await server().createDatabase();
+    databaseUrl = await server().createDatabase();
     // One after the other: the first start generates the auth secrets both then share.
     a = await startExampleApp({ databaseUrl, sync });
     b = await startExampleApp({ databaseUrl, sync });
@@ -108,30 +109,34 @@ describe.skipIf(!postgresBinDir)("live connections across two instances", { time
     await eventually(() => expect(JSON.stringify(messages.at(-1))).toContain("still live"));
   });
 
-  it("removes the rows of an instance that stopped beating", async () => {
+  it("removes the rows of an instance that stopped beating, and at start those of one that never beat", async () => {
     const erin = await a.signUp("erin@example.com");
     const old = Date.now() - 60_000;
+    const row = (instanceId: string) => ({
+      instanceId,
+      openedAt: old,
+      subject: erin.userId,
+      subscriptions: 1,
+    });
     await a.backend.write(async (db) => {
       await db.insert("_instances", { instanceId: "crashed-instance", heartbeatAt: old });
-      await db.insert("_connections", {
-        instanceId: "crashed-instance",
-        openedAt: old,
-        subject: erin.userId,
-        subscriptions: 1,
-      });
-      // And one of an instance with no heartbeat row at all.
-      await db.insert("_connections", {
-        instanceId: "never-beat",
-        openedAt: old,
-        subject: erin.userId,
-        subscriptions: 1,
-      });
+      await db.insert("_connections", row("crashed-instance"));
     });
-    // Listed until a live instance's heartbeat removes them.
+    // Listed until a live instance's heartbeat removes it.
     await eventually(async () => expect(await listOnA(erin.userId)).toEqual([]));
     const instances = await a.backend.read((db) => db.query("_instances").collect());
     expect(instances.map((r: any) => r.instanceId)).not.toContain("crashed-instance");
     expect(instances).toHaveLength(2);
+
+    // A row whose instance has no heartbeat row at all (it crashed before its first beat).
+    await a.backend.write((db) => db.insert("_connections", row("never-beat")));
+    expect(await listOnA(erin.userId)).toHaveLength(1);
+    const c = await startExampleApp({ databaseUrl, sync });
+    try {
+      await eventually(async () => expect(await listOnA(erin.userId)).toEqual([]));
+    } finally {
+      await c.close();
+    }
   });
 
   it("a closed instance removes its own rows", async () => {

@@ -5,8 +5,8 @@
  *
  * Rows follow the connections in batches: one write per `intervalMs` with every insert, change
  * (identity, subscription count) and removal since the last. An instance also beats (`_instances`)
- * every `heartbeatMs`; any instance removes the rows of instances silent for three beats, and
- * every instance does so at start, so a crashed instance's rows do not linger.
+ * every `heartbeatMs`; any instance removes the rows of instances silent for three beats, and at
+ * start also rows of instances that never beat, so a crashed instance's rows do not linger.
  */
 import { CloseCode } from "../../protocol/close-codes.ts";
 import type { Commit } from "../db/read-write-sets.ts";
@@ -52,6 +52,7 @@ export class Presence {
   private readonly intervalMs: number;
   private readonly heartbeatMs: number;
   private stopped = false;
+  private started = false;
 
   constructor(
     private readonly backend: Backend,
@@ -143,28 +144,36 @@ export class Presence {
     return next;
   }
 
-  /** Records this instance's heartbeat and removes rows of instances silent for three beats. */
+  /**
+   * Records this instance's heartbeat and removes the rows of instances silent for three beats
+   * (by index: a beat reads only the instances, not every connection). The first beat also
+   * removes rows whose instance has no heartbeat row at all.
+   */
   private async beat(): Promise<void> {
     if (this.stopped) return;
     const now = Date.now();
     const deadline = now - 3 * this.heartbeatMs;
+    const first = !this.started;
+    this.started = true;
     await this.backend.write(async (db) => {
-      const mine = await db
-        .query("_instances")
-        .withIndex("instanceId", (q: any) => q.eq("instanceId", this.instanceId))
-        .unique();
+      const instances = await db.query("_instances").collect();
+      const mine = instances.find((r: any) => r.instanceId === this.instanceId);
       if (mine) await db.patch(mine._id, { heartbeatAt: now });
       else await db.insert("_instances", { instanceId: this.instanceId, heartbeatAt: now });
-      for (const other of await db.query("_instances").collect()) {
-        if (other.instanceId === this.instanceId || other.heartbeatAt >= deadline) continue;
+      const live = new Set([this.instanceId]);
+      for (const other of instances) {
+        if (other.instanceId === this.instanceId) continue;
+        if (other.heartbeatAt >= deadline) {
+          live.add(other.instanceId);
+          continue;
+        }
         await removeInstanceRows(db, other.instanceId);
         await db.delete(other._id);
       }
-      // Connections of instances that never beat (or whose beat row is gone).
-      const live = new Set((await db.query("_instances").collect()).map((r: any) => r.instanceId));
-      live.add(this.instanceId);
-      for (const row of await db.query("_connections").collect()) {
-        if (!live.has(row.instanceId)) await db.delete(row._id);
+      if (first) {
+        for (const row of await db.query("_connections").collect()) {
+          if (!live.has(row.instanceId)) await db.delete(row._id);
+        }
       }
       for (const old of await db
         .query("_disconnects")
