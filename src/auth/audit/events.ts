@@ -83,6 +83,8 @@ function boundedDetail(value: unknown): unknown {
   if (typeof value === "number") return Number.isFinite(value) ? value : null;
   if (value instanceof Date) return value.getTime();
   if (Array.isArray(value)) return value.slice(0, 20).map((v) => clip(v, AUDIT_FIELD_LIMITS.detail) ?? null);
+  // No structures: nothing shaped like a request body can be stored through details.
+  if (typeof value === "object") return null;
   return clip(value, AUDIT_FIELD_LIMITS.detail) ?? null;
 }
 
