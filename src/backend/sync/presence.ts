@@ -25,6 +25,8 @@ export interface PresenceOptions {
 /** How long a disconnect request is kept (instances that missed its write set re-read it). */
 const DISCONNECT_KEEP_MS = 60_000;
 const MAX_FIELD = 512;
+/** Longest a stop waits for its rows' removal. */
+const STOP_WAIT_MS = 2000;
 
 interface Written {
   id: string;
@@ -63,9 +65,8 @@ export class Presence {
     this.heartbeatMs = options.heartbeatMs ?? 10_000;
   }
 
-  /** Beats once, removes dead instances' rows, then keeps both going. */
+  /** Beats (removing dead instances' rows) and writes row changes from now on, periodically. */
   async start(): Promise<void> {
-    await this.beat();
     const every = (ms: number, task: () => Promise<void>) => {
       const timer = setInterval(() => {
         task().catch((error) => logger.warn("presence: write failed", { error: String(error) }));
@@ -73,8 +74,10 @@ export class Presence {
       timer.unref();
       this.timers.push(timer);
     };
+    // Timers first: a first beat failing (database unreachable at start) is retried by them.
     every(this.intervalMs, () => this.flush());
     every(this.heartbeatMs, () => this.beat());
+    await this.beat();
   }
 
   /** A connection closed: its row goes with the next batch. */
@@ -222,23 +225,29 @@ export class Presence {
     }
   }
 
-  /** Stops writing and removes this instance's rows (the connections are closing). */
+  /**
+   * Stops writing and removes this instance's rows (the connections are closing). Waits at most
+   * `STOP_WAIT_MS` for the database: in an outage the rows expire with the missing heartbeat.
+   */
   async stop(): Promise<void> {
     for (const timer of this.timers) clearInterval(timer);
-    await this.flushing;
     this.stopped = true;
-    await this.backend
-      .write(async (db) => {
+    const removal = (async () => {
+      await this.flushing;
+      await this.backend.write(async (db) => {
         await removeInstanceRows(db, this.instanceId);
         const mine = await db
           .query("_instances")
           .withIndex("instanceId", (q: any) => q.eq("instanceId", this.instanceId))
           .unique();
         if (mine) await db.delete(mine._id);
-      })
-      .catch((error) =>
-        logger.warn("presence: removing this instance's rows failed", { error: String(error) }),
-      );
+      });
+    })().catch((error) =>
+      logger.warn("presence: removing this instance's rows failed", { error: String(error) }),
+    );
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([removal, new Promise((done) => (timer = setTimeout(done, STOP_WAIT_MS)))]);
+    clearTimeout(timer);
   }
 }
 
