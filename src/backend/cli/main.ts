@@ -154,6 +154,7 @@ export async function main(argv: string[]): Promise<number> {
           if (auth) {
             if (!app.onAuthSync) throw new Error("This app has no auth integration to sync");
             const generated = await app.onAuthSync(backend);
+            if (generated.length > 0) await app.onEnvChange?.(backend, { action: "sync", names: generated });
             process.stderr.write(
               generated.length ? `generated ${generated.join(", ")}\n` : "auth variables already set\n",
             );
