@@ -9,6 +9,7 @@ import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { internal } from "../../examples/app/app.ts";
 import { AUDIT_EVENT_TYPES, type AuditEventView, sweepAuditEvents } from "../../src/auth/index.ts";
+import type { Commit } from "../../src/backend/db/read-write-sets.ts";
 import { type Browser, type ExampleApp, PASSWORD, startExampleApp } from "../helpers/example-app.ts";
 import { PROCESS_TEST_TIMEOUT, runCli } from "../helpers/process.ts";
 import { startSmtpServer, type TestSmtpServer } from "../helpers/smtp.ts";
@@ -89,8 +90,18 @@ describe("audit trail", () => {
     secrets.add(String(app.backend.env.get("SERVICE_AUTH_SECRET")));
 
     // Sign-up (and its session), an administrator, a failed and a successful sign-in, sign-out.
+    const commits: Commit[] = [];
+    const stopListening = app.backend.onCommit((commit) => commits.push(commit));
     const alice = await app.signUp("alice@example.com");
+    stopListening();
     collect(alice.browser);
+    // The sign-up event commits with the user it records: one transaction, one commit.
+    const together = commits.find(
+      (c) =>
+        c.writes.some((w) => w.table === "user" && w.after?.email === "alice@example.com") &&
+        c.writes.some((w) => w.table === "auditEvent" && w.after?.type === "sign-up"),
+    );
+    expect(together, "user and sign-up event in one commit").toBeDefined();
     const admin = await app.signUp("root@example.com");
     await app.makeAdmin("root@example.com");
     const adminBrowser = await signIn("root@example.com");
