@@ -63,6 +63,14 @@ describe.skipIf(!postgresBinDir)("live connections across two instances", { time
     const sessionId = JSON.parse(Buffer.from(dana.token.split(".")[1], "base64url").toString()).sessionId;
     expect(typeof sessionId).toBe("string");
 
+    // The console's live query on A, pushed to as B's presence rows change.
+    const adminConsole = new BackendClient(a.url, { WebSocket: WebSocket as any });
+    clients.push(adminConsole);
+    adminConsole.setAuth(async () => adminToken);
+    const pushed: any[][] = [];
+    adminConsole.subscribe(anyApi.admin.connections, { userId: dana.userId }, (v) => pushed.push(v));
+    await eventually(() => expect(pushed.at(-1)).toEqual([]));
+
     const client = new BackendClient(b.url, { WebSocket: ProbeSocket as any });
     clients.push(client);
     client.setAuth(async () => dana.token);
@@ -84,6 +92,7 @@ describe.skipIf(!postgresBinDir)("live connections across two instances", { time
       clientIp: "127.0.0.1",
       userAgent: USER_AGENT,
     });
+    await eventually(() => expect(pushed.at(-1)?.[0]?._id).toBe(first._id));
     expect(first.openedAt).toBeLessThanOrEqual(Date.now());
     expect(first.openedAt).toBeGreaterThan(Date.now() - 60_000);
 
