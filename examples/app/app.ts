@@ -1,7 +1,17 @@
 /** The example application as the server and the CLI load it: schema, modules, auth, HTTP routes. */
-import { authCommand, authConfig, authHousekeepingCrons, ensureAuthEnv, runAsUser } from "service-auth/auth";
+import {
+  auditCommand,
+  auditEnvChanges,
+  auditRetention,
+  authCommand,
+  authConfig,
+  authHousekeepingCrons,
+  ensureAuthEnv,
+  runAsUser,
+} from "service-auth/auth";
 import { type ApiOf, anyApi, cronJobs, type InternalApiOf, type ServiceOptions } from "service-auth/server";
 import * as admin from "./admin.ts";
+import * as audit from "./audit.ts";
 import * as auth from "./auth.ts";
 import http from "./http.ts";
 import * as messages from "./messages.ts";
@@ -10,7 +20,7 @@ import * as profiles from "./profiles.ts";
 import schema from "./schema.ts";
 import * as users from "./users.ts";
 
-export const modules = { admin, auth, messages, profiles, users };
+export const modules = { admin, audit, auth, messages, profiles, users };
 
 /** Typed references to the public functions, e.g. `api.messages.send`. */
 export const api: ApiOf<typeof modules> = anyApi;
@@ -27,9 +37,17 @@ export const app: ServiceOptions = {
   onAuthSync: (backend) => ensureAuthEnv(backend, internal.auth.getLatestJwks),
   // Housekeeping: expired sessions and verification rows deleted every 10 minutes.
   crons: authHousekeepingCrons(cronJobs(), internal.auth.deleteExpired),
+  // `env set|remove|sync` from the CLI lands in the audit trail (names only).
+  onEnvChange: auditEnvChanges(internal.audit.record),
+  // Audit events older than AUDIT_RETENTION_DAYS (default 90) are deleted by an hourly sweep.
+  background: auditRetention(internal.audit.prune),
 };
 
-/** CLI commands of this app: `npm run cli -- auth generate [FILE]` prints the auth tables. */
+/**
+ * CLI commands of this app: `npm run cli -- auth generate [FILE]` prints the auth tables;
+ * `npm run cli -- audit [--since 1h] [--user EMAIL] [--type TYPE]` prints audit events as JSON lines.
+ */
 export const commands = {
   auth: authCommand(auth.authSchemaOptions, { user: { indexes: { username: ["username"] } } }),
+  audit: auditCommand(internal.audit.list),
 };

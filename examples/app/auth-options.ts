@@ -6,6 +6,7 @@
  */
 import type { BetterAuthOptions } from "better-auth";
 import { admin, organization, twoFactor } from "better-auth/plugins";
+import { auditTrail } from "service-auth/auth";
 
 export const authSchemaOptions = {
   // Declared so Better Auth returns the trigger-made `username` with the user (session, JWT claims).
@@ -19,5 +20,7 @@ export const authSchemaOptions = {
     organization(),
     // TOTP second factor; the issuer is the name authenticator apps show.
     twoFactor({ issuer: "Service Auth example" }),
+    // Security events in the `auditEvent` table (README "Audit trail").
+    auditTrail(),
   ],
 } satisfies BetterAuthOptions;

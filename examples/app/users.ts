@@ -1,4 +1,4 @@
-import { getAuthUserId } from "service-auth/auth";
+import { getAuthUserId, recordAuditEvent } from "service-auth/auth";
 import { AppError, v } from "service-auth/server";
 import { authClient } from "./auth.ts";
 import { action, internalMutation, query } from "./functions.ts";
@@ -64,6 +64,13 @@ export const setRole = internalMutation({
       .unique();
     if (!user) throw new AppError("NOT_FOUND", `No user with email ${email}`);
     await ctx.db.patch(user._id, { role, updatedAt: Date.now() });
+    // In the same transaction as the change: the audit trail says who got which role, and how.
+    await recordAuditEvent(ctx.db, {
+      type: "role.changed",
+      targetId: user._id,
+      email: user.email,
+      details: { role, source: "cli" },
+    });
     return { _id: user._id, email: user.email, role };
   },
 });

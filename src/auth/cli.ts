@@ -4,6 +4,7 @@
  * module and the CLI runs it.
  */
 import { existsSync, writeFileSync } from "node:fs";
+import type { Backend } from "service-auth/server";
 import type { AuthSchemaOptions } from "./auth-tables.ts";
 import { type AuthExtensions, defineAuthTables } from "./schema.ts";
 import { authTablesSource } from "./schema-source.ts";
@@ -14,8 +15,15 @@ export interface CommandIo {
   stderr(text: string): void;
 }
 
-/** An application-provided CLI command: resolves to the process exit code. */
-export type AppCommand = (args: string[], io: CommandIo) => Promise<number>;
+/**
+ * An application-provided CLI command: resolves to the process exit code. `openBackend` starts
+ * the app's backend on the CLI's database (for commands that read or write it).
+ */
+export type AppCommand = (
+  args: string[],
+  io: CommandIo,
+  openBackend?: () => Promise<Backend>,
+) => Promise<number>;
 
 const USAGE = `usage:
   cli auth generate [FILE] [--force]   (the auth tables of the app's Better Auth options; stdout without FILE)`;

@@ -4,6 +4,7 @@
  * `checkOptions`, which a server runs once at start (`checkAuthStarts`).
  */
 import { type ActionCtx, functionsFor, ServiceError } from "service-auth/server";
+import { v } from "service-auth/values";
 import { AUTH_ENV_COMMAND, AUTH_SECRET_VAR } from "./env.ts";
 
 /**
@@ -43,12 +44,16 @@ export function keyFunctions(createAuth: (ctx: ActionCtx) => KeyManagingAuth) {
         return (await createAuth(ctx).api.getLatestJwks({})).jwks;
       },
     }),
-    /** New signing keys as the `JWKS` value; every existing token becomes invalid. */
+    /**
+     * New signing keys as the `JWKS` value; every existing token becomes invalid. `actor` (a user
+     * id) and `source` (e.g. "admin console") go to the audit trail when the app keeps one.
+     */
     rotateKeys: internalAction({
-      args: {},
-      handler: async (ctx): Promise<string> => {
+      args: { actor: v.optional(v.string()), source: v.optional(v.string()) },
+      handler: async (ctx, args): Promise<string> => {
         requireSecret(ctx);
-        return (await createAuth(ctx).api.rotateKeys({})).jwks;
+        const body = { actor: args.actor, source: args.source ?? "cli" };
+        return (await createAuth(ctx).api.rotateKeys({ body })).jwks;
       },
     }),
     /**

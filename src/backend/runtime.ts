@@ -8,6 +8,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { type AuthConfig, type Authenticated, Authenticator } from "./auth/authenticator.ts";
 import { CommitBus, type CommitListener } from "./commit-bus.ts";
 import { Catalog } from "./db/catalog.ts";
+import { connectionsReader, connectionsWriter } from "./db/connections.ts";
 import { DatabaseReaderImpl, DatabaseWriterImpl } from "./db/database.ts";
 import { type DocumentWrite, emptyReadSet, type ReadSet } from "./db/read-write-sets.ts";
 import { EnvStore } from "./env/store.ts";
@@ -244,6 +245,8 @@ export class Backend {
       auth: staticAuth(identity, caller.token ?? null),
       meta: caller.meta ?? {},
       env: this.env,
+      // Same snapshot and read set: a live query listing connections follows them.
+      connections: connectionsReader(new DatabaseReaderImpl(this.catalog, tx, readSet, true)),
     };
     const value = await fn.handler(ctx, args);
     return { value: value === undefined ? null : value, readSet };
@@ -304,6 +307,7 @@ export class Backend {
       auth: staticAuth(identity, caller.token ?? null),
       meta: caller.meta ?? {},
       env: this.env,
+      connections: connectionsWriter(new DatabaseWriterImpl(this.catalog, tx, emptyReadSet(), writes, true)),
       // Made when first used: most mutations schedule nothing. Its jobs are this transaction's writes.
       get scheduler() {
         return (scheduler ??= schedulerOn(

@@ -8,6 +8,12 @@ export type { JwtProviderConfig } from "./auth/jwt-verifier.ts";
 export { rateLimitKey, TRUSTED_PROXIES_VAR } from "./client-address.ts";
 export type { RunningCluster } from "./cluster/primary.ts";
 export { workersSetting } from "./cluster/workers-setting.ts";
+export type {
+  ConnectionFilter,
+  ConnectionsReader,
+  ConnectionsWriter,
+  LiveConnection,
+} from "./db/connections.ts";
 export type { DatabaseReader, DatabaseWriter } from "./db/database.ts";
 export type { IndexRangeBuilder, PaginationOptions, PaginationResult, Query } from "./db/query.ts";
 export { EnvStore, parseEnvFile } from "./env/store.ts";

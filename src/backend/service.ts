@@ -63,6 +63,14 @@ export interface ServiceOptions extends Omit<BackendOptions, "engine"> {
    * `runAsUser`); `end()` deletes the session after the call.
    */
   runAs?: (backend: Backend, user: string) => Promise<{ token: string; end(): Promise<void> }>;
+  /**
+   * CLI `env set|remove|sync`: told which variables changed (names only, never values), after
+   * the change, e.g. to record it in an audit trail.
+   */
+  onEnvChange?: (
+    backend: Backend,
+    change: { action: "set" | "remove" | "sync"; names: string[] },
+  ) => Promise<void>;
   /** Env values used when neither the process env nor the store has one. */
   envDefaults?: Record<string, string>;
   /**
@@ -99,6 +107,11 @@ export interface ServiceOptions extends Omit<BackendOptions, "engine"> {
    * `false` for a process that only serves (another one runs the jobs). Default on.
    */
   scheduler?: Omit<SchedulerOptions, "crons"> | false;
+  /**
+   * Work the service does while it serves (e.g. a periodic sweep): started once the server
+   * listens; the function it returns stops it when the service closes, before the database does.
+   */
+  background?: (backend: Backend) => (() => void | Promise<void>) | undefined;
 }
 
 /** {@link ServiceOptions} with the number of worker processes (cluster mode). */
@@ -189,6 +202,7 @@ async function startOne(options: ServiceOptions, inCluster: boolean): Promise<Ru
   if (options.metrics) enableMetrics();
   // A worker's scrape is the primary's aggregate of every worker.
   const metricsSource = inCluster ? workerMetrics() : localMetrics;
+  let stopBackground: (() => void | Promise<void>) | undefined;
   try {
     await checkSchemaAtStart(backend, options.schemaCheck ?? schemaCheckSetting());
     await options.prepare?.(backend);
@@ -208,6 +222,7 @@ async function startOne(options: ServiceOptions, inCluster: boolean): Promise<Ru
       metricsServer = await listenMetrics({ ...options.metrics, port: metricsPort }, metricsSource);
     const attach = options.attach ?? ((b: Backend, h: RunningHttpServer) => attachSync(b, h, options.sync));
     attached = await attach(backend, http);
+    stopBackground = options.background?.(backend);
   } catch (error) {
     // A failed start (port taken, a throwing hook) must not leave the port or the database open.
     await http?.close();
@@ -260,6 +275,7 @@ async function startOne(options: ServiceOptions, inCluster: boolean): Promise<Ru
         if (cut > 0) logger.warn("shutdown timeout passed: HTTP requests cut", { cut });
         await metricsServer?.close();
         unwatchEngine();
+        await stopBackground?.();
         await backend.close();
         logger.info("service stopped");
       })()),

@@ -14,6 +14,11 @@ export const CloseCode = {
   HANDSHAKE_REQUIRED: 4002,
   /** No message within the idle timeout (either side's view of a dead connection). */
   IDLE_TIMEOUT: 4008,
+  /**
+   * An administrator disconnected the session's live connections: reconnect as usual (the
+   * session may still be valid; a revoked one is refused when the client authenticates).
+   */
+  DISCONNECTED: 4010,
   /** The client did not read its messages (or the server's output budget ran out). */
   SLOW_CONSUMER: 4009,
   /** The client's address has the most connections the server accepts from one address. */

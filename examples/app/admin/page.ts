@@ -2,7 +2,11 @@
  * The admin console's page, one of three views chosen by the server: the console itself, the
  * sign-in form (not signed in) or "administrators only". The script fills in the live parts.
  */
+import { AUDIT_EVENT_TYPES } from "service-auth/auth";
 export type ConsoleView = "console" | "sign-in" | "forbidden";
+
+/** The event types the audit filter offers (the auth integration's list). */
+const AUDIT_TYPES: readonly string[] = AUDIT_EVENT_TYPES;
 
 const STYLE = `
   :root { --fg: #1d2330; --muted: #667; --line: #dde1e8; --accent: #2b4c7e; --bad: #b00020; --ok: #1b6e3a; }
@@ -15,7 +19,7 @@ const STYLE = `
   header button { color: #fff; background: transparent; border-color: #fff; }
   main { padding: 1rem; max-width: 72rem; margin: 0 auto; display: grid; gap: 1rem; }
   @media (min-width: 900px) { main.console { grid-template-columns: minmax(0, 3fr) minmax(0, 2fr); }
-    #keys-panel, #env-panel { grid-column: span 1; } }
+    #keys-panel, #env-panel { grid-column: span 1; } #audit-panel { grid-column: 1 / -1; } }
   section { border: 1px solid var(--line); border-radius: 8px; padding: .8rem 1rem; min-width: 0; scroll-margin-top: .5rem; }
   h2 { font-size: 1.05rem; margin: 0 0 .6rem; }
   h3 { font-size: .95rem; margin: 1rem 0 .4rem; }
@@ -49,6 +53,9 @@ const STYLE = `
   code { font-size: .85rem; overflow-wrap: anywhere; }
   .status { min-height: 1.3em; margin: .3rem 0; font-size: .9rem; }
   .status.error { color: var(--bad); } .status.ok { color: var(--ok); }
+  .event { display: grid; grid-template-columns: minmax(0, 1fr); gap: .1rem; padding: .4rem 0; font-size: .9rem; }
+  .event .details { font-family: ui-monospace, monospace; font-size: .8rem; color: var(--muted); overflow-wrap: anywhere; }
+  .badge.event-type { color: var(--fg); }
   .banner { background: #fff4e5; border: 1px solid #f0c27b; padding: .6rem 1rem; border-radius: 6px; }
   .narrow { max-width: 28rem; margin: 2rem auto; }
   [hidden] { display: none !important; }
@@ -113,6 +120,21 @@ const BODY: Record<ConsoleView, string> = {
       <p class="status" id="keys-status" aria-live="polite"></p>
       <div class="row"><button id="rotate" type="button">Rotate keys…</button>
         <button id="rotate-confirm" type="button" class="danger" hidden>Rotate now (all tokens refresh)</button></div>
+    </section>
+    <section id="audit-panel" aria-labelledby="audit-title">
+      <h2 id="audit-title">Audit trail</h2>
+      <form id="audit-filter" role="search">
+        <input id="audit-user" name="user" type="search" placeholder="User email or id" aria-label="Filter by user" maxlength="254" autocomplete="off" />
+        <select id="audit-type" name="type" aria-label="Filter by event type"><option value="">all events</option>${AUDIT_TYPES.map(
+          (t) => `<option value="${t}">${t}</option>`,
+        ).join("")}</select>
+        <select id="audit-since" name="since" aria-label="Time">
+          <option value="3600">last hour</option><option value="86400" selected>last 24 hours</option>
+          <option value="604800">last 7 days</option><option value="2592000">last 30 days</option><option value="">all</option>
+        </select>
+      </form>
+      <p class="status" id="audit-status" aria-live="polite"></p>
+      <ul class="list" id="audit"></ul>
     </section>
     <section id="env-panel" aria-labelledby="env-title">
       <h2 id="env-title">Environment variables</h2>

@@ -60,12 +60,15 @@ export function adminConsoleRoutes(options: AdminConsoleOptions): Hono<HttpEnv> 
   }
 
   /** Runs `handler` for an administrator's bearer token; anyone else gets the check's typed error. */
-  async function asAdmin(c: Context<HttpEnv>, handler: () => Promise<unknown>): Promise<Response> {
+  async function asAdmin(
+    c: Context<HttpEnv>,
+    handler: (viewer: { _id: string }) => Promise<unknown>,
+  ): Promise<Response> {
     try {
       const token = bearerToken(c.req.header("authorization"));
       if (!token) throw new ServiceError("UNAUTHORIZED", "Sign in first");
-      await backend.runQuery(viewerRef, {}, { token });
-      return c.json({ status: "success", value: await handler() });
+      const { value: viewer } = await backend.runQuery(viewerRef, {}, { token });
+      return c.json({ status: "success", value: await handler(viewer as { _id: string }) });
     } catch (error) {
       // The registry's status and shape; internal errors are logged and shown as INTERNAL.
       const { status, error: shown } = clientErrorOf(error);
@@ -103,8 +106,13 @@ export function adminConsoleRoutes(options: AdminConsoleOptions): Hono<HttpEnv> 
    * `auth:rotateKeys | env set JWKS` does; every running instance picks it up.
    */
   routes.post("/admin/api/rotate-keys", (c) =>
-    asAdmin(c, async () => {
-      const jwks = await backend.runAction(rotateRef, {}, { allowInternal: true });
+    asAdmin(c, async (viewer) => {
+      // Who rotated goes to the audit trail (when the app keeps one).
+      const jwks = await backend.runAction(
+        rotateRef,
+        { actor: viewer._id, source: "admin console" },
+        { allowInternal: true },
+      );
       const stored = backend.env.stored().some(([name]) => name === JWKS_VAR);
       if (stored && typeof jwks === "string") await backend.env.set(JWKS_VAR, jwks);
       logger.info("signing keys rotated from the admin console");

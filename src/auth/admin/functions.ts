@@ -2,11 +2,14 @@
  * `createAdminFunctions`: the admin console's live queries, checked through the normal identity
  * path (step 1 + step 2, then the caller's `role` read from the `user` table). Export them from an
  * app module (e.g. `admin.ts`), so they run as `admin:users`, `admin:sessions`, … over HTTP and
- * the WebSocket like any other query. Mutations are not here: the console calls Better Auth's
- * admin endpoints (`/api/auth/admin/*`), which apply the same role rule.
+ * the WebSocket like any other query. The one mutation, `disconnect`, closes a session's live
+ * connections (a platform operation); every other change goes to Better Auth's admin endpoints
+ * (`/api/auth/admin/*`), which apply the same role rule.
  */
-import { functionsFor, type QueryCtx, ServiceError } from "service-auth/server";
+import { functionsFor, type LiveConnection, type QueryCtx, ServiceError } from "service-auth/server";
 import { type Id, v } from "service-auth/values";
+import { auditFilterArgs } from "../audit/functions.ts";
+import { type AuditEventView, findAuditEvents } from "../audit/query.ts";
 import { getAuthUserId, getAuthUserIdentity } from "../helpers.ts";
 
 /** Longest search text the users list accepts. */
@@ -95,10 +98,16 @@ function userRow(user: Record<string, any>): AdminUserRow {
   };
 }
 
-/** The admin console's queries: `viewer`, `users`, `sessions`, `keys`. */
+/** Longest session id `disconnect` accepts. */
+const MAX_SESSION_ID_LENGTH = 128;
+
+/**
+ * The admin console's functions: queries `viewer`, `users`, `sessions`, `connections`, `keys`,
+ * `audit` and the mutation `disconnect`.
+ */
 export function createAdminFunctions(options: AdminFunctionsOptions = {}) {
   const adminRoles = options.adminRoles ?? ["admin"];
-  const { query } = functionsFor();
+  const { query, mutation } = functionsFor();
   return {
     /** The calling administrator (or `UNAUTHORIZED` / `FORBIDDEN`): the console's access check. */
     viewer: query({ args: {}, handler: (ctx): Promise<AdminViewer> => requireAdmin(ctx, adminRoles) }),
@@ -154,6 +163,45 @@ export function createAdminFunctions(options: AdminFunctionsOptions = {}) {
             current: s._id === callerSession,
           }))
           .sort((a, b) => b.createdAt - a.createdAt);
+      },
+    }),
+
+    /**
+     * The audit trail, newest first, filtered by user (id or email), event type and time (needs
+     * the `auditTrail()` plugin's table).
+     */
+    audit: query({
+      args: auditFilterArgs,
+      handler: async (ctx, args): Promise<AuditEventView[]> => {
+        await requireAdmin(ctx, adminRoles);
+        return findAuditEvents(ctx.db as any, args);
+      },
+    }),
+
+    /**
+     * A user's open WebSocket connections on every instance (since when, address, user agent,
+     * subscriptions, instance), oldest first; each names its session (`sessionId`).
+     */
+    connections: query({
+      args: { userId: v.id("user") },
+      handler: async (ctx, { userId }): Promise<LiveConnection[]> => {
+        await requireAdmin(ctx, adminRoles);
+        return ctx.connections.list({ subject: userId });
+      },
+    }),
+
+    /**
+     * Closes a session's live connections on every instance. The session stays valid: its
+     * clients may reconnect (revoke the session to end it).
+     */
+    disconnect: mutation({
+      args: { sessionId: v.string() },
+      handler: async (ctx, { sessionId }): Promise<null> => {
+        await requireAdmin(ctx as unknown as QueryCtx<any>, adminRoles);
+        if (sessionId.length === 0 || sessionId.length > MAX_SESSION_ID_LENGTH)
+          throw new ServiceError("BAD_REQUEST", "Not a session id");
+        await ctx.connections.disconnect({ sessionId });
+        return null;
       },
     }),
 

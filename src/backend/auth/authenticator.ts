@@ -8,6 +8,7 @@
  * revoked on another instance is refused on the very next request.
  */
 import type { Catalog } from "../db/catalog.ts";
+import { connectionsReader } from "../db/connections.ts";
 import { DatabaseReaderImpl } from "../db/database.ts";
 import { type Commit, emptyReadSet, type ReadSet } from "../db/read-write-sets.ts";
 import { ServiceError } from "../errors.ts";
@@ -171,6 +172,9 @@ export class Authenticator {
             auth: staticAuth(null, token),
             meta,
             env: this.deps.env,
+            connections: connectionsReader(
+              new DatabaseReaderImpl(this.deps.catalog, snapshot, readSet, true),
+            ),
           });
         const resolveIn = () => (tx ? resolve(tx) : this.deps.engine.read(resolve));
         const resolved = trace ? inChildSpan(trace, "auth.resolve_identity", resolveIn) : resolveIn();

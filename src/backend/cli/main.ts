@@ -69,11 +69,13 @@ function print(value: unknown): void {
 
 /**
  * A command an app module exports in `commands` (e.g. `auth` from the auth integration): the
- * platform runs it without knowing what it does, and without starting a backend.
+ * platform runs it without knowing what it does. It starts no backend unless the command asks
+ * for one with `openBackend` (closed by the CLI when the command ends).
  */
 type AppCommand = (
   args: string[],
   io: { stdout(text: string): void; stderr(text: string): void },
+  openBackend: () => Promise<Backend>,
 ) => Promise<number>;
 
 /** The app module cannot be found: how to point the CLI at one. */
@@ -107,13 +109,25 @@ export async function main(argv: string[]): Promise<number> {
   const { app, commands } = await loadApp();
   const platformGroups = ["run", "env", "jobs", "schema", "migrate"];
   if (!platformGroups.includes(group) && Object.hasOwn(commands, group)) {
-    return commands[group](
-      [sub, ...rest].filter((a) => a !== undefined),
-      {
-        stdout: (text) => process.stdout.write(text),
-        stderr: (text) => process.stderr.write(text),
-      },
-    );
+    let opened: Promise<Backend> | undefined;
+    const openBackend = () =>
+      (opened ??= (async () => {
+        const backend = new Backend({ ...app, engine: openEngine(process.env.DATABASE_URL) });
+        await backend.start();
+        return backend;
+      })());
+    try {
+      return await commands[group](
+        [sub, ...rest].filter((a) => a !== undefined),
+        {
+          stdout: (text) => process.stdout.write(text),
+          stderr: (text) => process.stderr.write(text),
+        },
+        openBackend,
+      );
+    } finally {
+      if (opened) await (await opened).close();
+    }
   }
   const backend = new Backend({ ...app, engine: openEngine(process.env.DATABASE_URL) });
   await backend.start();
@@ -168,12 +182,14 @@ export async function main(argv: string[]): Promise<number> {
           if (!name) throw new UsageError("env set needs a NAME");
           const value = given ?? (await readStdin());
           await env.set(name, value);
+          await app.onEnvChange?.(backend, { action: "set", names: [name] });
           process.stderr.write(`set ${name}\n`);
           return 0;
         }
         case "remove": {
           if (!rest[0]) throw new UsageError("env remove needs a NAME");
           const removed = await env.remove(rest[0]);
+          if (removed) await app.onEnvChange?.(backend, { action: "remove", names: [rest[0]] });
           process.stderr.write(removed ? `removed ${rest[0]}\n` : `${rest[0]} was not set\n`);
           return 0;
         }
@@ -187,10 +203,13 @@ export async function main(argv: string[]): Promise<number> {
             if ((e as NodeJS.ErrnoException).code !== "ENOENT" || !auth) throw e;
           }
           for (const [name, value] of pairs) await env.set(name, value);
+          if (pairs.length > 0)
+            await app.onEnvChange?.(backend, { action: "sync", names: pairs.map(([name]) => name) });
           process.stderr.write(`synced ${pairs.length} variable(s) from ${file}\n`);
           if (auth) {
             if (!app.onAuthSync) throw new Error("This app has no auth integration to sync");
             const generated = await app.onAuthSync(backend);
+            if (generated.length > 0) await app.onEnvChange?.(backend, { action: "sync", names: generated });
             process.stderr.write(
               generated.length ? `generated ${generated.join(", ")}\n` : "auth variables already set\n",
             );

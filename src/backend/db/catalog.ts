@@ -23,6 +23,29 @@ export const SYSTEM_TABLES = {
   _env: defineTable({ name: v.string(), value: v.string() }).index("name", ["name"]),
   ...SCHEDULER_TABLES,
   ...EVOLUTION_TABLES,
+  /** One row per identified live WebSocket connection on any instance (sync/presence.ts). */
+  _connections: defineTable({
+    instanceId: v.string(),
+    openedAt: v.number(),
+    subject: v.string(),
+    sessionId: v.optional(v.string()),
+    clientIp: v.optional(v.string()),
+    userAgent: v.optional(v.string()),
+    subscriptions: v.number(),
+  })
+    .index("instanceId", ["instanceId"])
+    .index("subject", ["subject"])
+    .index("sessionId", ["sessionId"]),
+  /** Each serving instance's last heartbeat: rows of instances that stopped beating are removed. */
+  _instances: defineTable({ instanceId: v.string(), heartbeatAt: v.number() }).index("instanceId", [
+    "instanceId",
+  ]),
+  /** Requests to close live connections (by session or subject), heard by every instance. */
+  _disconnects: defineTable({
+    sessionId: v.optional(v.string()),
+    subject: v.optional(v.string()),
+    requestedAt: v.number(),
+  }).index("requestedAt", ["requestedAt"]),
 };
 
 export class Catalog {

@@ -4,6 +4,7 @@
  * the runtime executes it. Types flow from the `args` validators into the handler and out to `api`
  * references.
  */
+import type { ConnectionsReader, ConnectionsWriter } from "../db/connections.ts";
 import type { DatabaseReader, DatabaseWriter } from "../db/database.ts";
 import type { Scheduler } from "../scheduler/schedule.ts";
 import type { DataModelOf, GenericDataModel, SchemaDefinition } from "../schema.ts";
@@ -44,6 +45,8 @@ export interface QueryCtx<DM extends GenericDataModel = GenericDataModel> {
   db: DatabaseReader<DM>;
   auth: Auth;
   meta: RequestMeta;
+  /** The live WebSocket connections of every instance, by session or subject (a live read). */
+  connections: ConnectionsReader;
 }
 
 export interface MutationCtx<DM extends GenericDataModel = GenericDataModel> {
@@ -53,6 +56,8 @@ export interface MutationCtx<DM extends GenericDataModel = GenericDataModel> {
   meta: RequestMeta;
   /** Runs a mutation or action later; the job is written in this mutation's transaction. */
   scheduler: Scheduler;
+  /** Lists live connections, and closes them on every instance (`disconnect`). */
+  connections: ConnectionsWriter;
 }
 
 export interface ActionCtx {

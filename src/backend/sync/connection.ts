@@ -46,7 +46,8 @@ export class Connection {
   // The ceiling follows the tier: a connection gets the wider limits once it has an identity.
   private readonly pendingPool = new BytePool(() => this.tier.maxPendingBytes);
   private protocolErrors = 0;
-  private readonly openedAt = Date.now();
+  /** When the socket was accepted, ms since epoch. */
+  readonly openedAt = Date.now();
   private lastSeen = this.openedAt;
 
   constructor(

@@ -15,6 +15,7 @@ import type { Backend } from "../runtime.ts";
 import { SyncBudget } from "./budget.ts";
 import { Connection, type ConnectionHost } from "./connection.ts";
 import { resolveLimits, type SyncLimitOptions, type SyncLimits } from "./limits.ts";
+import { Presence, type PresenceOptions } from "./presence.ts";
 import { QueryGroups } from "./query-group.ts";
 import { Reactor } from "./reactor.ts";
 
@@ -27,6 +28,8 @@ export interface SyncOptions extends SyncLimitOptions {
   sweepIntervalMs?: number;
   /** Largest number of query/identity executions at once (default 8). */
   concurrency?: number;
+  /** How presence rows (`ctx.connections`) are written and instances beat (presence.ts). */
+  presence?: PresenceOptions;
 }
 
 /** A running sync endpoint. */
@@ -34,6 +37,8 @@ export interface SyncServer {
   readonly connections: ReadonlySet<Connection>;
   readonly reactor: Reactor;
   readonly groups: QueryGroups;
+  /** This instance's rows of live connections, and the disconnect requests it acts on. */
+  readonly presence: Presence;
   /**
    * Refuses new connections, closes each connection with 1001 once its calls in flight have
    * answered (cut at `deadline`, epoch ms; default now) and detaches from the HTTP server.
@@ -57,6 +62,7 @@ export function attachSync(backend: Backend, http: RunningHttpServer, options: S
   });
   const groups = new QueryGroups(backend, reactor);
   const connections = new Set<Connection>();
+  const presence = new Presence(backend, connections, options.presence);
   let allClosed: (() => void) | undefined;
   const host: ConnectionHost = {
     backend,
@@ -66,11 +72,16 @@ export function attachSync(backend: Backend, http: RunningHttpServer, options: S
     budget,
     closed: (c) => {
       connections.delete(c);
+      presence.forget(c);
       budget.leave(c.address);
       if (connections.size === 0) allClosed?.();
     },
   };
-  const unsubscribe = backend.onCommit((commit) => reactor.onCommit(commit));
+  const unsubscribe = backend.onCommit((commit) => {
+    reactor.onCommit(commit);
+    presence.heard(commit);
+  });
+  presence.start().catch((error) => logger.warn("presence: start failed", { error: String(error) }));
   const unwatchMetrics = watchSync({
     sockets: () => connections.size,
     subscriptions: () => {
@@ -147,6 +158,7 @@ export function attachSync(backend: Backend, http: RunningHttpServer, options: S
     connections,
     reactor,
     groups,
+    presence,
     close: (deadline = Date.now()) =>
       (closing ??= (async () => {
         http.server.off("upgrade", onUpgrade);
@@ -164,6 +176,7 @@ export function attachSync(backend: Backend, http: RunningHttpServer, options: S
         await untilOrAt(Promise.all(gone), Date.now() + CLOSE_HANDSHAKE_MS);
         for (const ws of sockets) if (ws.readyState !== 3) ws.terminate();
         clearInterval(sweep);
+        await presence.stop();
         unsubscribe();
         unwatchEnv();
         unwatchMetrics();

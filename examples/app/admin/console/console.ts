@@ -4,12 +4,15 @@
  * Lists come from the platform's live queries (`admin:*`); changes go to Better Auth's admin
  * endpoints, and the lists update themselves from the resulting commits.
  */
-import type { AdminKeyRow, AdminSessionRow, AdminUserRow } from "service-auth/auth";
+import type { AdminKeyRow, AdminSessionRow, AdminUserRow, AuditEventView } from "service-auth/auth";
+import type { LiveConnection } from "service-auth/server";
 import { api, authClient, backend, consoleApi } from "./clients.ts";
 import { addressText, clientText } from "./session-facts.ts";
 import { $, el, pending, refreshTimes, status, timeAgo, when } from "./ui.ts";
 
 const PAGE_SIZE = 20;
+/** Audit events the console shows at once (newest first). */
+const AUDIT_PAGE = 100;
 
 interface UsersPage {
   page: AdminUserRow[];
@@ -25,6 +28,11 @@ let stopUsers: (() => void) | undefined;
 
 let selected: AdminUserRow | undefined;
 let stopSessions: (() => void) | undefined;
+let stopAudit: (() => void) | undefined;
+let stopConnections: (() => void) | undefined;
+/** The selected user's sessions and live connections, rendered together. */
+let lastSessions: AdminSessionRow[] = [];
+let lastConnections: LiveConnection[] = [];
 
 /** Signed out, banned or demoted while the console is open: say so and stop showing data. */
 function lostAccess(message: string): void {
@@ -33,6 +41,9 @@ function lostAccess(message: string): void {
   banner.hidden = false;
   stopUsers?.();
   stopSessions?.();
+  stopConnections?.();
+  stopAudit?.();
+  $("audit").replaceChildren();
   $("users").replaceChildren();
   $("sessions").replaceChildren();
   $("user-panel").hidden = true;
@@ -101,10 +112,25 @@ function select(user: AdminUserRow): void {
     status("user-status", "");
     $("remove-confirm").hidden = true;
     stopSessions?.();
+    stopConnections?.();
+    lastSessions = [];
+    lastConnections = [];
     stopSessions = backend.subscribe(
       api.admin.sessions,
       { userId: user._id },
-      (sessions: AdminSessionRow[]) => renderSessions(sessions),
+      (sessions: AdminSessionRow[]) => {
+        lastSessions = sessions;
+        renderSessions();
+      },
+      onQueryError,
+    );
+    stopConnections = backend.subscribe(
+      api.admin.connections,
+      { userId: user._id },
+      (connections: LiveConnection[]) => {
+        lastConnections = connections;
+        renderSessions();
+      },
       onQueryError,
     );
   }
@@ -144,11 +170,27 @@ function renderUser(user: AdminUserRow): void {
     : "";
 }
 
+/** One open WebSocket of a session, in words: since when, from where, which client, what it watches. */
+function connectionLine(c: LiveConnection): HTMLElement {
+  const li = el("li", "", { class: "meta connection", "data-connection-id": c._id });
+  const since = el("span", "open since ");
+  since.append(timeAgo(c.openedAt));
+  li.append(
+    since,
+    ` · ${addressText(c.clientIp)} · `,
+    el("span", clientText(c.userAgent), { title: c.userAgent ?? "" }),
+    ` · ${c.subscriptions} subscription(s) · instance ${c.instanceId.slice(0, 8)}`,
+  );
+  return li;
+}
+
 /**
  * One row per session: browser and OS (the raw user agent in the tooltip), the client address,
- * when it signed in and when it expires, a marker on the administrator's own session.
+ * when it signed in and when it expires, a marker on the administrator's own session, and its
+ * live connections on every instance with a switch that closes them.
  */
-function renderSessions(sessions: AdminSessionRow[]): void {
+function renderSessions(): void {
+  const sessions = lastSessions;
   const items = sessions.map((s) => {
     const li = el("li", "", { class: "session", "data-session-id": s._id });
     const meta = el("div", "", { class: "meta" });
@@ -164,14 +206,38 @@ function renderSessions(sessions: AdminSessionRow[]): void {
     expires.append(timeAgo(s.expiresAt));
     const facts = el("div", "", { class: "facts" });
     facts.append(el("span", addressText(s.ipAddress)), " · ", signedIn, " · ", expires);
-    meta.append(title, facts);
+    const open = lastConnections.filter((c) => c.sessionId === s._id);
+    const connections = el("ul", "", { class: "list connections" });
+    connections.append(...open.map(connectionLine));
+    meta.append(
+      title,
+      facts,
+      el("div", `${open.length} live connection(s)`, { class: "live-count" }),
+      connections,
+    );
+    const disconnect = el("button", "Disconnect", {
+      type: "button",
+      class: "disconnect compact",
+    }) as HTMLButtonElement;
+    disconnect.disabled = open.length === 0;
+    disconnect.title = "Close its live connections everywhere; its clients may reconnect";
+    disconnect.addEventListener("click", () =>
+      pending(
+        disconnect,
+        "user-status",
+        () => backend.mutation(api.admin.disconnect, { sessionId: s._id }),
+        "Live connections closed; the session stays signed in.",
+      ),
+    );
     const revoke = el("button", "Revoke", {
       type: "button",
       class: "danger compact",
       "aria-label": s.current ? "Revoke this session (signs you out)" : `Revoke ${clientText(s.userAgent)}`,
     }) as HTMLButtonElement;
     revoke.addEventListener("click", () => revokeSession(revoke, s._id));
-    li.append(meta, revoke);
+    const buttons = el("span", "", { class: "row" });
+    buttons.append(disconnect, revoke);
+    li.append(meta, buttons);
     return li;
   });
   $("sessions").replaceChildren(...(items.length ? items : [el("li", "No sessions.", { class: "meta" })]));
@@ -251,6 +317,7 @@ function wireUserPanel(): void {
     if (!res) return;
     confirm.hidden = true;
     stopSessions?.();
+    stopConnections?.();
     selected = undefined;
     $("user-panel").hidden = true;
     status("users-status", "User removed.", "ok");
@@ -269,6 +336,7 @@ function wireUserPanel(): void {
     if (event.key !== "Escape" || $("user-panel").hidden) return;
     const back = document.querySelector<HTMLElement>(`[data-user-id="${selected?._id}"]`);
     stopSessions?.();
+    stopConnections?.();
     selected = undefined;
     $("user-panel").hidden = true;
     back?.focus();
@@ -347,6 +415,67 @@ async function loadEnv(button: HTMLButtonElement): Promise<void> {
   $("env").replaceChildren(...(items.length ? items : [el("li", "No stored variables.", { class: "meta" })]));
 }
 
+/** "who → whom" of an event, in words. */
+function parties(e: AuditEventView): string {
+  const actor = e.actorEmail ?? e.actorId ?? "—";
+  const target = e.targetEmail ?? e.email ?? e.targetId;
+  return target && target !== actor ? `${actor} → ${target}` : actor;
+}
+
+function renderAudit(events: AuditEventView[]): void {
+  const items = events.map((e) => {
+    const li = el("li", "", { class: "event", "data-event-type": e.type, "data-event-id": e._id });
+    const head = el("span");
+    head.append(badge(e.type, "event-type"), ` ${when(e.time)} · ${parties(e)}`);
+    const where = el("span", `${e.ipAddress ?? "unknown address"} · ${e.userAgent ?? "unknown agent"}`, {
+      class: "meta",
+    });
+    li.append(head, where);
+    if (Object.keys(e.details).length > 0)
+      li.append(el("span", JSON.stringify(e.details), { class: "details" }));
+    return li;
+  });
+  $("audit").replaceChildren(...items);
+  status("audit-status", events.length ? `${events.length} event(s), newest first` : "No events match.");
+}
+
+/** Subscribes to the audit trail with the filter form's values (user, type, time). */
+function watchAudit(): void {
+  stopAudit?.();
+  const form = new FormData($<HTMLFormElement>("audit-filter"));
+  const user = String(form.get("user") ?? "").trim();
+  const type = String(form.get("type") ?? "");
+  const seconds = Number(form.get("since"));
+  const args = {
+    limit: AUDIT_PAGE,
+    ...(user ? { user } : {}),
+    ...(type ? { type } : {}),
+    ...(seconds > 0 ? { since: Date.now() - seconds * 1000 } : {}),
+  };
+  status("audit-status", "Loading…");
+  stopAudit = backend.subscribe(api.admin.audit, args, renderAudit, (error) => {
+    if (error.code === "BAD_REQUEST") status("audit-status", error.message, "error");
+    else onQueryError(error);
+  });
+}
+
+function wireAudit(): void {
+  let debounce: ReturnType<typeof setTimeout> | undefined;
+  const form = $<HTMLFormElement>("audit-filter");
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    clearTimeout(debounce);
+    watchAudit();
+  });
+  $("audit-user").addEventListener("input", () => {
+    clearTimeout(debounce);
+    debounce = setTimeout(watchAudit, 250);
+  });
+  $("audit-type").addEventListener("change", watchAudit);
+  $("audit-since").addEventListener("change", watchAudit);
+  watchAudit();
+}
+
 /** Starts the console view: identity, live lists and every control. */
 export function startConsole(): void {
   backend.setAuth(
@@ -366,6 +495,7 @@ export function startConsole(): void {
   wireUsersList();
   wireUserPanel();
   wireKeys();
+  wireAudit();
   const refresh = $<HTMLButtonElement>("env-refresh");
   refresh.addEventListener("click", () => loadEnv(refresh));
   void loadEnv(refresh);

@@ -1,0 +1,72 @@
+/**
+ * `createAuditFunctions`: the audit trail's internal functions, exported from an app module
+ * (e.g. `audit.ts`, so they run as `audit:list`, `audit:record`, `audit:prune`): the CLI's read,
+ * the record of events Better Auth does not see (environment changes from the CLI, an app's own
+ * role changes) and the retention sweep's batch delete. The console's live read is
+ * `admin:audit` (admin/functions.ts).
+ */
+import { functionsFor, ServiceError } from "service-auth/server";
+import { v } from "service-auth/values";
+import { AUDIT_MODEL, type AuditInput, auditRow, isAuditEventType } from "./events.ts";
+import { findAuditEvents, pruneAuditEvents } from "./query.ts";
+
+/** Largest batch one prune deletes (one short transaction each). */
+export const MAX_PRUNE_BATCH = 1000;
+
+/** The validators of an audit filter (the console's and the CLI's). */
+export const auditFilterArgs = {
+  user: v.optional(v.string()),
+  type: v.optional(v.string()),
+  since: v.optional(v.number()),
+  until: v.optional(v.number()),
+  limit: v.optional(v.number()),
+};
+
+/** A writer of audit rows: `ctx.db` of a mutation. */
+type Writer = { insert(table: string, doc: any): Promise<unknown> };
+
+/**
+ * Records one event in the caller's transaction (`ctx.db` of a mutation), for changes an app makes
+ * itself (e.g. a role set from the CLI). Pass named facts only: never a password, token or secret.
+ */
+export async function recordAuditEvent(db: Writer, input: AuditInput): Promise<void> {
+  if (!isAuditEventType(input.type)) throw new ServiceError("BAD_REQUEST", "Unknown audit event type");
+  await db.insert(AUDIT_MODEL, auditRow(input));
+}
+
+export function createAuditFunctions() {
+  const { internalQuery, internalMutation } = functionsFor();
+  return {
+    /** Events matching the filter, newest first (the CLI's `audit` command). */
+    list: internalQuery({
+      args: auditFilterArgs,
+      handler: (ctx, args) => findAuditEvents(ctx.db as any, args),
+    }),
+    /** Records one event (e.g. `env.changed` from the CLI). */
+    record: internalMutation({
+      args: {
+        type: v.string(),
+        actorId: v.optional(v.string()),
+        targetId: v.optional(v.string()),
+        email: v.optional(v.string()),
+        details: v.optional(v.any()),
+      },
+      handler: async (ctx, args) => {
+        if (!isAuditEventType(args.type)) throw new ServiceError("BAD_REQUEST", "Unknown audit event type");
+        const details = args.details && typeof args.details === "object" ? args.details : {};
+        await recordAuditEvent(ctx.db as any, { ...args, type: args.type, details });
+        return null;
+      },
+    }),
+    /** Deletes up to `batch` events older than `before` (ms since epoch); returns the count. */
+    prune: internalMutation({
+      args: { before: v.number(), batch: v.optional(v.number()) },
+      handler: (ctx, { before, batch }) =>
+        pruneAuditEvents(
+          ctx.db as any,
+          before,
+          Math.min(MAX_PRUNE_BATCH, Math.max(1, Math.floor(batch ?? MAX_PRUNE_BATCH))),
+        ),
+    }),
+  };
+}

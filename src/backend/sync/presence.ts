@@ -1,0 +1,264 @@
+/**
+ * Presence: every identified live connection of this instance as a row of `_connections`, so any
+ * instance's queries can list them (`ctx.connections.list`), and the `_disconnects` requests any
+ * instance writes (`ctx.connections.disconnect`), acted on here.
+ *
+ * Rows follow the connections in batches: one write per `intervalMs` with every insert, change
+ * (identity, subscription count) and removal since the last. An instance also beats (`_instances`)
+ * every `heartbeatMs`; any instance removes the rows of instances silent for three beats, and at
+ * start also rows of instances that never beat, so a crashed instance's rows do not linger.
+ */
+import { CloseCode } from "../../protocol/close-codes.ts";
+import type { Commit } from "../db/read-write-sets.ts";
+import { newId, tableTag } from "../ids.ts";
+import { logger } from "../logger.ts";
+import type { Backend } from "../runtime.ts";
+import type { Connection } from "./connection.ts";
+
+export interface PresenceOptions {
+  /** How often row changes are written (default 1000 ms). */
+  intervalMs?: number;
+  /** How often the instance beats (default 10 s); rows of instances silent 3 beats are removed. */
+  heartbeatMs?: number;
+}
+
+/** How long a disconnect request is kept (instances that missed its write set re-read it). */
+const DISCONNECT_KEEP_MS = 60_000;
+const MAX_FIELD = 512;
+/** Longest a stop waits for its rows' removal. */
+const STOP_WAIT_MS = 2000;
+
+interface Written {
+  id: string;
+  subject: string;
+  sessionId: string | undefined;
+  subscriptions: number;
+}
+
+const clip = (text: unknown) => (typeof text === "string" && text ? text.slice(0, MAX_FIELD) : undefined);
+
+/** The `sessionId` claim of an identity, when it has one (the auth integration's tokens do). */
+export function sessionIdOf(identity: Record<string, unknown> | null): string | undefined {
+  const claim = identity?.sessionId;
+  return typeof claim === "string" && claim ? claim.slice(0, MAX_FIELD) : undefined;
+}
+
+export class Presence {
+  /** This process's instance id: new at every start. */
+  readonly instanceId = newId(tableTag("_instances"));
+  private readonly written = new Map<Connection, Written>();
+  private readonly removed: string[] = [];
+  private readonly applied = new Map<string, number>();
+  private flushing: Promise<void> | undefined;
+  private readonly timers: NodeJS.Timeout[] = [];
+  private readonly intervalMs: number;
+  private readonly heartbeatMs: number;
+  private stopped = false;
+  private started = false;
+
+  constructor(
+    private readonly backend: Backend,
+    private readonly connections: ReadonlySet<Connection>,
+    options: PresenceOptions = {},
+  ) {
+    this.intervalMs = options.intervalMs ?? 1000;
+    this.heartbeatMs = options.heartbeatMs ?? 10_000;
+  }
+
+  /** Beats (removing dead instances' rows) and writes row changes from now on, periodically. */
+  async start(): Promise<void> {
+    const every = (ms: number, task: () => Promise<void>) => {
+      const timer = setInterval(() => {
+        task().catch((error) => logger.warn("presence: write failed", { error: String(error) }));
+      }, ms);
+      timer.unref();
+      this.timers.push(timer);
+    };
+    // Timers first: a first beat failing (database unreachable at start) is retried by them.
+    every(this.intervalMs, () => this.flush());
+    every(this.heartbeatMs, () => this.beat());
+    await this.beat();
+  }
+
+  /** A connection closed: its row goes with the next batch. */
+  forget(conn: Connection): void {
+    const row = this.written.get(conn);
+    if (!row) return;
+    this.written.delete(conn);
+    this.removed.push(row.id);
+  }
+
+  /** Writes what changed since the last batch (one transaction); batches never overlap. */
+  flush(): Promise<void> {
+    const run = async () => {
+      if (this.stopped) return;
+      const inserts: [Connection, Written, Record<string, unknown>][] = [];
+      const updates: [Written, Record<string, unknown>][] = [];
+      const removed = this.removed.splice(0);
+      for (const conn of this.connections) {
+        const identity = conn.state === "open" ? conn.identity : null;
+        const row = this.written.get(conn);
+        if (!identity) {
+          if (row) this.forget(conn);
+          continue;
+        }
+        const want = {
+          subject: String(identity.subject).slice(0, MAX_FIELD),
+          sessionId: sessionIdOf(identity),
+          subscriptions: conn.subscriptionCount,
+        };
+        if (!row) {
+          const next = { id: "", ...want };
+          inserts.push([
+            conn,
+            next,
+            {
+              instanceId: this.instanceId,
+              openedAt: conn.openedAt,
+              ...want,
+              clientIp: clip(conn.meta.clientIp),
+              userAgent: clip(conn.meta.userAgent),
+            },
+          ]);
+        } else if (
+          row.subject !== want.subject ||
+          row.sessionId !== want.sessionId ||
+          row.subscriptions !== want.subscriptions
+        ) {
+          Object.assign(row, want);
+          updates.push([row, want]);
+        }
+      }
+      removed.push(...this.removed.splice(0));
+      if (!inserts.length && !updates.length && !removed.length) return;
+      await this.backend.write(async (db) => {
+        for (const id of removed) if (id) await db.delete(id);
+        for (const [row, patch] of updates) if (row.id) await db.patch(row.id, stripUndefined(patch));
+        for (const [, next, doc] of inserts) next.id = await db.insert("_connections", stripUndefined(doc));
+      });
+      for (const [conn, next] of inserts) {
+        // Closed while its row was being written: remove it with the next batch.
+        if (conn.state === "closed") this.removed.push(next.id);
+        else this.written.set(conn, next);
+      }
+    };
+    const next = (this.flushing ?? Promise.resolve()).then(run);
+    this.flushing = next.catch(() => undefined);
+    return next;
+  }
+
+  /**
+   * Records this instance's heartbeat and removes the rows of instances silent for three beats
+   * (by index: a beat reads only the instances, not every connection). The first beat also
+   * removes rows whose instance has no heartbeat row at all.
+   */
+  private async beat(): Promise<void> {
+    if (this.stopped) return;
+    const now = Date.now();
+    const deadline = now - 3 * this.heartbeatMs;
+    const first = !this.started;
+    this.started = true;
+    await this.backend.write(async (db) => {
+      const instances = await db.query("_instances").collect();
+      const mine = instances.find((r: any) => r.instanceId === this.instanceId);
+      if (mine) await db.patch(mine._id, { heartbeatAt: now });
+      else await db.insert("_instances", { instanceId: this.instanceId, heartbeatAt: now });
+      const live = new Set([this.instanceId]);
+      for (const other of instances) {
+        if (other.instanceId === this.instanceId) continue;
+        if (other.heartbeatAt >= deadline) {
+          live.add(other.instanceId);
+          continue;
+        }
+        await removeInstanceRows(db, other.instanceId);
+        await db.delete(other._id);
+      }
+      if (first) {
+        for (const row of await db.query("_connections").collect()) {
+          if (!live.has(row.instanceId)) await db.delete(row._id);
+        }
+      }
+      for (const old of await db
+        .query("_disconnects")
+        .withIndex("requestedAt", (q: any) => q.lt("requestedAt", now - DISCONNECT_KEEP_MS))
+        .take(100))
+        await db.delete(old._id);
+    });
+    for (const [id, at] of this.applied) if (at < now - 2 * DISCONNECT_KEEP_MS) this.applied.delete(id);
+  }
+
+  /** Acts on the disconnect requests of a commit (re-read when its write set is unknown). */
+  heard(commit: Commit): void {
+    if (commit.unknown) {
+      void this.rereadDisconnects().catch((error) =>
+        logger.warn("presence: reading disconnects failed", { error: String(error) }),
+      );
+      return;
+    }
+    for (const w of commit.writes) {
+      if (w.table === "_disconnects" && w.after) this.apply(w.after as Record<string, any>);
+    }
+  }
+
+  private async rereadDisconnects(): Promise<void> {
+    const since = Date.now() - DISCONNECT_KEEP_MS;
+    const rows = await this.backend.read((db) =>
+      db
+        .query("_disconnects")
+        .withIndex("requestedAt", (q: any) => q.gte("requestedAt", since))
+        .collect(),
+    );
+    for (const row of rows) this.apply(row);
+  }
+
+  /** Closes this instance's connections a request names (each request once). */
+  private apply(request: Record<string, any>): void {
+    if (this.applied.has(request._id)) return;
+    this.applied.set(request._id, Date.now());
+    for (const conn of [...this.connections]) {
+      const identity = conn.identity;
+      if (!identity) continue;
+      const match =
+        (request.sessionId !== undefined && sessionIdOf(identity) === request.sessionId) ||
+        (request.subject !== undefined && identity.subject === request.subject);
+      if (match) conn.close(CloseCode.DISCONNECTED, "disconnected by an administrator");
+    }
+  }
+
+  /**
+   * Stops writing and removes this instance's rows (the connections are closing). Waits at most
+   * `STOP_WAIT_MS` for the database: in an outage the rows expire with the missing heartbeat.
+   */
+  async stop(): Promise<void> {
+    for (const timer of this.timers) clearInterval(timer);
+    this.stopped = true;
+    const removal = (async () => {
+      await this.flushing;
+      await this.backend.write(async (db) => {
+        await removeInstanceRows(db, this.instanceId);
+        const mine = await db
+          .query("_instances")
+          .withIndex("instanceId", (q: any) => q.eq("instanceId", this.instanceId))
+          .unique();
+        if (mine) await db.delete(mine._id);
+      });
+    })().catch((error) =>
+      logger.warn("presence: removing this instance's rows failed", { error: String(error) }),
+    );
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([removal, new Promise((done) => (timer = setTimeout(done, STOP_WAIT_MS)))]);
+    clearTimeout(timer);
+  }
+}
+
+async function removeInstanceRows(db: any, instanceId: string): Promise<void> {
+  const rows = await db
+    .query("_connections")
+    .withIndex("instanceId", (q: any) => q.eq("instanceId", instanceId))
+    .collect();
+  for (const row of rows) await db.delete(row._id);
+}
+
+function stripUndefined(doc: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(doc).filter(([, v]) => v !== undefined));
+}
