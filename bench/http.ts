@@ -29,12 +29,15 @@ export const http: BenchGroup = {
   title: "HTTP throughput, server and load generator in separate processes",
   async run(ctx) {
     const dataDir = await ctx.tempDir("bench-http-");
+    const metricsDataDir = await ctx.tempDir("bench-http-metrics-");
     ctx.log("starting servers");
-    const [platformServer, hono] = await Promise.all([
+    const [platformServer, metricsServer, hono] = await Promise.all([
       spawnServer(fixture("platform-server.ts"), { BENCH_DATA_DIR: dataDir }),
+      spawnServer(fixture("platform-server.ts"), { BENCH_DATA_DIR: metricsDataDir, BENCH_METRICS: "1" }),
       spawnServer(fixture("hono-hello.ts")),
     ]);
     ctx.defer(() => platformServer.stop());
+    ctx.defer(() => metricsServer.stop());
     ctx.defer(() => hono.stop());
 
     const bodies = pointReadBodies(64);
@@ -67,6 +70,8 @@ export const http: BenchGroup = {
         runLoad({ url: `${platformServer.url}/api/query`, method: "POST", bodies, durationSec }),
       noop: (durationSec: number) =>
         runLoad({ url: `${platformServer.url}/api/query`, method: "POST", bodies: [noopBody], durationSec }),
+      metrics: (durationSec: number) =>
+        runLoad({ url: `${metricsServer.url}/api/query`, method: "POST", bodies, durationSec }),
     };
     ctx.log("warming up");
     // Short runs whose numbers are discarded: JIT warm-up on both sides.
@@ -77,6 +82,7 @@ export const http: BenchGroup = {
       echo: () => withServerCpu(hono.pid, () => targets.echo(LOAD_DEFAULTS.durationSec)),
       query: () => withServerCpu(platformServer.pid, () => targets.query(LOAD_DEFAULTS.durationSec)),
       noop: () => withServerCpu(platformServer.pid, () => targets.noop(LOAD_DEFAULTS.durationSec)),
+      metrics: () => withServerCpu(metricsServer.pid, () => targets.metrics(LOAD_DEFAULTS.durationSec)),
     });
 
     const rps = (name: keyof typeof targets) => median(results[name].map((r) => r.load.requestsPerSec));
@@ -95,6 +101,7 @@ export const http: BenchGroup = {
     const settings = `${LOAD_DEFAULTS.connections} connections, pipelining ${LOAD_DEFAULTS.pipelining}, ${ROUNDS}×${LOAD_DEFAULTS.durationSec} s`;
     const queryVsHello = ratio("query", "hello");
 
+    const withMetrics = ratio("metrics", "query");
     const rows: BenchRow[] = [
       {
         benchmark: "Hono hello-world `GET /` (baseline)",
@@ -123,6 +130,20 @@ export const http: BenchGroup = {
         p50: p("noop", "latencyP50Ms"),
         p99: p("noop", "latencyP99Ms"),
         note: `the same endpoint without the database read; ${cost("noop")}`,
+      },
+      {
+        benchmark: "Platform `POST /api/query` indexed point read, metrics on",
+        result: `${formatCount(rps("metrics"))} req/s`,
+        p50: p("metrics", "latencyP50Ms"),
+        p99: p("metrics", "latencyP99Ms"),
+        note: `the same read with Prometheus metrics on, no tracing SDK; ${cost("metrics")}`,
+      },
+      {
+        benchmark: "ratio: metrics on ÷ off (same read)",
+        result: formatRatio(withMetrics),
+        goal: "≥ 95%",
+        ok: withMetrics >= 0.95,
+        note: "the cost of metrics per request; tracing without an SDK is in both",
       },
       {
         benchmark: "ratio: /api/query ÷ hello-world",
