@@ -7,6 +7,7 @@
  */
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { metricsRegistry } from "../../src/backend/metrics/metrics.ts";
 import { callFunction } from "../helpers/http.ts";
 import { postgresBinDir, usePostgres } from "../helpers/postgres.ts";
 import { ROOT, type SpawnedServer, spawnServer } from "../helpers/process.ts";
@@ -55,6 +56,13 @@ const jobsOf = (service: TestService): Promise<Job[]> =>
     async (db) => (await db.query("_scheduled_jobs" as never).collect()) as unknown as Job[],
   );
 
+/** One sample's value from a scrape of this process's registry (0 when absent). */
+async function sample(name: string, labels = ""): Promise<number> {
+  const text = await metricsRegistry.metrics();
+  const line = text.split("\n").find((l) => l.startsWith(`${name}${labels ? `{${labels}}` : ""} `));
+  return line ? Number(line.split(" ")[1]) : 0;
+}
+
 describe("scheduled functions", () => {
   it("runs a job scheduled by a committed mutation once; a rolled-back mutation schedules nothing", async () => {
     const service = await start();
@@ -98,6 +106,27 @@ describe("scheduled functions", () => {
       expect(job).toMatchObject({ state: "failed", error: "this job fails" });
     });
     expect(await labels(service)).not.toContain("must not stay");
+  });
+
+  it("reports runs by kind and outcome, the queue's length and its lag in the metrics", async () => {
+    const service = await start();
+    const done = 'kind="mutation",outcome="done"';
+    const failed = 'kind="mutation",outcome="failed"';
+    const [doneBefore, failedBefore] = [
+      await sample("service_auth_scheduler_job_runs_total", done),
+      await sample("service_auth_scheduler_job_runs_total", failed),
+    ];
+    await call(service, "mutation", "jobs:schedule", { label: "counted", delayMs: 0 });
+    await call(service, "mutation", "jobs:scheduleFailing");
+    await call(service, "mutation", "jobs:schedule", { label: "waiting", delayMs: 600_000 });
+    await eventually(async () => expect(await labels(service)).toEqual(["counted"]));
+    await eventually(async () => {
+      expect(await sample("service_auth_scheduler_job_runs_total", done)).toBe(doneBefore + 1);
+      expect(await sample("service_auth_scheduler_job_runs_total", failed)).toBe(failedBefore + 1);
+    });
+    expect(await sample("service_auth_scheduler_jobs_pending")).toBe(1);
+    // The one pending job is not due: nothing is late.
+    expect(await sample("service_auth_scheduler_lag_seconds")).toBe(0);
   });
 
   it("checks the function and its arguments when scheduling, not when due", async () => {

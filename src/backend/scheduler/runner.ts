@@ -22,6 +22,7 @@
 import { randomUUID } from "node:crypto";
 import type { DatabaseReader, DatabaseWriter } from "../db/database.ts";
 import { logger } from "../logger.ts";
+import { schedulerMetrics, watchScheduler } from "../metrics/metrics.ts";
 import type { CronJob } from "./crons.ts";
 import type { JobDocument } from "./tables.ts";
 
@@ -75,6 +76,7 @@ export class SchedulerRunner {
   private lastRecovery = Number.NEGATIVE_INFINITY;
   private nextCronTick = Number.NEGATIVE_INFINITY;
   private unsubscribe: (() => void) | undefined;
+  private unwatchMetrics: (() => void) | undefined;
   private readonly maxConcurrent: number;
   private readonly runTimeoutMs: number;
   private readonly leaseMs: number;
@@ -101,6 +103,18 @@ export class SchedulerRunner {
     this.unsubscribe = this.host.onCommit((commit) => {
       if (commit.unknown || commit.writes.some((w) => w.table === "_scheduled_jobs")) this.wake();
     });
+    this.unwatchMetrics = watchScheduler({
+      running: () => this.running.size,
+      queue: () =>
+        this.host.read(async (db) => {
+          const pending = (await pendingJobs(db).take(10_000)) as unknown[];
+          const oldest = pending.length ? asJob(pending[0]).runAt : undefined;
+          return {
+            pending: pending.length,
+            lagMs: oldest === undefined ? 0 : Math.max(0, Date.now() - oldest),
+          };
+        }),
+    });
     this.renewal = setInterval(() => void this.renewLeases(), Math.max(50, Math.floor(this.leaseMs / 3)));
     this.renewal.unref();
     this.wake();
@@ -110,6 +124,7 @@ export class SchedulerRunner {
   async close(deadline = Date.now()): Promise<void> {
     this.stopped = true;
     this.unsubscribe?.();
+    this.unwatchMetrics?.();
     clearTimeout(this.timer);
     await this.cycling;
     let timer: NodeJS.Timeout | undefined;
@@ -296,15 +311,17 @@ export class SchedulerRunner {
             return true;
           }),
         );
-        if (!outcome.ran)
-          logger.info("scheduler: a job claimed here was taken back before it ran", { job: job._id });
+        if (outcome.ran) schedulerMetrics.finished("mutation", "done");
+        else logger.info("scheduler: a job claimed here was taken back before it ran", { job: job._id });
       } else {
         await this.withTimeout(this.host.runAction(job.name, job.args));
         await this.finish(job, owned, { state: "done" });
+        schedulerMetrics.finished("action", "done");
       }
     } catch (error) {
       const message = (error instanceof Error ? error.message : String(error)).slice(0, MAX_ERROR_LENGTH);
       logger.warn("scheduler: job failed", { job: job._id, function: job.name, error: message });
+      schedulerMetrics.finished(job.kind, "failed");
       await this.finish(job, owned, { state: "failed", error: message });
     }
   }
