@@ -74,8 +74,11 @@ describe.skipIf(!postgresBinDir)("PostgreSQL engine", () => {
       for (const i of indexes) expect(i.indexdef).toContain("USING btree");
       const layout = await server().sql(`SELECT tbl FROM "_layout" ORDER BY tbl`, [], url);
       expect(layout.map((r) => r.tbl)).toEqual([
+        "_connections",
         "_cron_jobs",
+        "_disconnects",
         "_env",
+        "_instances",
         "_migrations",
         "_scheduled_jobs",
         "_schema_checks",

@@ -6,6 +6,7 @@
  * written since were validated on write against that same validator.
  */
 
+import { isServiceError } from "../errors.ts";
 import { logger } from "../logger.ts";
 import type { Backend } from "../runtime.ts";
 import { StartRefusal } from "../start-refusal.ts";
@@ -81,8 +82,18 @@ export async function checkStoredDocuments(
     else if (verified.has(name)) invalid.push(name);
   }
   const record = options.record ?? true;
-  if ((record && valid.length > 0) || invalid.length > 0)
-    await updateVerified(backend, record ? valid : [], invalid);
+  if (invalid.length > 0) await updateVerified(backend, record ? valid : [], invalid);
+  else if (record && valid.length > 0) {
+    // Only a cache of work done: when another process holds the write lock (or the database is
+    // away) the start goes on, and the next one reads these tables again.
+    await updateVerified(backend, valid, []).catch((error) => {
+      if (!isServiceError(error)) throw error;
+      logger.warn("schema check: could not record the verified tables; the next start reads them again", {
+        tables: valid.map((v) => v.table),
+        code: error.code,
+      });
+    });
+  }
   return report;
 }
 
