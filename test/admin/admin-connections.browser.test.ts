@@ -93,7 +93,8 @@ describe.skipIf(!chromiumPath)("admin console: live connections in Chromium", { 
     expect(await live.count()).toBe(1);
     const line = await live.locator("li.connection").first().textContent();
     expect(line).toContain("127.0.0.1");
-    expect(line).toContain("HeadlessChrome");
+    // The browser in words, as the session rows name it (session-facts.ts).
+    expect(line).toContain("Headless Chrome");
     expect(line).toMatch(/\d+ subscription\(s\)/);
     expect(await live.locator(".live-count").textContent()).toBe("1 live connection(s)");
     const [before] = await connectionIds(admin);

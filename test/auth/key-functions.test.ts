@@ -61,13 +61,14 @@ async function startBackend(secret: string | null = "s3cret"): Promise<Backend> 
 }
 
 describe.each([
-  ["getLatestJwks", '[{"id":"latest"}]'],
-  ["rotateKeys", '[{"id":"rotated"}]'],
-])("auth:%s", (name, jwks) => {
+  // rotateKeys tells the endpoint who rotated and from where, for the audit trail.
+  ["getLatestJwks", '[{"id":"latest"}]', {}],
+  ["rotateKeys", '[{"id":"rotated"}]', { body: { actor: undefined, source: "cli" } }],
+])("auth:%s", (name, jwks, input) => {
   it("answers the auth endpoint's JWKS value, created with the env's secret", async () => {
     const backend = await startBackend();
     expect(await backend.runAction(`auth:${name}`, {}, internal)).toBe(jwks);
-    expect(calls).toEqual([{ endpoint: name, input: {}, secret: "s3cret" }]);
+    expect(calls).toEqual([{ endpoint: name, input, secret: "s3cret" }]);
   });
 
   it("refuses with BAD_REQUEST naming the variable and the command when SERVICE_AUTH_SECRET is unset", async () => {
