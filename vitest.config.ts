@@ -1,5 +1,5 @@
 import { defaultClientConditions, defaultServerConditions } from "vite";
-import { readdirSync, realpathSync } from "node:fs";
+import { readdirSync, readFileSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import { configDefaults, defineConfig } from "vitest/config";
 import { ON_PINNED_LINE } from "./test/helpers/better-auth-line.ts";
@@ -52,6 +52,17 @@ const PINNED_LINE_ONLY = [
   "test/nextjs/app-router.test.ts",
 ];
 const NEXT_LINE_ONLY = ["test/**/*.next.test.ts"];
+
+/**
+ * The platform's own tests (storage, scheduler, cluster, protocol, the runtime and the WebSocket)
+ * that load nothing of Better Auth: on the newest line they would run the same code a second time,
+ * so they run on the pinned line only. A file counts as loading Better Auth when it names the auth
+ * integration, the example app or a helper built on them.
+ */
+const LOADS_BETTER_AUTH = /src\/auth|service-auth\/auth|examples\/app|better-auth|example-app|example-server|auth-fixture/;
+const PLATFORM_ONLY = ["test/storage", "test/scheduler", "test/cluster", "test/protocol", "test/backend", "test/sync"]
+  .flatMap((dir) => testFiles(dir))
+  .filter((file) => !LOADS_BETTER_AUTH.test(readFileSync(file, "utf8")));
 
 /** Projects running Better Auth's own tests (test/better-auth) on our adapters. */
 function betterAuthOwnTests() {
@@ -122,7 +133,7 @@ export default defineConfig({
           exclude: [
             ...configDefaults.exclude,
             "test/better-auth/**",
-            ...(ON_PINNED_LINE ? NEXT_LINE_ONLY : PINNED_LINE_ONLY),
+            ...(ON_PINNED_LINE ? NEXT_LINE_ONLY : [...PINNED_LINE_ONLY, ...PLATFORM_ONLY]),
           ],
         },
       },
