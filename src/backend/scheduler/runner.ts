@@ -186,7 +186,8 @@ export class SchedulerRunner {
       nextDue = claim.nextDue;
     }
     // Full: a due job waits for a running one to finish, which wakes the runner (no busy looking).
-    if (nextDue !== undefined && nextDue <= now && this.running.size >= this.maxConcurrent) nextDue = undefined;
+    if (nextDue !== undefined && nextDue <= now && this.running.size >= this.maxConcurrent)
+      nextDue = undefined;
     return Math.min(nextDue ?? Number.POSITIVE_INFINITY, this.nextCronTick, this.lastRecovery + this.pollMs);
   }
 
