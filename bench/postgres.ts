@@ -18,7 +18,7 @@ import { fileURLToPath } from "node:url";
 import WebSocket from "ws";
 import { anyApi } from "../src/backend/functions/references.ts";
 import { Backend } from "../src/backend/runtime.ts";
-import { PostgresEngine } from "../src/backend/storage/postgres.ts";
+import { PostgresEngine } from "../src/backend/storage/postgres/engine.ts";
 import { BackendClient } from "../src/client/index.ts";
 import { authConfig, modules, schema } from "./fixtures/postgres-app.ts";
 import { postFunction } from "./lib/api-call.ts";

@@ -1,6 +1,6 @@
 /**
  * Schema evolution (issue 29): an index added to a table of 1,000,000 documents, built online
- * (`src/backend/storage/index-build.ts`) on SQLite and on PostgreSQL while a writer inserts one
+ * (`src/backend/storage/indexes/build.ts`) on SQLite and on PostgreSQL while a writer inserts one
  * document per transaction, one after another, the whole time.
  *
  * Per engine: how long `migrate` holds the start (SQLite creates the partial index there), the
@@ -17,8 +17,8 @@ import pg from "pg";
 import { Catalog } from "../src/backend/db/catalog.ts";
 import { defineSchema, defineTable } from "../src/backend/schema.ts";
 import type { StorageEngine, StoredDocument } from "../src/backend/storage/engine.ts";
-import { PostgresEngine } from "../src/backend/storage/postgres.ts";
-import { SqliteEngine } from "../src/backend/storage/sqlite.ts";
+import { PostgresEngine } from "../src/backend/storage/postgres/engine.ts";
+import { SqliteEngine } from "../src/backend/storage/sqlite/engine.ts";
 import { v } from "../src/backend/values/index.ts";
 import { startBenchPostgres } from "./lib/postgres-db.ts";
 import { formatCount } from "./lib/timing.ts";

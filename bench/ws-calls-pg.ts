@@ -11,7 +11,7 @@
  */
 import WebSocket from "ws";
 import { type RunningService, startService } from "../src/backend/service.ts";
-import { PostgresEngine } from "../src/backend/storage/postgres.ts";
+import { PostgresEngine } from "../src/backend/storage/postgres/engine.ts";
 import { authConfig, modules, schema } from "./fixtures/postgres-app.ts";
 import { startBenchPostgres } from "./lib/postgres-db.ts";
 import { rs256Tokens } from "./lib/rs256-tokens.ts";

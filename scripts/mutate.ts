@@ -89,17 +89,17 @@ const TARGETS: Readonly<Record<string, readonly string[]>> = {
   // Driven directly with a real backend and no sockets (~60 ms for the whole file).
   "src/backend/sync/reactor.ts": ["test/sync/reactor.test.ts", "test/sync/identity-watch.test.ts"],
   "src/backend/sync/query-group.ts": ["test/sync/reactor.test.ts"],
-  "src/auth/rate-limit.ts": ["test/auth/rate-limit-defaults.test.ts"],
-  "src/auth/rate-limit-keys.ts": [
+  "src/auth/rate-limit/rules.ts": ["test/auth/rate-limit-defaults.test.ts"],
+  "src/auth/rate-limit/keys.ts": [
     "test/auth/rate-limit-keys.test.ts",
     "test/auth/rate-limit-defaults.test.ts",
   ],
-  "src/auth/rate-limit-store.ts": [
+  "src/auth/rate-limit/store.ts": [
     "test/auth/rate-limit-store.test.ts",
     "test/auth/rate-limit-defaults.test.ts",
   ],
-  "src/auth/rate-limit-memory.ts": ["test/auth/rate-limit-defaults.test.ts"],
-  "src/auth/rate-limit-database.ts": [
+  "src/auth/rate-limit/memory-store.ts": ["test/auth/rate-limit-defaults.test.ts"],
+  "src/auth/rate-limit/database-store.ts": [
     "test/auth/rate-limit-database.test.ts",
     "test/auth/rate-limit-shared.test.ts",
   ],
@@ -122,8 +122,8 @@ const TARGETS: Readonly<Record<string, readonly string[]>> = {
     "test/auth/advisories/sessions.test.ts",
     "test/auth/advisories/two-factor.test.ts",
   ],
-  "src/auth/keys.ts": ["test/auth/stored-jwks.test.ts"],
-  "src/auth/key-functions.ts": ["test/auth/key-functions.test.ts"],
+  "src/auth/keys/stored-jwks.ts": ["test/auth/stored-jwks.test.ts"],
+  "src/auth/keys/functions.ts": ["test/auth/key-functions.test.ts"],
   "src/auth/run-as.ts": ["test/auth/run-as.test.ts"],
   "src/auth/data/create.ts": ["test/auth/data/writes.test.ts"],
   "src/auth/data/update.ts": ["test/auth/data/writes.test.ts"],
@@ -134,10 +134,10 @@ const TARGETS: Readonly<Record<string, readonly string[]>> = {
     "test/auth/adapter-conformance.test.ts",
     "test/auth/data-functions.test.ts",
   ],
-  "src/auth/user-field-limits.ts": ["test/auth/user-field-limits.test.ts"],
+  "src/auth/schema/user-field-limits.ts": ["test/auth/user-field-limits.test.ts"],
   "src/auth/http.ts": ["test/auth/http-middleware.test.ts"],
-  "src/auth/plugin/claims.ts": ["test/auth/claims.test.ts", "test/auth/plugin.test.ts"],
-  "src/auth/helpers.ts": ["test/auth/helpers-ctx.test.ts", "test/auth/helpers.test.ts"],
+  "src/auth/plugins/backend/claims.ts": ["test/auth/claims.test.ts", "test/auth/plugin.test.ts"],
+  "src/auth/current-user.ts": ["test/auth/helpers-ctx.test.ts", "test/auth/helpers.test.ts"],
   // The read side of the Better Auth data layer and its shared helpers: all in-process SQLite suites.
   "src/auth/data/find.ts": ["test/auth/data/reads.test.ts", "test/auth/data-functions.test.ts"],
   "src/auth/data/count.ts": ["test/auth/data/reads.test.ts", "test/auth/data-functions.test.ts"],
@@ -152,7 +152,7 @@ const TARGETS: Readonly<Record<string, readonly string[]>> = {
     "test/auth/data/unique.test.ts",
   ],
   "src/auth/data/writer.ts": ["test/auth/data/writes.test.ts"],
-  "src/auth/data-functions.ts": [
+  "src/auth/data/functions.ts": [
     "test/auth/data-functions.test.ts",
     "test/auth/data/writes.test.ts",
     "test/auth/data/reads.test.ts",
@@ -160,7 +160,7 @@ const TARGETS: Readonly<Record<string, readonly string[]>> = {
   // Who may call the admin console's queries: its unit test, and the example app's access test.
   "src/auth/admin/functions.ts": ["test/admin/admin-functions.test.ts", "test/admin/admin-access.test.ts"],
   // The backend plugin: its rules as functions, then through Better Auth's routes (an app per file).
-  "src/auth/plugin/index.ts": ["test/auth/plugin-rules.test.ts", "test/auth/plugin.test.ts"],
+  "src/auth/plugins/backend/index.ts": ["test/auth/plugin-rules.test.ts", "test/auth/plugin.test.ts"],
 };
 
 const INCREMENTAL_DIR = "reports/stryker-incremental";

@@ -26,6 +26,7 @@ import { dbCount } from "./data/count.ts";
 import { dbCreate } from "./data/create.ts";
 import { dbDeleteMany, dbDeleteOne } from "./data/delete.ts";
 import { dbFindMany, dbFindOne } from "./data/find.ts";
+import type { AuthFunctions } from "./data/functions.ts";
 import type {
   CountArgs,
   CreateArgs,
@@ -38,10 +39,9 @@ import type {
 } from "./data/types.ts";
 import { dbUpdateMany, dbUpdateOne } from "./data/update.ts";
 import { isWriteCtx } from "./data/writer.ts";
-import type { AuthFunctions } from "./data-functions.ts";
-import type { WhereClause, WhereMode } from "./where.ts";
+import type { WhereClause, WhereMode } from "./where/index.ts";
 
-export type { AuthFunctions } from "./data-functions.ts";
+export type { AuthFunctions } from "./data/functions.ts";
 
 /** The stored-document operations an adapter runs (directly or through function calls). */
 interface StoreOps {

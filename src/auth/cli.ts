@@ -5,9 +5,9 @@
  */
 import { existsSync, writeFileSync } from "node:fs";
 import type { Backend } from "service-auth/server";
-import type { AuthSchemaOptions } from "./auth-tables.ts";
-import { type AuthExtensions, defineAuthTables } from "./schema.ts";
-import { authTablesSource } from "./schema-source.ts";
+import { type AuthExtensions, defineAuthTables } from "./schema/auth-schema.ts";
+import { authTablesSource } from "./schema/source.ts";
+import type { AuthSchemaOptions } from "./schema/table-specs.ts";
 
 /** What an application command gets: its arguments and where to write. */
 export interface CommandIo {

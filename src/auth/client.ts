@@ -5,10 +5,16 @@
  */
 import type { ActionCtx, MutationCtx, QueryCtx, SchemaDefinition } from "service-auth/server";
 import { adapter, httpAdapter } from "./adapter.ts";
+import {
+  getAuthUserId,
+  getAuthUserIdentity,
+  getHeaders,
+  getSession,
+  type IdentityCtx,
+} from "./current-user.ts";
+import { type AuthFunctions, type CreateApiOptions, createApi } from "./data/functions.ts";
 import type { AuthTriggers } from "./data/types.ts";
-import { type AuthFunctions, type CreateApiOptions, createApi } from "./data-functions.ts";
-import { getAuthUserId, getAuthUserIdentity, getHeaders, getSession, type IdentityCtx } from "./helpers.ts";
-import { type KeyManagingAuth, keyFunctions } from "./key-functions.ts";
+import { type KeyManagingAuth, keyFunctions } from "./keys/functions.ts";
 
 export interface ClientOptions<S extends SchemaDefinition> {
   /** References to the app's auth data functions, e.g. `internal.auth`. */

@@ -26,11 +26,11 @@ import {
   type ServiceError,
   traceHttpRoute,
 } from "service-auth/server";
-import { siteOriginOf } from "./config.ts";
 import { watchingMailFailures } from "./mail/unavailable.ts";
 import { type UserDeletingAuth, undoSignUp } from "./mail/undo-sign-up.ts";
-import { DEFAULT_BASE_PATH } from "./plugin/options.ts";
-import { CLIENT_IP_HEADER } from "./rate-limit.ts";
+import { DEFAULT_BASE_PATH } from "./plugins/backend/options.ts";
+import { siteOriginOf } from "./provider-config.ts";
+import { CLIENT_IP_HEADER } from "./rate-limit/rules.ts";
 
 /** What `authMiddleware` needs from an auth instance (`$context`: to undo a sign-up, mail/undo-sign-up.ts). */
 export interface AuthHandler extends Partial<UserDeletingAuth> {

@@ -3,7 +3,7 @@
  * unexpired, and its user must not be banned. The session record, not the JWT, decides access.
  */
 import { type IdentityResolver, ServiceError, type UserIdentity } from "service-auth/server";
-import { BANNED_MESSAGE, isBanned } from "./plugin/index.ts";
+import { BANNED_MESSAGE, isBanned } from "./plugins/backend/index.ts";
 
 /** The identity functions see; `subject` and `userId` are the user id. */
 export interface AuthIdentity extends UserIdentity {

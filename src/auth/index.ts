@@ -31,11 +31,18 @@ export type { AppCommand, CommandIo } from "./cli.ts";
 export { authCommand } from "./cli.ts";
 export type { ClientOptions } from "./client.ts";
 export { createClient } from "./client.ts";
-export { AUDIENCE, authConfig, getAuthConfigProvider, siteOriginOf, siteUrlOf } from "./config.ts";
+export type { GetSessionOptions, IdentityCtx, SessionDocument } from "./current-user.ts";
+export { getAuthUserId, getAuthUserIdentity, getHeaders, getSession } from "./current-user.ts";
+export type { AuthFunctions, CreateApiOptions } from "./data/functions.ts";
+export { createApi } from "./data/functions.ts";
 export type { AuthTriggers, ModelTriggers } from "./data/types.ts";
-export type { AuthFunctions, CreateApiOptions } from "./data-functions.ts";
-export { createApi } from "./data-functions.ts";
-export { withAuthDefaults } from "./defaults.ts";
+export { freshSessionFor, SENSITIVE_PATHS } from "./fresh-session.ts";
+export type { CleanupOptions, CleanupResult } from "./housekeeping.ts";
+export { authHousekeepingCrons, CLEANUP_CRON, expiredRowsCleanup } from "./housekeeping.ts";
+export type { AuthHandler, CreateAuth, HttpEnv } from "./http.ts";
+export { authHttpRouter, authMiddleware, corsRule } from "./http.ts";
+export type { AuthIdentity } from "./identity.ts";
+export { resolveIdentity } from "./identity.ts";
 export {
   AUTH_ENV_COMMAND,
   AUTH_SECRET_VAR,
@@ -44,27 +51,20 @@ export {
   ensureAuthEnv,
   JWKS_VAR,
   missingAuthEnv,
-} from "./env.ts";
-export { freshSessionFor, SENSITIVE_PATHS } from "./fresh-session.ts";
-export type { GetSessionOptions, IdentityCtx, SessionDocument } from "./helpers.ts";
-export { getAuthUserId, getAuthUserIdentity, getHeaders, getSession } from "./helpers.ts";
-export type { CleanupOptions, CleanupResult } from "./housekeeping.ts";
-export { authHousekeepingCrons, CLEANUP_CRON, expiredRowsCleanup } from "./housekeeping.ts";
-export type { AuthHandler, CreateAuth, HttpEnv } from "./http.ts";
-export { authHttpRouter, authMiddleware, corsRule } from "./http.ts";
-export type { AuthIdentity } from "./identity.ts";
-export { resolveIdentity } from "./identity.ts";
-export { keyFunctions } from "./key-functions.ts";
-export type { StoredJwk } from "./keys.ts";
-export { parseStoredJwks, publicJwksOf, serializeJwks } from "./keys.ts";
+} from "./keys/auth-env.ts";
+export { keyFunctions } from "./keys/functions.ts";
+export type { StoredJwk } from "./keys/stored-jwks.ts";
+export { parseStoredJwks, publicJwksOf, serializeJwks } from "./keys/stored-jwks.ts";
 export * from "./mail/index.ts";
 export { installMessageChannelPolyfill } from "./message-channel-polyfill.ts";
 export { hashPassword, nativePasswordHasher, verifyPassword } from "./password.ts";
-export type { DefinePayload, PayloadInput } from "./plugin/claims.ts";
-export { defaultPayload, payloadWithRequiredClaims } from "./plugin/claims.ts";
-export type { BackendPluginOptions } from "./plugin/index.ts";
-export { BANNED_MESSAGE, backend, isBanned } from "./plugin/index.ts";
+export type { DefinePayload, PayloadInput } from "./plugins/backend/claims.ts";
+export { defaultPayload, payloadWithRequiredClaims } from "./plugins/backend/claims.ts";
+export type { BackendPluginOptions } from "./plugins/backend/index.ts";
+export { BANNED_MESSAGE, backend, isBanned } from "./plugins/backend/index.ts";
+export { AUDIENCE, authConfig, getAuthConfigProvider, siteOriginOf, siteUrlOf } from "./provider-config.ts";
 export type { RunAsSession, SessionMintingAuth } from "./run-as.ts";
 export { runAsUser } from "./run-as.ts";
-export * from "./schema.ts";
-export { authTablesSource, validatorSource } from "./schema-source.ts";
+export * from "./schema/auth-schema.ts";
+export { authTablesSource, validatorSource } from "./schema/source.ts";
+export { withAuthDefaults } from "./with-auth-defaults.ts";

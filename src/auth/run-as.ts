@@ -5,8 +5,8 @@
  */
 import { createHmac } from "node:crypto";
 import type { ActionCtx, Backend } from "service-auth/server";
-import { siteUrlOf } from "./config.ts";
-import { DEFAULT_BASE_PATH } from "./plugin/options.ts";
+import { DEFAULT_BASE_PATH } from "./plugins/backend/options.ts";
+import { siteUrlOf } from "./provider-config.ts";
 
 /** The part of a Better Auth instance `runAsUser` uses. */
 export interface SessionMintingAuth {

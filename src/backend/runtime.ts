@@ -27,7 +27,7 @@ import { staticAuth } from "./functions/static-auth.ts";
 import { logger } from "./logger.ts";
 import { type Scheduler, schedulerOn } from "./scheduler/schedule.ts";
 import type { SchemaDefinition } from "./schema.ts";
-import { decodeWrites, encodeWrites } from "./storage/commit-payload.ts";
+import { decodeWrites, encodeWrites } from "./storage/commit-log/payload.ts";
 import type { ReadTransaction, StorageEngine, WriteTransaction } from "./storage/engine.ts";
 import { inChildSpan, type TraceParent } from "./tracing/tracing.ts";
 

@@ -3,7 +3,7 @@
  * `authClient.backend.getToken()` → the JWT for the current session, or null when signed out.
  */
 import type { BetterAuthClientPlugin } from "better-auth/client";
-import type { backend } from "../auth/plugin/index.ts";
+import type { backend } from "../auth/plugins/backend/index.ts";
 
 export const backendClient = () =>
   ({

@@ -14,11 +14,11 @@ import {
   MAX_SEARCH_LENGTH,
   requireAdmin,
 } from "../../src/auth/admin/functions.ts";
-import { defineAuthTables } from "../../src/auth/schema.ts";
+import { defineAuthTables } from "../../src/auth/schema/auth-schema.ts";
 import { functionsFor, type UserIdentity } from "../../src/backend/functions/define.ts";
 import { Backend } from "../../src/backend/runtime.ts";
 import { defineSchema } from "../../src/backend/schema.ts";
-import { SqliteEngine } from "../../src/backend/storage/sqlite.ts";
+import { SqliteEngine } from "../../src/backend/storage/sqlite/engine.ts";
 import { v } from "../../src/backend/values/validators.ts";
 import { tempDatabaseFile } from "../helpers/temp.ts";
 

@@ -9,7 +9,7 @@ import type { BetterAuthOptions } from "better-auth";
 import type { DBAdapter } from "better-auth/adapters";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { adapter, httpAdapter } from "../../src/auth/adapter.ts";
-import { defineAuthTables } from "../../src/auth/schema.ts";
+import { defineAuthTables } from "../../src/auth/schema/auth-schema.ts";
 import { functionsFor } from "../../src/backend/functions/define.ts";
 import type { Backend } from "../../src/backend/runtime.ts";
 import { defineSchema, type SchemaDefinition } from "../../src/backend/schema.ts";

@@ -6,8 +6,8 @@
 import { createLogger } from "@better-auth/core/env";
 import type { BetterAuthOptions } from "better-auth";
 import { describe, expect, it } from "vitest";
-import { withAuthDefaults } from "../../src/auth/defaults.ts";
 import { hashPassword, verifyPassword } from "../../src/auth/password.ts";
+import { withAuthDefaults } from "../../src/auth/with-auth-defaults.ts";
 import { setupLogCapture } from "../helpers/log-capture.ts";
 
 /** Console output is captured too, to catch a bypass of the platform logger. */

@@ -4,7 +4,7 @@
  * which user fields become claims, and that `sessionId` and `iat` are always ours to set.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { defaultPayload, payloadWithRequiredClaims } from "../../src/auth/plugin/claims.ts";
+import { defaultPayload, payloadWithRequiredClaims } from "../../src/auth/plugins/backend/claims.ts";
 
 const NOW = 1_800_000_123_456;
 const user = {

@@ -6,15 +6,15 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { adapter } from "../../src/auth/adapter.ts";
 import { dbCreate } from "../../src/auth/data/create.ts";
+import { createApi } from "../../src/auth/data/functions.ts";
 import type { StoredDoc } from "../../src/auth/data/types.ts";
-import { createApi } from "../../src/auth/data-functions.ts";
-import { authEntSchema, defineAuthTables } from "../../src/auth/schema.ts";
-import type { WhereClause } from "../../src/auth/where.ts";
+import { authEntSchema, defineAuthTables } from "../../src/auth/schema/auth-schema.ts";
+import type { WhereClause } from "../../src/auth/where/index.ts";
 import { customMutation, functionsFor } from "../../src/backend/functions/define.ts";
 import { Backend } from "../../src/backend/runtime.ts";
 import { defineSchema, defineTable } from "../../src/backend/schema.ts";
 import type { ReadTransaction, StorageEngine } from "../../src/backend/storage/engine.ts";
-import { SqliteEngine } from "../../src/backend/storage/sqlite.ts";
+import { SqliteEngine } from "../../src/backend/storage/sqlite/engine.ts";
 import { v } from "../../src/backend/values/validators.ts";
 import { tempDatabaseFile } from "../helpers/temp.ts";
 

@@ -11,7 +11,7 @@ import {
   getHeaders,
   getSession,
   type IdentityCtx,
-} from "../../src/auth/helpers.ts";
+} from "../../src/auth/current-user.ts";
 
 const NOW = 1_800_000_000_000;
 const claims = { subject: "u1", userId: "u1", sessionId: "s1", sessionExpiresAt: NOW + 60_000 };

@@ -15,7 +15,7 @@ import {
   corsRule,
   type HttpEnv,
 } from "../../src/auth/http.ts";
-import { CLIENT_IP_HEADER } from "../../src/auth/rate-limit.ts";
+import { CLIENT_IP_HEADER } from "../../src/auth/rate-limit/rules.ts";
 import { ServiceError } from "../../src/backend/errors.ts";
 import type { ActionCtx } from "../../src/backend/server.ts";
 

@@ -8,7 +8,7 @@ import { SignJWT } from "jose";
 import { defineSchema, defineTable, v } from "service-auth/server";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { resolveIdentity } from "../../src/auth/identity.ts";
-import { BANNED_MESSAGE } from "../../src/auth/plugin/index.ts";
+import { BANNED_MESSAGE } from "../../src/auth/plugins/backend/index.ts";
 import type { Backend } from "../../src/backend/runtime.ts";
 import { startTestBackend } from "../helpers/service.ts";
 import { AUDIENCE, ISSUER, makeKeys, signToken, type TestKeys } from "../sync/fixtures/auth.ts";

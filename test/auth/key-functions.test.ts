@@ -1,13 +1,13 @@
 /**
- * The key actions (`src/auth/key-functions.ts`) in a real backend, over a stand-in auth instance:
+ * The key actions (`src/auth/keys/functions.ts`) in a real backend, over a stand-in auth instance:
  * `getLatestJwks` and `rotateKeys` answer the auth's key set and refuse without
  * `SERVICE_AUTH_SECRET` before touching the auth (keys made with Better Auth's default secret would
  * not decrypt later); `checkOptions` initialises the auth and fails with it; all three are internal.
  * (The real Better Auth endpoints, from the CLI and a running server: `keys.test.ts`.)
  */
 import { describe, expect, it, onTestFinished } from "vitest";
-import type { KeyManagingAuth } from "../../src/auth/key-functions.ts";
-import { keyFunctions } from "../../src/auth/key-functions.ts";
+import type { KeyManagingAuth } from "../../src/auth/keys/functions.ts";
+import { keyFunctions } from "../../src/auth/keys/functions.ts";
 import type { Backend } from "../../src/backend/runtime.ts";
 import { defineSchema } from "../../src/backend/schema.ts";
 import type { ActionCtx } from "../../src/backend/server.ts";

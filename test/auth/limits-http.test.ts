@@ -5,7 +5,7 @@
  * the no-store / nosniff headers of every API answer.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { AUTH_RATE_LIMITS } from "../../src/auth/rate-limit.ts";
+import { AUTH_RATE_LIMITS } from "../../src/auth/rate-limit/rules.ts";
 import { type ExampleApp, PASSWORD, startExampleApp } from "../helpers/example-app.ts";
 
 let app: ExampleApp;

@@ -7,7 +7,7 @@
 import { betterAuth } from "better-auth";
 import { memoryAdapter } from "better-auth/adapters/memory";
 import { describe, expect, it } from "vitest";
-import { withAuthDefaults } from "../../src/auth/defaults.ts";
+import { withAuthDefaults } from "../../src/auth/with-auth-defaults.ts";
 
 process.env.LOG_LEVEL ??= "silent";
 

@@ -1,12 +1,18 @@
 /**
- * The `backend` plugin's own rules (`src/auth/plugin/index.ts`) as functions, without a server:
+ * The `backend` plugin's own rules (`src/auth/plugins/backend/index.ts`) as functions, without a server:
  * how `Set-Cookie` lines set or end a cookie, when a ban is in force, what the plugin refuses to be
  * built with, and the final-response hook that ends the JWT cookie with the session cookie (the
  * cookie line it writes from Better Auth's cookie attributes). test/auth/plugin.test.ts checks the
  * same plugin through Better Auth's routes.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { BANNED_MESSAGE, backend, cookieChange, isBanned, KEY_PATHS } from "../../src/auth/plugin/index.ts";
+import {
+  BANNED_MESSAGE,
+  backend,
+  cookieChange,
+  isBanned,
+  KEY_PATHS,
+} from "../../src/auth/plugins/backend/index.ts";
 
 const JWT = "service-auth.jwt";
 const SESSION = "service-auth.session_token";

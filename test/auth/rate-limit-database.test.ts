@@ -8,9 +8,13 @@ import type { BetterAuthOptions } from "better-auth";
 import { memoryAdapter } from "better-auth/adapters/memory";
 import { ServiceError } from "service-auth/server";
 import { describe, expect, it } from "vitest";
-import { AUTH_RATE_LIMITS } from "../../src/auth/rate-limit.ts";
-import { adapterOf, databaseRateLimitStore, type PruneOptions } from "../../src/auth/rate-limit-database.ts";
-import { memoryRateLimitStore } from "../../src/auth/rate-limit-memory.ts";
+import {
+  adapterOf,
+  databaseRateLimitStore,
+  type PruneOptions,
+} from "../../src/auth/rate-limit/database-store.ts";
+import { memoryRateLimitStore } from "../../src/auth/rate-limit/memory-store.ts";
+import { AUTH_RATE_LIMITS } from "../../src/auth/rate-limit/rules.ts";
 import { setupLogCapture } from "../helpers/log-capture.ts";
 
 const capture = setupLogCapture();

@@ -5,9 +5,9 @@
 import type { BetterAuthOptions } from "better-auth";
 import { memoryAdapter } from "better-auth/adapters/memory";
 import { afterEach, describe, expect, it } from "vitest";
-import { withAuthDefaults as withDefaults } from "../../src/auth/defaults.ts";
-import { AUTH_RATE_LIMITS, CLIENT_IP_HEADER } from "../../src/auth/rate-limit.ts";
-import { memoryRateLimitStore } from "../../src/auth/rate-limit-memory.ts";
+import { memoryRateLimitStore } from "../../src/auth/rate-limit/memory-store.ts";
+import { AUTH_RATE_LIMITS, CLIENT_IP_HEADER } from "../../src/auth/rate-limit/rules.ts";
+import { withAuthDefaults as withDefaults } from "../../src/auth/with-auth-defaults.ts";
 
 const rateLimitStore = () => memoryRateLimitStore(Object.keys(AUTH_RATE_LIMITS));
 

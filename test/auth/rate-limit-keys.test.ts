@@ -3,8 +3,8 @@
  * `<ip><path>`, 1.7's `<ip>|<path>`), and `ruleOf` finds the rule a path falls under.
  */
 import { describe, expect, it } from "vitest";
-import { AUTH_RATE_LIMITS } from "../../src/auth/rate-limit.ts";
-import { clientAndPath, ruleOf } from "../../src/auth/rate-limit-keys.ts";
+import { clientAndPath, ruleOf } from "../../src/auth/rate-limit/keys.ts";
+import { AUTH_RATE_LIMITS } from "../../src/auth/rate-limit/rules.ts";
 
 const PATTERNS = Object.keys(AUTH_RATE_LIMITS);
 

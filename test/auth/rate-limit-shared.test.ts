@@ -5,9 +5,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { authClient } from "../../examples/app/auth.ts";
 import { type AuthFunctions, createApi, createClient, defineAuthTables } from "../../src/auth/index.ts";
-import { AUTH_RATE_LIMITS } from "../../src/auth/rate-limit.ts";
-import { adapterOf, databaseRateLimitStore, type PruneOptions } from "../../src/auth/rate-limit-database.ts";
-import { memoryRateLimitStore } from "../../src/auth/rate-limit-memory.ts";
+import {
+  adapterOf,
+  databaseRateLimitStore,
+  type PruneOptions,
+} from "../../src/auth/rate-limit/database-store.ts";
+import { memoryRateLimitStore } from "../../src/auth/rate-limit/memory-store.ts";
+import { AUTH_RATE_LIMITS } from "../../src/auth/rate-limit/rules.ts";
 import { anyApi, defineSchema } from "../../src/backend/server.ts";
 import { type ExampleApp, startExampleApp } from "../helpers/example-app.ts";
 import { startTestBackend } from "../helpers/service.ts";

@@ -3,7 +3,7 @@
  * last request, and a request after a whole quiet window starts the count again.
  */
 import { describe, expect, it } from "vitest";
-import { consumeStep } from "../../src/auth/rate-limit-store.ts";
+import { consumeStep } from "../../src/auth/rate-limit/store.ts";
 
 const rule = { window: 60, max: 2 };
 const allowed = { allowed: true, retryAfter: null };

@@ -1,11 +1,16 @@
 /**
- * The `JWKS` variable's format (`src/auth/keys.ts`): parsing it refuses anything but a non-empty
+ * The `JWKS` variable's format (`src/auth/keys/stored-jwks.ts`): parsing it refuses anything but a non-empty
  * list of key rows with a clear message, fills in the creation time and the default algorithm;
  * the public key set carries only the public halves, each with its `kid`, `alg` and `use`; and
  * serializing table rows gives back what parsing reads.
  */
 import { describe, expect, it } from "vitest";
-import { DEFAULT_ALG, parseStoredJwks, publicJwksOf, serializeJwks } from "../../src/auth/keys.ts";
+import {
+  DEFAULT_ALG,
+  parseStoredJwks,
+  publicJwksOf,
+  serializeJwks,
+} from "../../src/auth/keys/stored-jwks.ts";
 
 const PUBLIC = { kty: "OKP", crv: "Ed25519", x: "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo" };
 const row = (id: string, extra: Record<string, unknown> = {}) => ({

@@ -1,5 +1,5 @@
 /**
- * The user field limits (`src/auth/user-field-limits.ts`) as a unit: each documented limit is
+ * The user field limits (`src/auth/schema/user-field-limits.ts`) as a unit: each documented limit is
  * accepted at its length and refused one character past it, with a 400 `FIELD_TOO_LONG` naming the
  * field and the limit; other fields and non-string values are not checked; and the database hooks
  * run the check before an application's own user hooks, whose answer they pass on, keeping every
@@ -12,7 +12,7 @@ import {
   checkUserFieldLengths,
   USER_FIELD_LIMITS,
   withUserFieldLimits,
-} from "../../src/auth/user-field-limits.ts";
+} from "../../src/auth/schema/user-field-limits.ts";
 
 type Hooks = NonNullable<BetterAuthOptions["databaseHooks"]>;
 type Before = (data: Record<string, unknown>, ctx: unknown) => Promise<unknown>;

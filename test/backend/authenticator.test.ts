@@ -7,7 +7,7 @@ import type { AddressInfo } from "node:net";
 import { SignJWT } from "jose";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { Backend, type IdentityResolver } from "../../src/backend/runtime.ts";
-import { SqliteEngine } from "../../src/backend/storage/sqlite.ts";
+import { SqliteEngine } from "../../src/backend/storage/sqlite/engine.ts";
 import { startTestBackend } from "../helpers/service.ts";
 import { tempDatabaseFile } from "../helpers/temp.ts";
 import {

@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { Backend } from "../../src/backend/runtime.ts";
 import type { ReadTransaction } from "../../src/backend/storage/engine.ts";
-import { SqliteEngine } from "../../src/backend/storage/sqlite.ts";
+import { SqliteEngine } from "../../src/backend/storage/sqlite/engine.ts";
 import { tempDatabaseFile } from "../helpers/temp.ts";
 import schema from "../sync/fixtures/schema.ts";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { encodeKey, inRange, prefixEnd } from "../../src/backend/storage/index-key.ts";
+import { encodeKey, inRange, prefixEnd } from "../../src/backend/storage/indexes/key.ts";
 
 /** Deterministic PRNG (mulberry32) so a failure reproduces. */
 function rng(seed: number): () => number {

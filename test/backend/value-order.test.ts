@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { compareValues as publicCompareValues } from "../../src/backend/server.ts";
-import { compareValues, encodeKey } from "../../src/backend/storage/index-key.ts";
+import { compareValues, encodeKey } from "../../src/backend/storage/indexes/key.ts";
 
 /** Deterministic PRNG (mulberry32) so a failure reproduces. */
 function rng(seed: number): () => number {

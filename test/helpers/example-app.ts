@@ -5,7 +5,7 @@
  */
 
 import { app, internal } from "../../examples/app/app.ts";
-import { ensureAuthEnv } from "../../src/auth/env.ts";
+import { ensureAuthEnv } from "../../src/auth/keys/auth-env.ts";
 import type { MetricsOptions } from "../../src/backend/metrics/endpoint.ts";
 import type { Backend } from "../../src/backend/runtime.ts";
 import type { SchemaDefinition } from "../../src/backend/schema.ts";

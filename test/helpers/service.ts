@@ -1,7 +1,7 @@
 /** Starts real services and backends for tests: a temp SQLite file, 127.0.0.1, port 0, silent logs. */
 import { Backend, type BackendOptions } from "../../src/backend/runtime.ts";
 import { type RunningService, type ServiceOptions, startService } from "../../src/backend/service.ts";
-import { SqliteEngine } from "../../src/backend/storage/sqlite.ts";
+import { SqliteEngine } from "../../src/backend/storage/sqlite/engine.ts";
 import { tempDatabaseFile } from "./temp.ts";
 
 // Tests assert on bodies and exit codes, not on logs.

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
-import { AUTH_RATE_LIMITS } from "../../src/auth/rate-limit.ts";
+import { AUTH_RATE_LIMITS } from "../../src/auth/rate-limit/rules.ts";
 import { type ExampleApp, PASSWORD, startExampleApp } from "../helpers/example-app.ts";
 import { eventually } from "../helpers/wait.ts";
 import { onlyFamilies, promtoolCheck, promtoolInstalled, sampleValue, scrape } from "./fixtures/scrape.ts";

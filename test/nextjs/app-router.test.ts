@@ -12,7 +12,7 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { app, internal } from "../../examples/app/app.ts";
 import { api } from "../../examples/nextjs/lib/api.ts";
-import { ensureAuthEnv } from "../../src/auth/env.ts";
+import { ensureAuthEnv } from "../../src/auth/keys/auth-env.ts";
 import { fetchMutation } from "../../src/client/server-rendering.ts";
 import { browserAt, type FixtureBrowser, freePort } from "../helpers/browser.ts";
 import { findChromium, launchChromium } from "../helpers/chromium.ts";

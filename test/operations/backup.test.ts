@@ -7,7 +7,7 @@
 import { copyFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { backupSqlite } from "../../src/backend/storage/sqlite-backup.ts";
+import { backupSqlite } from "../../src/backend/storage/sqlite/backup.ts";
 import { app } from "../fixtures/app.ts";
 import { postJson } from "../helpers/http.ts";
 import { runCli, type SpawnedServer, spawnServer } from "../helpers/process.ts";

@@ -13,7 +13,7 @@ import type { BetterAuthOptions } from "better-auth";
 import { afterAll, beforeAll, describe } from "vitest";
 import { adapter, httpAdapter } from "../../src/auth/adapter.ts";
 import { Backend } from "../../src/backend/runtime.ts";
-import { PostgresEngine } from "../../src/backend/storage/postgres.ts";
+import { PostgresEngine } from "../../src/backend/storage/postgres/engine.ts";
 import {
   authFunctions,
   directAdapterThroughFunctions,

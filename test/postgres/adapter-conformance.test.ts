@@ -8,7 +8,7 @@ import { runAdapterTest } from "better-auth/adapters/test";
 import { afterAll, describe } from "vitest";
 import { httpAdapter } from "../../src/auth/adapter.ts";
 import { Backend } from "../../src/backend/runtime.ts";
-import { PostgresEngine } from "../../src/backend/storage/postgres.ts";
+import { PostgresEngine } from "../../src/backend/storage/postgres/engine.ts";
 import {
   authFunctions,
   directAdapterThroughFunctions,

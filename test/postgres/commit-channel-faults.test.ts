@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import type { Commit } from "../../src/backend/db/read-write-sets.ts";
-import { PRUNE_SQL } from "../../src/backend/storage/commit-log.ts";
+import { PRUNE_SQL } from "../../src/backend/storage/commit-log/log.ts";
 import type { BackendClient } from "../../src/client/index.ts";
 import { postgresBinDir, usePostgres } from "../helpers/postgres.ts";
 import { startTcpProxy, type TcpProxy } from "../helpers/tcp-proxy.ts";

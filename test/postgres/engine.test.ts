@@ -7,9 +7,9 @@ import { describe, expect, it } from "vitest";
 import { Catalog } from "../../src/backend/db/catalog.ts";
 import { compileRange } from "../../src/backend/db/query.ts";
 import { defineSchema, defineTable } from "../../src/backend/schema.ts";
-import { decodeWrites, encodeWrites } from "../../src/backend/storage/commit-payload.ts";
+import { decodeWrites, encodeWrites } from "../../src/backend/storage/commit-log/payload.ts";
 import { openEngine } from "../../src/backend/storage/open.ts";
-import { PostgresEngine } from "../../src/backend/storage/postgres.ts";
+import { PostgresEngine } from "../../src/backend/storage/postgres/engine.ts";
 import { v } from "../../src/backend/values/index.ts";
 import { postgresBinDir, usePostgres } from "../helpers/postgres.ts";
 

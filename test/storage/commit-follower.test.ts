@@ -4,8 +4,8 @@
  * catch-up rounds shared by the callers that arrived before they started.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { CommitFollower } from "../../src/backend/storage/commit-follower.ts";
-import { HEAD_SQL, OLDEST_SQL, READ_AFTER_SQL } from "../../src/backend/storage/commit-log.ts";
+import { CommitFollower } from "../../src/backend/storage/commit-log/follower.ts";
+import { HEAD_SQL, OLDEST_SQL, READ_AFTER_SQL } from "../../src/backend/storage/commit-log/log.ts";
 
 /** An in-memory commit log answering the follower's statements; counts the catch-up reads. */
 function memoryLog() {

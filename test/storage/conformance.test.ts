@@ -4,8 +4,8 @@
  */
 import Database from "better-sqlite3";
 import { describe } from "vitest";
-import { PostgresEngine } from "../../src/backend/storage/postgres.ts";
-import { SqliteEngine } from "../../src/backend/storage/sqlite.ts";
+import { PostgresEngine } from "../../src/backend/storage/postgres/engine.ts";
+import { SqliteEngine } from "../../src/backend/storage/sqlite/engine.ts";
 import { postgresBinDir, usePostgres } from "../helpers/postgres.ts";
 import { tempDatabaseFile } from "../helpers/temp.ts";
 import { engineConformance } from "./engine-conformance.ts";

@@ -7,7 +7,7 @@ import { Catalog } from "../../src/backend/db/catalog.ts";
 import { compileRange } from "../../src/backend/db/query.ts";
 import { defineSchema, defineTable } from "../../src/backend/schema.ts";
 import type { StorageEngine, StoredDocument, WriteTransaction } from "../../src/backend/storage/engine.ts";
-import { postgresDialect, sqliteDialect } from "../../src/backend/storage/sql-dialect.ts";
+import { postgresDialect, sqliteDialect } from "../../src/backend/storage/sql/dialect.ts";
 import { v } from "../../src/backend/values/index.ts";
 
 /** A fresh, empty store; `open()` opens another engine on that same store (a restart, or a second process). */

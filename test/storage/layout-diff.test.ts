@@ -6,7 +6,7 @@ import {
   type PhysicalState,
   planMigration,
 } from "../../src/backend/storage/layout-diff.ts";
-import { sqlNames } from "../../src/backend/storage/sql-names.ts";
+import { sqlNames } from "../../src/backend/storage/sql/names.ts";
 
 const names = sqlNames();
 

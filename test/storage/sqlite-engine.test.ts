@@ -6,7 +6,7 @@ import { functionsFor } from "../../src/backend/functions/define.ts";
 import type { Backend } from "../../src/backend/runtime.ts";
 import { defineSchema, defineTable } from "../../src/backend/schema.ts";
 import { openEngine } from "../../src/backend/storage/open.ts";
-import { SqliteEngine } from "../../src/backend/storage/sqlite.ts";
+import { SqliteEngine } from "../../src/backend/storage/sqlite/engine.ts";
 import { v } from "../../src/backend/values/index.ts";
 import { startTestBackend } from "../helpers/service.ts";
 import { tempDatabaseFile } from "../helpers/temp.ts";

@@ -10,7 +10,7 @@ import { functionsFor, type LiveConnection, type QueryCtx, ServiceError } from "
 import { type Id, v } from "service-auth/values";
 import { auditFilterArgs } from "../audit/functions.ts";
 import { type AuditEventView, findAuditEvents } from "../audit/query.ts";
-import { getAuthUserId, getAuthUserIdentity } from "../helpers.ts";
+import { getAuthUserId, getAuthUserIdentity } from "../current-user.ts";
 
 /** Longest search text the users list accepts. */
 export const MAX_SEARCH_LENGTH = 200;

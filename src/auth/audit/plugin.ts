@@ -10,8 +10,8 @@
  */
 import { type BetterAuthPlugin, getCurrentAdapter } from "better-auth";
 import { APIError, createAuthMiddleware } from "better-auth/api";
-import { KEY_PATHS } from "../plugin/index.ts";
-import { CLIENT_IP_HEADER } from "../rate-limit.ts";
+import { KEY_PATHS } from "../plugins/backend/index.ts";
+import { CLIENT_IP_HEADER } from "../rate-limit/rules.ts";
 import { AUDIT_MODEL, type AuditInput, auditRow } from "./events.ts";
 
 /** The audit table as Better Auth describes it (`getAuthTables` turns it into the platform table). */

@@ -1,5 +1,5 @@
 /** `count`: the number of matching documents. */
-import { countDocs } from "../where.ts";
+import { countDocs } from "../where/index.ts";
 import { shapeOf } from "./models.ts";
 import type { AnyCtx, CountArgs, DataConfig } from "./types.ts";
 

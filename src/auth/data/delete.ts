@@ -1,6 +1,6 @@
 /** `deleteOne` / `deleteMany`: beforeDelete → delete → onDelete, per document. */
 import type { MutationCtx } from "service-auth/server";
-import { findDocs, findFirst } from "../where.ts";
+import { findDocs, findFirst } from "../where/index.ts";
 import { shapeOf, triggersOf } from "./models.ts";
 import type { AnyCtx, DataConfig, DeleteArgs, StoredDoc } from "./types.ts";
 import { requireWriter } from "./writer.ts";

@@ -1,6 +1,6 @@
 /** Shaping documents between Better Auth's values and what is stored or returned. */
 import type { PropertyValidators, Validator } from "service-auth/values";
-import type { TableShape } from "../where.ts";
+import type { TableShape } from "../where/index.ts";
 import type { StoredDoc } from "./types.ts";
 
 export function isObject(value: unknown): value is Record<string, unknown> {

@@ -1,5 +1,5 @@
 /** `findOne` / `findMany`: reads answered by the where layer, projected to the selected fields. */
-import { findDocs, findFirst } from "../where.ts";
+import { findDocs, findFirst } from "../where/index.ts";
 import { project } from "./documents.ts";
 import { shapeOf } from "./models.ts";
 import type { AnyCtx, DataConfig, FindManyArgs, FindOneArgs, StoredDoc } from "./types.ts";

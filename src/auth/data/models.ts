@@ -3,8 +3,8 @@
  * table shape, its triggers and its unique fields.
  */
 import { type MutationCtx, type SchemaDefinition, ServiceError } from "service-auth/server";
-import { AUTH_TABLE_NAMES, AUTH_UNIQUE_FIELDS, authTableInfo } from "../schema.ts";
-import type { TableShape } from "../where.ts";
+import { AUTH_TABLE_NAMES, AUTH_UNIQUE_FIELDS, authTableInfo } from "../schema/auth-schema.ts";
+import type { TableShape } from "../where/index.ts";
 import type { DataConfig, ModelTriggers, StoredDoc } from "./types.ts";
 
 /** Per schema: the tables made by `defineAuthTables` / `defineAuthEnts` or named like SPEC §2's. */

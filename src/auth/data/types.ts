@@ -3,7 +3,7 @@
  * configured with, and the arguments of each operation.
  */
 import type { DataModelOf, DocOf, MutationCtx, QueryCtx, SchemaDefinition } from "service-auth/server";
-import type { SortBy, WhereClause } from "../where.ts";
+import type { SortBy, WhereClause } from "../where/index.ts";
 
 /** A stored document of some auth table. */
 export type StoredDoc = Record<string, unknown> & { _id: string; _creationTime: number };

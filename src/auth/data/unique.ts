@@ -1,6 +1,6 @@
 /** Unique fields, enforced on every write: the document store has no unique indexes. */
 import { type MutationCtx, ServiceError } from "service-auth/server";
-import { findFirst, type TableShape } from "../where.ts";
+import { findFirst, type TableShape } from "../where/index.ts";
 import { uniqueFieldsOf } from "./models.ts";
 import type { DataConfig } from "./types.ts";
 

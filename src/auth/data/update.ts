@@ -1,6 +1,6 @@
 /** `updateOne` / `updateMany`: beforeUpdate → unique check → patch → onUpdate, per document. */
 import { type MutationCtx, ServiceError } from "service-auth/server";
-import { findDocs, findFirst, type TableShape } from "../where.ts";
+import { findDocs, findFirst, type TableShape } from "../where/index.ts";
 import { isObject, withoutNulls } from "./documents.ts";
 import { shapeOf, triggersOf } from "./models.ts";
 import type { AnyCtx, DataConfig, StoredDoc, UpdateArgs } from "./types.ts";

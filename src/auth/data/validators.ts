@@ -4,7 +4,7 @@
  */
 import { ServiceError, ValidationError } from "service-auth/server";
 import { type PropertyValidators, type Validator, v, validate } from "service-auth/values";
-import { type TableShape, WHERE_MODES, WHERE_OPERATORS } from "../where.ts";
+import { type TableShape, WHERE_MODES, WHERE_OPERATORS } from "../where/index.ts";
 import { acceptsNull } from "./documents.ts";
 import { shapeOf } from "./models.ts";
 import type { DataConfig } from "./types.ts";

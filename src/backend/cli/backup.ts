@@ -14,7 +14,7 @@ import { spawn } from "node:child_process";
 import { closeSync, existsSync, openSync, renameSync, rmSync } from "node:fs";
 import { resolve } from "node:path";
 import { databaseTarget } from "../storage/open.ts";
-import { BackupRefused, backupSqlite, restoreSqlite } from "../storage/sqlite-backup.ts";
+import { BackupRefused, backupSqlite, restoreSqlite } from "../storage/sqlite/backup.ts";
 
 export const BACKUP_USAGE = `  service-auth backup FILE [--force]     (consistent copy of the database, even while the server runs)
   service-auth restore FILE [--force]    (replaces the database: stop every server first)`;

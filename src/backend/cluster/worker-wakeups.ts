@@ -2,7 +2,7 @@
  * A worker's side of the cluster's commit wake-ups (`CommitWakeups` of the SQLite engine): its
  * commits go to the primary over IPC, which relays them to every other worker (`primary.ts`).
  */
-import type { CommitWakeups } from "../storage/sqlite-commit-log.ts";
+import type { CommitWakeups } from "../storage/sqlite/commit-log.ts";
 import { commitMessage, isClusterMessage, TAG } from "./messages.ts";
 
 /** Wake-ups over this worker's IPC channel to the primary. */

@@ -7,7 +7,7 @@ import { idTag, tableTag } from "../ids.ts";
 import { SCHEDULER_TABLES } from "../scheduler/tables.ts";
 import { defineTable, type SchemaDefinition, type TableDefinition } from "../schema.ts";
 import type { StorageLayout, StoredDocument } from "../storage/engine.ts";
-import { encodeKey } from "../storage/index-key.ts";
+import { encodeKey } from "../storage/indexes/key.ts";
 import { v } from "../values/validators.ts";
 
 export interface TableInfo {

@@ -5,7 +5,7 @@
  */
 import { ServiceError } from "../errors.ts";
 import type { ReadTransaction, ScanRequest, StoredDocument } from "../storage/engine.ts";
-import { encodeKey, type KeyRange, prefixEnd } from "../storage/index-key.ts";
+import { encodeKey, type KeyRange, prefixEnd } from "../storage/indexes/key.ts";
 import type { TableInfo } from "./catalog.ts";
 import type { ReadSet } from "./read-write-sets.ts";
 

@@ -3,7 +3,7 @@
  * A subscription must re-run exactly when a commit's write set intersects its read set.
  */
 import type { StoredDocument } from "../storage/engine.ts";
-import { inRange, type KeyRange } from "../storage/index-key.ts";
+import { inRange, type KeyRange } from "../storage/indexes/key.ts";
 import type { Catalog } from "./catalog.ts";
 import { indexKey } from "./catalog.ts";
 

@@ -3,7 +3,7 @@
  * engine-independent. An engine stores documents per table as JSON plus one binary key column
  * per index (see `index-key.ts`), so range scans are plain byte-range scans on every engine.
  */
-import type { KeyRange } from "./index-key.ts";
+import type { KeyRange } from "./indexes/key.ts";
 
 /** A stored document: user fields plus `_id` and `_creationTime`. */
 export type StoredDocument = Record<string, unknown> & { _id: string; _creationTime: number };
@@ -75,7 +75,7 @@ export interface StorageEngine {
    * Runs `fn` in a serializable write transaction; commits if it resolves, rolls back if it
    * throws. Engines may run `fn` again after a serialization conflict, so it must not have
    * effects outside the transaction. `writeSet` gives the write set `fn` made (encoded by
-   * `commit-payload.ts`; undefined when it wrote nothing), asked for after `fn` and before the
+   * `commit-log/payload.ts`; undefined when it wrote nothing), asked for after `fn` and before the
    * commit: an engine shared by several instances records it in the same transaction, so the
    * others learn of the commit even if a notification is lost.
    */

@@ -1,10 +1,10 @@
 /**
  * The layout migration as a pure function: from what the database holds (the `_layout` record,
  * columns, indexes) and the layout the schema wants, the steps that turn one into the other
- * without losing a document. No SQL here; `sql-migration.ts` reads the state and runs the steps.
+ * without losing a document. No SQL here; `sql/migration.ts` reads the state and runs the steps.
  */
 import type { StorageLayout } from "./engine.ts";
-import type { SqlNames } from "./sql-names.ts";
+import type { SqlNames } from "./sql/names.ts";
 
 /** The implicit index every table has; its key column is created with the table. */
 export const CREATION_INDEX = "by_creation_time";
@@ -86,7 +86,7 @@ export function planMigration(wanted: StorageLayout, state: PhysicalState, names
       const legacy = names.legacyIndex(table, index);
       if (legacy !== name && indexes.get(legacy) === physical) dropIndex(legacy);
       if (indexes.get(name) === physical || building.has(index)) continue;
-      // Taken by another table: an older version gave that table's index this name (sql-names.ts).
+      // Taken by another table: an older version gave that table's index this name (sql/names.ts).
       dropIndex(name);
       indexes.set(name, physical);
       steps.push({ kind: "createIndex", table, index });

@@ -2,10 +2,10 @@
 import { resolve } from "node:path";
 import { SettingError, SettingsCheck, settingProblem } from "../settings/problems.ts";
 import type { StorageEngine } from "./engine.ts";
-import { PostgresEngine, type PostgresOptions } from "./postgres.ts";
-import { poolerMode } from "./postgres-pooler.ts";
-import { SqliteEngine } from "./sqlite.ts";
-import type { SqliteCommitLogOptions } from "./sqlite-commit-log.ts";
+import { PostgresEngine, type PostgresOptions } from "./postgres/engine.ts";
+import { poolerMode } from "./postgres/pooler.ts";
+import type { SqliteCommitLogOptions } from "./sqlite/commit-log.ts";
+import { SqliteEngine } from "./sqlite/engine.ts";
 
 /** Default embedded database file, relative to the working directory. */
 export const DEFAULT_DATABASE_FILE = "./.data/service.sqlite";

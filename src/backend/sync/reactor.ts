@@ -12,7 +12,7 @@ import type { Commit, DocumentWrite, ReadSet } from "../db/read-write-sets.ts";
 import { tablesOf } from "../db/read-write-sets.ts";
 import { logger } from "../logger.ts";
 import { observeReruns } from "../metrics/metrics.ts";
-import { inRange } from "../storage/index-key.ts";
+import { inRange } from "../storage/indexes/key.ts";
 
 /** Something kept current by the reactor. `execute` must not throw; it returns what it read. */
 export abstract class Watch {

@@ -7,16 +7,16 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { dbCreate } from "../../../src/auth/data/create.ts";
 import { dbFindMany, dbFindOne } from "../../../src/auth/data/find.ts";
+import { createApi } from "../../../src/auth/data/functions.ts";
 import { shapeOf } from "../../../src/auth/data/models.ts";
 import type { DataConfig, StoredDoc } from "../../../src/auth/data/types.ts";
 import { dbUpdateOne } from "../../../src/auth/data/update.ts";
-import { createApi } from "../../../src/auth/data-functions.ts";
-import { defineAuthTables, markAuthTable } from "../../../src/auth/schema.ts";
+import { defineAuthTables, markAuthTable } from "../../../src/auth/schema/auth-schema.ts";
 import { functionsFor } from "../../../src/backend/functions/define.ts";
 import { Backend } from "../../../src/backend/runtime.ts";
 import { defineSchema, defineTable } from "../../../src/backend/schema.ts";
 import type { MutationCtx } from "../../../src/backend/server.ts";
-import { SqliteEngine } from "../../../src/backend/storage/sqlite.ts";
+import { SqliteEngine } from "../../../src/backend/storage/sqlite/engine.ts";
 import { v } from "../../../src/backend/values/validators.ts";
 import { tempDatabaseFile } from "../../helpers/temp.ts";
 

@@ -4,12 +4,12 @@
  * (missing or Better Auth's null), never conflict.
  */
 import { afterAll, beforeAll, expect, test } from "vitest";
+import { createApi } from "../../../src/auth/data/functions.ts";
 import type { StoredDoc } from "../../../src/auth/data/types.ts";
-import { createApi } from "../../../src/auth/data-functions.ts";
-import { defineAuthTables } from "../../../src/auth/schema.ts";
+import { defineAuthTables } from "../../../src/auth/schema/auth-schema.ts";
 import { Backend } from "../../../src/backend/runtime.ts";
 import { defineSchema } from "../../../src/backend/schema.ts";
-import { SqliteEngine } from "../../../src/backend/storage/sqlite.ts";
+import { SqliteEngine } from "../../../src/backend/storage/sqlite/engine.ts";
 import { v } from "../../../src/backend/values/validators.ts";
 import { tempDatabaseFile } from "../../helpers/temp.ts";
 

@@ -6,7 +6,7 @@
  */
 import { describe, expect, test } from "vitest";
 import { argValidators, checkModelArgs } from "../../../src/auth/data/validators.ts";
-import { defineAuthTables } from "../../../src/auth/schema.ts";
+import { defineAuthTables } from "../../../src/auth/schema/auth-schema.ts";
 import { defineSchema, defineTable } from "../../../src/backend/schema.ts";
 import { validate } from "../../../src/backend/values/validate.ts";
 import { type PropertyValidators, v } from "../../../src/backend/values/validators.ts";

@@ -8,15 +8,15 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { dbCreate } from "../../../src/auth/data/create.ts";
 import { dbDeleteMany, dbDeleteOne } from "../../../src/auth/data/delete.ts";
+import { createApi } from "../../../src/auth/data/functions.ts";
 import type { DataConfig, ModelTriggers, StoredDoc } from "../../../src/auth/data/types.ts";
 import { dbUpdateMany, dbUpdateOne } from "../../../src/auth/data/update.ts";
-import { createApi } from "../../../src/auth/data-functions.ts";
-import { defineAuthTables } from "../../../src/auth/schema.ts";
+import { defineAuthTables } from "../../../src/auth/schema/auth-schema.ts";
 import { functionsFor } from "../../../src/backend/functions/define.ts";
 import { Backend } from "../../../src/backend/runtime.ts";
 import { defineSchema } from "../../../src/backend/schema.ts";
 import type { MutationCtx } from "../../../src/backend/server.ts";
-import { SqliteEngine } from "../../../src/backend/storage/sqlite.ts";
+import { SqliteEngine } from "../../../src/backend/storage/sqlite/engine.ts";
 import { v } from "../../../src/backend/values/validators.ts";
 import { tempDatabaseFile } from "../../helpers/temp.ts";
 

@@ -1,12 +1,12 @@
 /**
- * `answeringMailFailures` (src/auth/plugin/background.ts), the `backend` plugin's replacement of
+ * `answeringMailFailures` (src/auth/plugins/backend/background.ts), the `backend` plugin's replacement of
  * Better Auth's `runInBackgroundOrAwait`: which failures end the request and which stay Better
  * Auth's (handed to its own function, which logs them). The flows over a real SMTP server are in
  * email-flows.test.ts.
  */
 import { describe, expect, it } from "vitest";
 import { mailUnavailable } from "../../../src/auth/mail/unavailable.ts";
-import { answeringMailFailures } from "../../../src/auth/plugin/background.ts";
+import { answeringMailFailures } from "../../../src/auth/plugins/backend/background.ts";
 
 /** Better Auth's context as far as the override uses it; `handed` records what reached Better Auth's own function. */
 function context(backgroundHandler?: (p: Promise<unknown>) => void) {

@@ -4,13 +4,13 @@
  * alike, counts agree, ordering comparisons stay case-sensitive, and an unknown mode is a typed error.
  */
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { createApi } from "../../../src/auth/data/functions.ts";
 import type { StoredDoc } from "../../../src/auth/data/types.ts";
-import { createApi } from "../../../src/auth/data-functions.ts";
-import { defineAuthTables } from "../../../src/auth/schema.ts";
-import { matchesWhere, type WhereClause } from "../../../src/auth/where.ts";
+import { defineAuthTables } from "../../../src/auth/schema/auth-schema.ts";
+import { matchesWhere, type WhereClause } from "../../../src/auth/where/index.ts";
 import { Backend } from "../../../src/backend/runtime.ts";
 import { defineSchema } from "../../../src/backend/schema.ts";
-import { SqliteEngine } from "../../../src/backend/storage/sqlite.ts";
+import { SqliteEngine } from "../../../src/backend/storage/sqlite/engine.ts";
 import { tempDatabaseFile } from "../../helpers/temp.ts";
 
 process.env.LOG_LEVEL ??= "silent";

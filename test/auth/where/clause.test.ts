@@ -11,7 +11,7 @@ import {
   WHERE_MODES,
   WHERE_OPERATORS,
   type WhereClause,
-} from "../../../src/auth/where.ts";
+} from "../../../src/auth/where/index.ts";
 
 const shape: TableShape = { fields: { name: {}, age: {} }, indexes: [] };
 

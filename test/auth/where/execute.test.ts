@@ -4,15 +4,15 @@
  * read or a count touches (an engine spy around the real engine counts them).
  */
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { createApi } from "../../../src/auth/data/functions.ts";
 import type { StoredDoc } from "../../../src/auth/data/types.ts";
-import { createApi } from "../../../src/auth/data-functions.ts";
-import { defineAuthTables } from "../../../src/auth/schema.ts";
-import type { WhereClause } from "../../../src/auth/where.ts";
+import { defineAuthTables } from "../../../src/auth/schema/auth-schema.ts";
+import type { WhereClause } from "../../../src/auth/where/index.ts";
 import { functionsFor } from "../../../src/backend/functions/define.ts";
 import { Backend } from "../../../src/backend/runtime.ts";
 import { defineSchema } from "../../../src/backend/schema.ts";
 import type { ReadTransaction } from "../../../src/backend/storage/engine.ts";
-import { SqliteEngine } from "../../../src/backend/storage/sqlite.ts";
+import { SqliteEngine } from "../../../src/backend/storage/sqlite/engine.ts";
 import { v } from "../../../src/backend/values/validators.ts";
 import { tempDatabaseFile } from "../../helpers/temp.ts";
 

@@ -5,7 +5,7 @@
  * the left fold of the connectors. A wrong answer here hands a caller someone else's rows.
  */
 import { describe, expect, test } from "vitest";
-import { matchesClause, matchesWhere, type WhereClause } from "../../../src/auth/where.ts";
+import { matchesClause, matchesWhere, type WhereClause } from "../../../src/auth/where/index.ts";
 
 const doc = { name: "Bob", age: 30, verified: true, tags: ["ab"], role: null as string | null };
 const match = (clause: WhereClause, subject: Record<string, unknown> = doc) => matchesClause(subject, clause);

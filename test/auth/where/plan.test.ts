@@ -5,7 +5,7 @@
  * that do not match) or a read may stop at offset + limit (`sorted`).
  */
 import { describe, expect, test } from "vitest";
-import { planWhere, type SortBy, type TableShape, type WhereClause } from "../../../src/auth/where.ts";
+import { planWhere, type SortBy, type TableShape, type WhereClause } from "../../../src/auth/where/index.ts";
 
 const shape: TableShape = {
   fields: { email: {}, name: {}, age: {}, role: {} },

@@ -5,14 +5,14 @@
  * astral (surrogate pair) and U+E000+ strings, whose UTF-16 order differs from code point order.
  */
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { createApi } from "../../../src/auth/data/functions.ts";
 import type { StoredDoc } from "../../../src/auth/data/types.ts";
-import { createApi } from "../../../src/auth/data-functions.ts";
-import { defineAuthTables } from "../../../src/auth/schema.ts";
-import { matchesWhere, type WhereClause } from "../../../src/auth/where.ts";
+import { defineAuthTables } from "../../../src/auth/schema/auth-schema.ts";
+import { matchesWhere, type WhereClause } from "../../../src/auth/where/index.ts";
 import { Backend } from "../../../src/backend/runtime.ts";
 import { defineSchema } from "../../../src/backend/schema.ts";
 import { compareValues } from "../../../src/backend/server.ts";
-import { SqliteEngine } from "../../../src/backend/storage/sqlite.ts";
+import { SqliteEngine } from "../../../src/backend/storage/sqlite/engine.ts";
 import { v } from "../../../src/backend/values/validators.ts";
 import { tempDatabaseFile } from "../../helpers/temp.ts";
 

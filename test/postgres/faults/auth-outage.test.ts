@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
-import { PostgresEngine } from "../../../src/backend/storage/postgres.ts";
+import { PostgresEngine } from "../../../src/backend/storage/postgres/engine.ts";
 import { fixtureApp } from "../../auth/fixtures/auth-app.ts";
 import { browserAt, type FixtureBrowser, freePort } from "../../helpers/browser.ts";
 import { PASSWORD } from "../../helpers/example-app.ts";

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { functionsFor } from "../../../src/backend/functions/define.ts";
 import { defineSchema, defineTable } from "../../../src/backend/schema.ts";
-import { PostgresEngine } from "../../../src/backend/storage/postgres.ts";
+import { PostgresEngine } from "../../../src/backend/storage/postgres/engine.ts";
 import { v } from "../../../src/backend/values/index.ts";
 import { BackendClient } from "../../../src/client/client.ts";
 import { callFunction } from "../../helpers/http.ts";

@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { functionsFor } from "../../../src/backend/functions/define.ts";
 import type { Backend } from "../../../src/backend/runtime.ts";
 import { defineSchema, defineTable } from "../../../src/backend/schema.ts";
-import { SqliteEngine } from "../../../src/backend/storage/sqlite.ts";
+import { SqliteEngine } from "../../../src/backend/storage/sqlite/engine.ts";
 import { v } from "../../../src/backend/values/index.ts";
 import { callFunction } from "../../helpers/http.ts";
 import { ROOT, runTsx } from "../../helpers/process.ts";

@@ -1,0 +1,97 @@
+/**
+ * Identity helpers of SPEC §4.2 for any function ctx (query, mutation, action, HTTP action).
+ * They read what step 2 already established; `getSession` reads the session document when the
+ * ctx has a database.
+ */
+import type { ActionCtx, Auth, DatabaseReader, RequestMeta } from "service-auth/server";
+import type { Id } from "service-auth/values";
+import type { AuthFunctions } from "./data/functions.ts";
+import type { AuthIdentity } from "./identity.ts";
+
+/** The minimum a ctx needs for the helpers. */
+export interface IdentityCtx {
+  auth: Auth;
+  meta?: RequestMeta;
+  db?: DatabaseReader<any>;
+  /** Actions and HTTP routes read through the data functions instead of a database. */
+  runQuery?: ActionCtx["runQuery"];
+}
+
+/** `userId`, `sessionId` and `subject` of the caller, or null when unauthenticated. */
+export async function getAuthUserIdentity(
+  ctx: IdentityCtx,
+): Promise<{ userId: Id<"user">; sessionId: Id<"session">; subject: string } | null> {
+  const identity = (await ctx.auth.getUserIdentity()) as AuthIdentity | null;
+  if (!identity || typeof identity.sessionId !== "string") return null;
+  return {
+    userId: (identity.userId ?? identity.subject) as Id<"user">,
+    sessionId: identity.sessionId as Id<"session">,
+    subject: identity.subject,
+  };
+}
+
+/** The caller's user id, or null when unauthenticated. */
+export async function getAuthUserId(ctx: IdentityCtx): Promise<Id<"user"> | null> {
+  return (await getAuthUserIdentity(ctx))?.userId ?? null;
+}
+
+/** The session document as SPEC §2.2 exposes it. */
+export interface SessionDocument {
+  _id: string;
+  userId: string;
+  expiresAt: number;
+  activeOrganizationId: string | null;
+  [field: string]: unknown;
+}
+
+/** Where `getSession` reads the session document when the ctx has no database. */
+export interface GetSessionOptions {
+  /** The data functions (e.g. `internal.auth`); `createClient` binds them. */
+  authFunctions?: Pick<AuthFunctions, "findOne">;
+}
+
+/**
+ * The caller's session document, or null. It is read from the database: `ctx.db` in queries and
+ * mutations, the `findOne` data function in actions (with `authFunctions`, as `createClient`'s
+ * `getSession` passes them). Only without either is it built from the token's claims, which hold
+ * no `activeOrganizationId` and may be up to a token lifetime old.
+ */
+export async function getSession(
+  ctx: IdentityCtx,
+  options: GetSessionOptions = {},
+): Promise<SessionDocument | null> {
+  const identity = (await ctx.auth.getUserIdentity()) as AuthIdentity | null;
+  if (!identity || typeof identity.sessionId !== "string") return null;
+  const read = ctx.db
+    ? () => ctx.db!.get("session", identity.sessionId)
+    : ctx.runQuery && options.authFunctions
+      ? () =>
+          ctx.runQuery!(options.authFunctions!.findOne, {
+            model: "session",
+            where: [{ field: "_id", value: identity.sessionId }],
+          })
+      : undefined;
+  if (read) {
+    const doc = (await read()) as Record<string, unknown> | null;
+    if (!doc || !(Number(doc.expiresAt) > Date.now())) return null;
+    return {
+      ...doc,
+      activeOrganizationId: (doc.activeOrganizationId as string | undefined) ?? null,
+    } as SessionDocument;
+  }
+  return {
+    _id: identity.sessionId,
+    userId: identity.userId,
+    expiresAt: identity.sessionExpiresAt,
+    activeOrganizationId: (identity.activeOrganizationId as string | undefined) ?? null,
+  };
+}
+
+/** Headers for calls to external APIs on the caller's behalf: bearer token and client address. */
+export async function getHeaders(ctx: IdentityCtx): Promise<Headers> {
+  const headers = new Headers();
+  const token = ctx.auth.getToken();
+  if (token) headers.set("authorization", `Bearer ${token}`);
+  if (ctx.meta?.clientIp) headers.set("x-forwarded-for", ctx.meta.clientIp);
+  return headers;
+}

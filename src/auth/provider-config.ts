@@ -1,0 +1,53 @@
+/**
+ * The platform auth config (SPEC §4.3): one JWT provider built from the static key set (`JWKS`),
+ * or from the key-set endpoint when `JWKS` is unset, plus the step-2 identity resolver.
+ */
+import type { AuthConfig, EnvReader, JwtProviderConfig } from "service-auth/server";
+import { resolveIdentity } from "./identity.ts";
+import { DEFAULT_ALG, publicJwksOf } from "./keys/stored-jwks.ts";
+import { DEFAULT_BASE_PATH } from "./plugins/backend/options.ts";
+
+/** The origin of `SITE_URL` (scheme, host, port), what browsers send in `Origin`. */
+export function siteOriginOf(env: EnvReader): string {
+  return new URL(siteUrlOf(env)).origin;
+}
+
+/** `aud` of every backend token. */
+export const AUDIENCE = "backend";
+
+export interface AuthConfigOptions {
+  basePath?: string;
+}
+
+/**
+ * The site URL tokens are issued by (`iss`): `SITE_URL`, falling back to the local development
+ * address `http://localhost:$PORT` (port 3000 by default).
+ */
+export function siteUrlOf(env: EnvReader): string {
+  const url = env.get("SITE_URL") ?? `http://localhost:${env.get("PORT") ?? 3000}`;
+  return url.replace(/\/+$/, "");
+}
+
+/**
+ * The JWT provider: static keys from `JWKS` (no network, recommended) or, without `JWKS`, the
+ * key set fetched from `{SITE_URL}{basePath}/backend/jwks` and cached.
+ */
+export function getAuthConfigProvider(env: EnvReader, options: AuthConfigOptions = {}): JwtProviderConfig {
+  const issuer = siteUrlOf(env);
+  const base = { issuer, audience: AUDIENCE, algorithms: [DEFAULT_ALG] };
+  if (env.get("JWKS")) {
+    return {
+      ...base,
+      getJwks: () => {
+        const jwks = env.get("JWKS");
+        return jwks ? publicJwksOf(jwks) : undefined;
+      },
+    };
+  }
+  return { ...base, jwksUrl: `${issuer}${options.basePath ?? DEFAULT_BASE_PATH}/backend/jwks` };
+}
+
+/** The platform auth config to pass as `auth` when starting the service. */
+export function authConfig(env: EnvReader, options: AuthConfigOptions = {}): AuthConfig {
+  return { providers: [getAuthConfigProvider(env, options)], resolveIdentity };
+}

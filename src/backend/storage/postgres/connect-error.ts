@@ -1,0 +1,89 @@
+/**
+ * Why the first connection to PostgreSQL failed at start, for the operator: where it tried (host,
+ * port, database, user; never the password) and the driver's cause in words, with what to check.
+ * A wrong URL is not "try again shortly".
+ */
+import { StartRefusal } from "../../start-refusal.ts";
+
+/** Where a connection string points, as node-postgres reads it (one host; see `databaseTarget`). */
+export interface PostgresAddress {
+  host: string;
+  port: number;
+  database: string;
+  user: string;
+}
+
+export function postgresAddressOf(connectionString: string): PostgresAddress {
+  const url = new URL(connectionString);
+  const user = decodeURIComponent(url.username) || process.env.PGUSER || process.env.USER || "postgres";
+  return {
+    host: url.searchParams.get("host") || decodeURIComponent(url.hostname) || "localhost",
+    port: Number(url.port || 5432),
+    database: decodeURIComponent(url.pathname.slice(1)) || user,
+    user,
+  };
+}
+
+function codeOf(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" ? code : "";
+}
+
+/** The cause in words, and what to check, by the driver's error code. */
+function explain(error: unknown, at: PostgresAddress): { cause: string; fix: string } {
+  const message = error instanceof Error ? error.message : String(error);
+  const url = "DATABASE_URL";
+  switch (codeOf(error)) {
+    case "ECONNREFUSED":
+      return {
+        cause: "connection refused (nothing listens there)",
+        fix: `start PostgreSQL, or correct the host and port in ${url}`,
+      };
+    case "ENOTFOUND":
+    case "EAI_AGAIN":
+      return { cause: `host "${at.host}" not found`, fix: `correct the host name in ${url}` };
+    case "EHOSTUNREACH":
+    case "ENETUNREACH":
+    case "ETIMEDOUT":
+      return {
+        cause: `no route to the host (${codeOf(error)})`,
+        fix: `check the host in ${url} and that a firewall lets the connection through`,
+      };
+    case "28P01":
+      return { cause: message, fix: `correct the user name and password in ${url}` };
+    case "28000":
+      return { cause: message, fix: `correct the user in ${url}, or let it connect (pg_hba.conf)` };
+    case "3D000":
+      return {
+        cause: message,
+        fix: `create it (createdb -h ${at.host} -p ${at.port} -U ${at.user} ${at.database}) or correct the database name in ${url}`,
+      };
+    case "57P03":
+      return {
+        cause: message,
+        fix: "the server is starting or shutting down: start again once it accepts connections",
+      };
+  }
+  if (/timeout/i.test(message)) {
+    return {
+      cause: "no answer in time (connection timeout)",
+      fix: `check the host and port in ${url} and that a firewall lets the connection through; DATABASE_CONNECT_TIMEOUT_MS sets how long to wait`,
+    };
+  }
+  return { cause: message, fix: `check ${url}` };
+}
+
+/** The first connection to PostgreSQL failed; the message names where, why and what to check. */
+export class DatabaseConnectError extends StartRefusal {
+  override name = "DatabaseConnectError";
+  readonly address: PostgresAddress;
+  constructor(connectionString: string, cause: unknown) {
+    const at = postgresAddressOf(connectionString);
+    const { cause: why, fix } = explain(cause, at);
+    super(
+      `cannot connect to PostgreSQL at ${at.host}:${at.port}, database "${at.database}", user "${at.user}": ${why}\n    fix: ${fix}`,
+      { cause },
+    );
+    this.address = at;
+  }
+}

@@ -1,0 +1,221 @@
+/**
+ * Cross-instance wake-ups over PostgreSQL LISTEN/NOTIFY. The commit log is the record
+ * (`commit-log.ts`); a notification only tells the other instances sooner that commit `seq`
+ * happened, with its write set when it fits, so they need not read the log for it.
+ *
+ * A message is `<origin>:<seq>:<payload>`, the payload `*` when it does not fit NOTIFY's limit
+ * (8000 bytes). An instance ignores its own messages. The LISTEN connection is checked with a
+ * heartbeat: a connection that does not answer in time (half-open, a stalled proxy) is dropped
+ * and replaced, with backoff; after every (re)connect the follower catches up from the log,
+ * because notifications sent meanwhile are lost.
+ */
+import { randomUUID } from "node:crypto";
+import pg from "pg";
+import { logger } from "../../logger.ts";
+
+/** Payload marker of a commit whose write set the message does not carry. */
+export const UNCARRIED = "*";
+/** NOTIFY rejects payloads of 8000 bytes or more. */
+const MAX_PAYLOAD_BYTES = 7999;
+
+/** State of the channel, as `/healthz` reports it. */
+export type ChannelState = "listening" | "reconnecting";
+
+export interface CommitChannelOptions {
+  /** Connection settings of the LISTEN connection (a direct one: not through a transaction pooler). */
+  connection: pg.ClientConfig;
+  /** Publishes through this pool (NOTIFY needs no dedicated connection). */
+  pool: pg.Pool;
+  channel: string;
+  /** Another instance's commit `seq`, with its write set when carried. */
+  onHint(seq: number, payload: string | undefined): void;
+  /** Called after every (re)connect: notifications may have been missed. */
+  onListening(): void;
+  /** Heartbeat period on the LISTEN connection, ms (default 500). */
+  heartbeatMs?: number;
+  /** A heartbeat unanswered for this long drops the connection, ms (default 1000). */
+  heartbeatTimeoutMs?: number;
+  /** Upper bound of the reconnect backoff, ms (default 2000). */
+  maxReconnectDelayMs?: number;
+}
+
+export class CommitChannel {
+  /** Distinguishes this process's notifications from other instances'. */
+  readonly instanceId = randomUUID();
+  private client?: pg.Client;
+  private reconnectTimer?: NodeJS.Timeout;
+  private heartbeatTimer?: NodeJS.Timeout;
+  private beating = false;
+  private attempt = 0;
+  private closed = false;
+  private publishFailing = false;
+  private readonly inFlight = new Set<Promise<unknown>>();
+
+  constructor(private readonly options: CommitChannelOptions) {}
+
+  get state(): ChannelState {
+    return this.client ? "listening" : "reconnecting";
+  }
+
+  /** Opens the LISTEN connection; resolves once it is listening (retries in the background after a failure). */
+  async start(): Promise<void> {
+    if (this.client || this.closed || this.heartbeatTimer) return;
+    const heartbeatMs = this.options.heartbeatMs ?? 500;
+    this.heartbeatTimer = setInterval(() => this.heartbeat(), heartbeatMs);
+    this.heartbeatTimer.unref();
+    try {
+      await this.connect();
+    } catch (error) {
+      logger.warn("commit notification connection failed; retrying", { error: String(error) });
+      this.scheduleReconnect();
+    }
+  }
+
+  /** The LISTEN connection's backend process id (tests terminate it to prove reconnection). */
+  listenerPid(): number | undefined {
+    return (this.client as unknown as { processID?: number } | undefined)?.processID;
+  }
+
+  private async connect(): Promise<void> {
+    const timeout = this.options.heartbeatTimeoutMs ?? 1000;
+    const client = new pg.Client({
+      connectionTimeoutMillis: Math.max(2000, timeout),
+      ...this.options.connection,
+      application_name: `service-auth-listen-${this.instanceId}`,
+    });
+    client.on("notification", (msg) => {
+      if (msg.channel === this.options.channel) this.receive(msg.payload ?? "");
+    });
+    // Errors of an idle connection arrive here; without a handler they would crash the process.
+    client.on("error", (error) => this.lost(client, error));
+    client.on("end", () => this.lost(client));
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${pgIdent(this.options.channel)}`);
+    } catch (error) {
+      discard(client);
+      throw error;
+    }
+    if (this.closed) {
+      discard(client);
+      return;
+    }
+    this.client = client;
+    this.attempt = 0;
+    this.options.onListening();
+  }
+
+  /** `SELECT 1` on the LISTEN connection; no answer in time means it is dead, even if the socket is open. */
+  private heartbeat(): void {
+    const client = this.client;
+    if (!client || this.beating || this.closed) return;
+    this.beating = true;
+    const timeoutMs = this.options.heartbeatTimeoutMs ?? 1000;
+    const timer = setTimeout(
+      () => this.lost(client, new Error(`heartbeat unanswered for ${timeoutMs} ms`)),
+      timeoutMs,
+    );
+    client.query("SELECT 1").then(
+      () => {
+        clearTimeout(timer);
+        this.beating = false;
+      },
+      (error) => {
+        clearTimeout(timer);
+        this.beating = false;
+        this.lost(client, error);
+      },
+    );
+  }
+
+  private lost(client: pg.Client, error?: Error): void {
+    if (this.client !== client) return;
+    this.client = undefined;
+    this.beating = false;
+    discard(client);
+    if (this.closed) return;
+    logger.warn("commit notification connection lost; reconnecting", {
+      error: error ? String(error) : undefined,
+    });
+    this.scheduleReconnect();
+  }
+
+  private scheduleReconnect(): void {
+    if (this.closed || this.reconnectTimer) return;
+    const cap = this.options.maxReconnectDelayMs ?? 2000;
+    const delay = Math.min(cap, 50 * 2 ** this.attempt++) * (0.5 + Math.random() / 2);
+    this.reconnectTimer = setTimeout(() => {
+      this.reconnectTimer = undefined;
+      this.connect().catch((error) => {
+        logger.warn("commit notification reconnect failed", { error: String(error) });
+        this.scheduleReconnect();
+      });
+    }, delay);
+    this.reconnectTimer.unref();
+  }
+
+  private receive(message: string): void {
+    const first = message.indexOf(":");
+    const second = message.indexOf(":", first + 1);
+    if (first < 0 || second < 0) return;
+    if (message.slice(0, first) === this.instanceId) return;
+    const seq = Number(message.slice(first + 1, second));
+    if (!Number.isSafeInteger(seq) || seq <= 0) return;
+    const payload = message.slice(second + 1);
+    this.options.onHint(seq, payload === UNCARRIED ? undefined : payload);
+  }
+
+  /**
+   * Tells other instances that commit `seq` happened (after it committed). Failures are logged
+   * once per streak and never reach the caller: the commit log already holds the commit.
+   */
+  publish(seq: number, payload: string): void {
+    if (this.closed) return;
+    let message = `${this.instanceId}:${seq}:${payload}`;
+    if (Buffer.byteLength(message) > MAX_PAYLOAD_BYTES) message = `${this.instanceId}:${seq}:${UNCARRIED}`;
+    const sent = this.options.pool.query("SELECT pg_notify($1, $2)", [this.options.channel, message]).then(
+      () => {
+        this.publishFailing = false;
+      },
+      (error) => {
+        if (!this.publishFailing) {
+          logger.warn("commit notification failed; other instances will find the commit by polling", {
+            error: String(error),
+          });
+        }
+        this.publishFailing = true;
+      },
+    );
+    this.inFlight.add(sent);
+    void sent.finally(() => this.inFlight.delete(sent));
+  }
+
+  /** Waits for notifications being sent (so a CLI's last write is announced), then disconnects. */
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.inFlight]);
+    this.closed = true;
+    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
+    if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
+    const client = this.client;
+    this.client = undefined;
+    if (client) {
+      client.removeAllListeners("end");
+      await client.end().catch(() => {});
+    }
+  }
+}
+
+/**
+ * Drops a connection without waiting for the server: a half-open or stalled socket would never
+ * answer a polite goodbye.
+ */
+function discard(client: pg.Client): void {
+  client.removeAllListeners("end");
+  client.removeAllListeners("notification");
+  (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+  void client.end().catch(() => {});
+}
+
+function pgIdent(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}

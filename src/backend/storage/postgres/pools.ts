@@ -1,0 +1,143 @@
+/**
+ * The PostgreSQL engine's connections: three pools with one job each, and what is known about
+ * connections that died while checked out.
+ *
+ * - `main`: transactions.
+ * - `nested`: transactions opened while another one of this engine is open in the same async
+ *   context (e.g. an HTTP action's lazy authentication read inside its mutation). From the main
+ *   pool they could deadlock it: every connection held by a caller waiting for one more.
+ * - `follower`: the commit log follower's. Requests wait for it while holding a transaction's
+ *   connection, so sharing the main pool would deadlock a busy server (every connection held by a
+ *   request waiting for the follower, which waits for a connection).
+ *
+ * Connections run in pg's pipeline mode: a statement goes out without waiting for the answers to
+ * those before it, so a read snapshot's `BEGIN` and its first `SELECT` share one round trip. Code
+ * that needs one statement's outcome before the next simply awaits it, as before.
+ */
+import { AsyncLocalStorage } from "node:async_hooks";
+import pg from "pg";
+import { logger } from "../../logger.ts";
+import { classifyDatabaseError } from "../db-errors.ts";
+import { POSTGRES_TIMEOUT_DEFAULTS, type PostgresOptions } from "./options.ts";
+import { UnnamedStatementClient } from "./pooler.ts";
+
+/** Rejects with `error()` when `promise` has not settled within `ms`. */
+function withDeadline<T>(promise: Promise<T>, ms: number, error: () => Error): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(error()), ms);
+  });
+  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
+}
+
+export class PostgresPools {
+  readonly main: pg.Pool;
+  readonly nested: pg.Pool;
+  readonly follower: pg.Pool;
+  private readonly inTransaction = new AsyncLocalStorage<true>();
+  /** Why each pooled connection died, when it did (its `error` event); read when a transaction fails. */
+  private readonly lost = new WeakMap<pg.ClientBase, Error>();
+  private readonly pingTimeoutMs: number;
+  private readonly probeConfig: pg.ClientConfig;
+
+  constructor(options: PostgresOptions) {
+    const statementTimeoutMs = options.statementTimeoutMs ?? POSTGRES_TIMEOUT_DEFAULTS.statementTimeoutMs;
+    const config: pg.PoolConfig & { pipeline: boolean } = {
+      connectionString: options.connectionString,
+      connectionTimeoutMillis: options.connectTimeoutMs ?? POSTGRES_TIMEOUT_DEFAULTS.connectTimeoutMs,
+      statement_timeout: statementTimeoutMs,
+      query_timeout: options.queryTimeoutMs ?? statementTimeoutMs + 2000,
+      // Half-open connections (a server host gone without a FIN) are found by the kernel.
+      keepAlive: true,
+      max: options.maxConnections ?? 10,
+      application_name: "service-auth",
+      pipeline: true,
+      ...(options.pooler === "transaction" ? { Client: UnnamedStatementClient } : {}),
+    };
+    this.main = new pg.Pool(config);
+    this.nested = new pg.Pool(config);
+    this.follower = new pg.Pool({ ...config, max: 2, application_name: "service-auth-follower" });
+    this.pingTimeoutMs = options.pingTimeoutMs ?? POSTGRES_TIMEOUT_DEFAULTS.pingTimeoutMs;
+    this.probeConfig = {
+      connectionString: options.connectionString,
+      connectionTimeoutMillis: this.pingTimeoutMs,
+      query_timeout: this.pingTimeoutMs,
+      application_name: "service-auth-probe",
+    };
+    for (const pool of [this.main, this.nested, this.follower]) {
+      // An idle pooled connection that dies (server restart) is dropped; the next checkout reconnects.
+      pool.on("error", (error) =>
+        logger.warn("PostgreSQL pooled connection failed", { error: String(error) }),
+      );
+      // pg-pool listens for errors of idle connections only: a connection that dies while checked
+      // out (backend killed, failover) would emit an unhandled 'error' and end the process.
+      pool.on("connect", (client) => {
+        client.on("error", (error) => {
+          if (this.lost.has(client)) return;
+          this.lost.set(client, error);
+          logger.warn("PostgreSQL connection lost", { error: String(error) });
+        });
+      });
+    }
+  }
+
+  /** Why `client` died while checked out; undefined while it is alive. */
+  lostReason(client: pg.ClientBase): Error | undefined {
+    return this.lost.get(client);
+  }
+
+  /** A connection for a transaction (see `nested`); an unreachable server is DATABASE_UNAVAILABLE. */
+  async connect(): Promise<pg.PoolClient> {
+    try {
+      return await (this.inTransaction.getStore() ? this.nested : this.main).connect();
+    } catch (error) {
+      logger.warn("PostgreSQL connection failed", { error: String(error) });
+      throw classifyDatabaseError(error);
+    }
+  }
+
+  /** Runs `fn` as a transaction's body: transactions it opens take `nested` connections. */
+  insideTransaction<T>(fn: () => Promise<T>): Promise<T> {
+    return this.inTransaction.run(true, fn);
+  }
+
+  /**
+   * `SELECT 1` within `pingTimeoutMs`: a frozen server (or a pool full of hung connections) fails
+   * the ping in time rather than hanging `/healthz`; the abandoned attempt ends on its own timeouts.
+   */
+  async ping(): Promise<void> {
+    try {
+      await withDeadline(
+        this.main.query("SELECT 1"),
+        this.pingTimeoutMs,
+        () => new Error(`no answer within ${this.pingTimeoutMs} ms`),
+      );
+    } catch (error) {
+      throw classifyDatabaseError(error);
+    }
+  }
+
+  /**
+   * `SELECT 1` on a connection of its own within `pingTimeoutMs`: unlike {@link ping}, a pool full
+   * of slow (or hung) transactions does not fail it, so it tells an outage from a busy database.
+   */
+  async probe(): Promise<void> {
+    const client = new pg.Client(this.probeConfig);
+    // A connection that dies (or is cut below) must not throw an unhandled 'error'.
+    client.on("error", () => {});
+    try {
+      await withDeadline(
+        client.connect().then(() => client.query("SELECT 1")),
+        this.pingTimeoutMs,
+        () => new Error(`no answer within ${this.pingTimeoutMs} ms`),
+      );
+    } finally {
+      // On a frozen server this destroys the socket rather than waiting for a goodbye.
+      client.end().catch(() => {});
+    }
+  }
+
+  async end(): Promise<void> {
+    await Promise.all([this.main.end(), this.nested.end(), this.follower.end()]);
+  }
+}

@@ -1,0 +1,136 @@
+/**
+ * The PostgreSQL transaction loop: a connection, `BEGIN`, the body, `COMMIT`, and what to do when
+ * one of them fails — run again after a serialization failure or deadlock, reconnect when a pooled
+ * connection turns out dead before anything ran, and otherwise end as a typed error.
+ */
+import type pg from "pg";
+import { ServiceError } from "../../errors.ts";
+import { logger } from "../../logger.ts";
+import { dbMetrics } from "../../metrics/metrics.ts";
+import {
+  classifyDatabaseError,
+  databaseUnavailable,
+  isConflict,
+  isConnectionFault,
+  isStatementTimeout,
+} from "../db-errors.ts";
+import type { SqlStatements } from "../sql/statements.ts";
+import type { PostgresPools } from "./pools.ts";
+import type { PgReader } from "./transaction.ts";
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Where a transaction attempt failed, which decides whether it may run again. */
+type Phase = "begin" | "body" | "commit";
+
+/** How to open one kind of transaction. */
+export interface TransactionKind<Tx extends PgReader> {
+  /** The opening statements (one round trip). */
+  begin: string;
+  Transaction: new (client: pg.PoolClient, sql: SqlStatements) => Tx;
+  /** Reads what the opening statements answered (e.g. the commit log head). */
+  onBegin?: (tx: Tx, begun: unknown) => void;
+  /**
+   * For a body that trusted something before `begin` was answered (`tx.trustedAt`): undefined
+   * when that stands, else a promise to await before the body runs again, non-speculatively.
+   */
+  confirm?: (tx: Tx) => Promise<void> | undefined;
+  /**
+   * The body's statements go out behind `begin` without waiting for its answer (one round trip
+   * for both); their answers count only once `begin` succeeded. For read-only snapshots: a
+   * statement sent behind a `BEGIN` that failed runs on its own, which a read may, a write not.
+   */
+  pipelined?: boolean;
+}
+
+const asError = (e: unknown) => (e instanceof Error ? e : new Error(String(e)));
+
+/**
+ * Runs `fn` in a transaction of `kind`, on a connection of its own. Runs it again after a
+ * serialization failure or deadlock (with a growing, jittered backoff, at most `maxAttempts`
+ * times), and once on a fresh connection when the pooled one turned out dead at BEGIN (nothing
+ * ran). A lost connection or an unanswered statement ends as `DATABASE_UNAVAILABLE`, whatever
+ * `fn` made of the error; the connection is then discarded, never returned to the pool.
+ */
+export async function runTransaction<T, Tx extends PgReader>(
+  pools: PostgresPools,
+  sql: SqlStatements,
+  kind: TransactionKind<Tx>,
+  maxAttempts: number,
+  fn: (tx: Tx) => Promise<T>,
+): Promise<T> {
+  let reconnected = false;
+  let speculative = true;
+  for (let attempt = 1; ; attempt++) {
+    const client = await pools.connect();
+    const tx = new kind.Transaction(client, sql);
+    tx.speculative = speculative && kind.confirm !== undefined;
+    let phase: Phase = "begin";
+    // A connection whose BEGIN, COMMIT or ROLLBACK failed is not returned to the pool.
+    let broken: unknown;
+    try {
+      let result: T;
+      if (kind.pipelined) {
+        const opened = tx.open(kind.begin, kind.onBegin);
+        const body = pools.insideTransaction(() => fn(tx));
+        // The body may finish (or fail) only after BEGIN was answered: its statements wait for it.
+        const [opening, outcome] = await Promise.allSettled([opened, body]);
+        if (opening.status === "rejected") throw opening.reason;
+        phase = "body";
+        const catchingUp = tx.trustedAt !== undefined ? kind.confirm?.(tx) : undefined;
+        if (catchingUp) {
+          // What the body trusted may be stale (result and error alike): once caught up, run it again.
+          await catchingUp;
+          await client.query("COMMIT");
+          speculative = false;
+          continue;
+        }
+        if (outcome.status === "rejected") throw outcome.reason;
+        result = outcome.value;
+      } else {
+        const begun = await client.query(kind.begin);
+        kind.onBegin?.(tx, begun);
+        phase = "body";
+        result = await pools.insideTransaction(() => fn(tx));
+      }
+      phase = "commit";
+      // Awaited also for reads: answering before a read-only COMMIT completed, with the connection
+      // kept out of the pool until then, measured slower (docs/decisions.md).
+      await client.query("COMMIT");
+      return result;
+    } catch (error) {
+      const fault = pools.lostReason(client) ?? tx.fault ?? (isConnectionFault(error) ? error : undefined);
+      if (isStatementTimeout(error) || (fault !== error && isStatementTimeout(fault)))
+        dbMetrics.statementTimedOut();
+      if (fault === undefined) {
+        await client.query("ROLLBACK").catch((e) => (broken = e));
+      } else {
+        broken = fault;
+      }
+      if (broken === undefined && (tx.conflicted || isConflict(error))) {
+        if (attempt >= maxAttempts) {
+          throw new ServiceError(
+            "CONFLICT",
+            "The transaction kept conflicting with concurrent writes; try again",
+          );
+        }
+        dbMetrics.retried("conflict");
+        // Jittered, growing backoff so the conflicting transactions stop meeting each other.
+        await sleep(Math.random() * Math.min(100, 2 * 2 ** Math.min(attempt, 6)));
+        continue;
+      }
+      if (fault === undefined) throw broken === undefined ? error : classifyDatabaseError(broken);
+      if (phase === "begin" && !reconnected) {
+        // A pooled connection that died while idle (server restart): nothing ran, try a new one.
+        reconnected = true;
+        dbMetrics.retried("reconnect");
+        continue;
+      }
+      logger.warn("PostgreSQL transaction failed: database unavailable", { phase, error: String(fault) });
+      // At COMMIT the outcome is unknown: the client is told to try again, like for any outage.
+      throw databaseUnavailable();
+    } finally {
+      client.release(broken === undefined ? undefined : asError(broken));
+    }
+  }
+}

@@ -1,0 +1,155 @@
+/**
+ * A transaction on one PostgreSQL connection: the engine's reads and writes as statements, named
+ * prepared statements (each connection parses and plans a statement text once), and what went
+ * wrong, so the transaction loop (postgres/transaction-loop.ts) can decide whether to run again.
+ */
+import { createHash } from "node:crypto";
+import type pg from "pg";
+import { APPEND_SQL } from "../commit-log/log.ts";
+import { isConflict, isConnectionFault } from "../db-errors.ts";
+import type {
+  ReadTransaction,
+  ScannedRow,
+  ScanRequest,
+  StoredDocument,
+  WriteTransaction,
+} from "../engine.ts";
+import { isBuildingSql } from "../indexes/build.ts";
+import type { KeyRange } from "../indexes/key.ts";
+import { postgresDialect } from "../sql/dialect.ts";
+import { decodeDocument, type SqlStatements } from "../sql/statements.ts";
+
+const statementNames = new Map<string, string>();
+/** Named prepared statement for `text`: each connection parses and plans it once. */
+function prepared(text: string, values: unknown[]): pg.QueryConfig {
+  let name = statementNames.get(text);
+  if (!name) {
+    name = `sa_${createHash("sha1").update(text).digest("hex").slice(0, 20)}`;
+    statementNames.set(text, name);
+  }
+  return { name, text, values };
+}
+
+export class PgReader implements ReadTransaction {
+  /** Set when a statement hit a serialization failure: the transaction is doomed and retryable. */
+  conflicted = false;
+  /** Set when a statement failed because the connection is lost or the server did not answer. */
+  fault?: unknown;
+  /** The newest commit log number this snapshot sees (read snapshots only). */
+  logHead?: number;
+  /**
+   * The opening statements, while their answer is outstanding (pipelined: the body's statements
+   * go out behind them without waiting). Cleared once they succeeded.
+   */
+  opening?: Promise<void>;
+  /**
+   * Whether a cached identity may be trusted before the snapshot's head arrived, to be confirmed
+   * when it has (the transaction loop re-runs the body if it cannot be). Off for a re-run.
+   */
+  speculative = true;
+  /**
+   * Set when a cached identity was trusted before the head was known: the commit number this
+   * instance had delivered up to then (the lowest, if several). The loop must confirm it.
+   */
+  trustedAt?: number;
+  /** Why the opening statements failed: no statement of the body may then count. */
+  private openFailure?: { error: unknown };
+
+  constructor(
+    protected readonly client: pg.PoolClient,
+    protected readonly sql: SqlStatements,
+  ) {}
+
+  /**
+   * Sends `begin` without waiting for its answer (the body's statements go out right behind it);
+   * `onBegin` reads the answer when it arrives. Returns the outcome, for the transaction loop.
+   */
+  open(begin: string, onBegin?: (tx: this, begun: unknown) => void): Promise<void> {
+    const opening = this.client.query(begin).then(
+      (begun) => {
+        onBegin?.(this, begun);
+        this.opening = undefined;
+      },
+      (error) => {
+        this.openFailure = { error };
+        throw error;
+      },
+    );
+    this.opening = opening;
+    // Observed by the loop and by every statement; this only keeps an early failure from counting as unhandled.
+    opening.catch(() => {});
+    return opening;
+  }
+
+  protected async run<R extends pg.QueryResultRow>(
+    text: string,
+    values: unknown[],
+  ): Promise<pg.QueryResult<R>> {
+    if (this.openFailure) throw this.openFailure.error;
+    try {
+      const answer = this.client.query<R>(prepared(text, values));
+      if (this.opening) {
+        // BEGIN is answered first; a statement's answer counts only inside the snapshot.
+        answer.catch(() => {});
+        await this.opening;
+      }
+      return await answer;
+    } catch (error) {
+      // Application code may catch this error and go on; the outcome must not depend on it.
+      if (isConflict(error)) this.conflicted = true;
+      else if (isConnectionFault(error)) this.fault ??= error;
+      throw error;
+    }
+  }
+
+  async get(table: string, id: string): Promise<StoredDocument | null> {
+    const { rows } = await this.run<{ doc: string }>(this.sql.table(table).get, [id]);
+    return rows.length ? decodeDocument(rows[0].doc) : null;
+  }
+
+  /** Refuses a scan or count of an index still being built (`building-indexes.ts`). */
+  private async checkBuilt(table: string, index: string): Promise<void> {
+    const { building } = this.sql;
+    if (building.size === 0 || !building.has(table, index)) return;
+    const { rows } = await this.run(isBuildingSql(postgresDialect), [table, index]);
+    building.refuseWhileBuilding(table, index, rows.length > 0);
+  }
+
+  async scan<Keys extends boolean = true>(req: ScanRequest<Keys>): Promise<ScannedRow<Keys>[]> {
+    await this.checkBuilt(req.table, req.index);
+    const { rows } = await this.run<{ key?: Buffer; doc: string }>(
+      this.sql.scan(req),
+      this.sql.scanParams(req),
+    );
+    if (req.keys === false) return rows.map((r) => ({ doc: decodeDocument(r.doc) })) as ScannedRow<Keys>[];
+    return rows.map((r) => ({ key: r.key, doc: decodeDocument(r.doc) })) as ScannedRow<Keys>[];
+  }
+
+  async count(table: string, index: string, range: KeyRange): Promise<number> {
+    await this.checkBuilt(table, index);
+    const { sql, params = [] } = this.sql.count(table, index, range);
+    const { rows } = await this.run<{ n: string }>(sql, params);
+    return Number(rows[0].n);
+  }
+}
+
+export class PgWriter extends PgReader implements WriteTransaction {
+  async insert(table: string, doc: StoredDocument, keys: Record<string, Buffer>): Promise<void> {
+    await this.run(this.sql.table(table).insert, this.sql.insertParams(table, doc, keys));
+  }
+
+  async replace(table: string, doc: StoredDocument, keys: Record<string, Buffer>): Promise<void> {
+    const result = await this.run(this.sql.table(table).replace, this.sql.replaceParams(table, doc, keys));
+    if (result.rowCount !== 1) throw new Error(`Document ${doc._id} not found in "${table}"`);
+  }
+
+  async delete(table: string, id: string): Promise<void> {
+    await this.run(this.sql.table(table).delete, [id]);
+  }
+
+  /** Appends the commit log row of this transaction (see commit-log.ts); returns its number. */
+  async appendLog(origin: string, writes: string | null): Promise<number> {
+    const { rows } = await this.run<{ seq: string }>(APPEND_SQL, [origin, writes]);
+    return Number(rows[0].seq);
+  }
+}
