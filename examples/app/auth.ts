@@ -20,8 +20,8 @@ import {
   expiredRowsCleanup,
   freshSessionFor,
   mailSenderOf,
-  siteOriginOf,
   siteUrlOf,
+  trustedOriginsOf,
   withAuthDefaults,
 } from "service-auth/auth";
 import { type ActionCtx, anyApi, type EnvReader, type MutationCtx, type QueryCtx } from "service-auth/server";
@@ -122,7 +122,8 @@ function authOptions(env: EnvReader, database: BetterAuthOptions["database"]) {
     // operations (`freshSessionFor`: change password, delete account, set role); Better Auth's default.
     session: { expiresIn: 60 * 60 * 24 * 30, updateAge: 60 * 60 * 24 * 15, freshAge: 60 * 60 * 24 },
     socialProviders: socialProviders(env),
-    trustedOrigins: [siteOriginOf(env)],
+    // SITE_URL's origin and those of TRUSTED_ORIGINS: the cross-origin rule allows the same list.
+    trustedOrigins: trustedOriginsOf(env),
     advanced: { cookiePrefix: "service-auth" },
     telemetry: { enabled: false },
     plugins: [

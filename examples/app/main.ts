@@ -20,6 +20,7 @@ import {
   mailSenderOf,
   mailSettingsProblems,
   missingAuthEnv,
+  originSettingsProblems,
 } from "service-auth/auth";
 import {
   exitOnSignals,
@@ -59,6 +60,7 @@ try {
       if (production) check.add(...authEnvProblems(backend.env));
       // The auth reads the mail setting per request; a broken one stops the start instead.
       check.add(...mailSettingsProblems(backend.env, { production }));
+      check.add(...originSettingsProblems(backend.env));
       check.refuseIfAny();
       if (missingAuthEnv(backend.env).length > 0) {
         const generated = await ensureAuthEnv(backend, internal.auth.getLatestJwks);

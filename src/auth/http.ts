@@ -29,8 +29,8 @@ import {
 import { watchingMailFailures } from "./mail/unavailable.ts";
 import { type UserDeletingAuth, undoSignUp } from "./mail/undo-sign-up.ts";
 import { DEFAULT_BASE_PATH } from "./plugins/backend/options.ts";
-import { siteOriginOf } from "./provider-config.ts";
 import { CLIENT_IP_HEADER } from "./rate-limit/rules.ts";
+import { originMatcher, TRUSTED_ORIGINS_VAR, trustedOriginsOf } from "./site-origins.ts";
 
 /** What `authMiddleware` needs from an auth instance (`$context`: to undo a sign-up, mail/undo-sign-up.ts). */
 export interface AuthHandler extends Partial<UserDeletingAuth> {
@@ -186,10 +186,26 @@ function countOutcome(route: string, status: number): void {
   }
 }
 
-/** The cross-origin rule of SPEC §4.1 (origin `SITE_URL`, credentials allowed). */
-export function corsRule(env: EnvReader) {
+/**
+ * The cross-origin rule of SPEC §4.1, for every site the backend serves: each origin of
+ * {@link trustedOriginsOf} (`SITE_URL`'s and `TRUSTED_ORIGINS`) is answered with itself, any other
+ * with no CORS header at all; credentials allowed. Built per request from the env, so the matcher
+ * is kept until the two settings change.
+ */
+export function corsRule(env: EnvReader): CorsPolicy {
+  const key = `${env.get("SITE_URL") ?? ""}\n${env.get("PORT") ?? ""}\n${env.get(TRUSTED_ORIGINS_VAR) ?? ""}`;
+  if (cachedCors?.key !== key) cachedCors = { key, policy: corsPolicy(originMatcher(trustedOriginsOf(env))) };
+  return cachedCors.policy;
+}
+
+/** The platform's cross-origin rule type (`HttpRoutes.cors`'s result). */
+type CorsPolicy = ReturnType<NonNullable<HttpRoutes["cors"]>>;
+
+let cachedCors: { key: string; policy: CorsPolicy } | undefined;
+
+function corsPolicy(origin: (origin: string) => string | null): CorsPolicy {
   return {
-    origin: siteOriginOf(env),
+    origin,
     allowHeaders: ["Content-Type", "Authorization", "Service-Auth-Cookie"],
     exposeHeaders: ["Set-Service-Auth-Cookie"],
     allowMethods: ["GET", "POST", "OPTIONS"],

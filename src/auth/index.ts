@@ -67,4 +67,5 @@ export type { RunAsSession, SessionMintingAuth } from "./run-as.ts";
 export { runAsUser } from "./run-as.ts";
 export * from "./schema/auth-schema.ts";
 export { authTablesSource, validatorSource } from "./schema/source.ts";
+export { originSettingsProblems, TRUSTED_ORIGINS_VAR, trustedOriginsOf } from "./site-origins.ts";
 export { withAuthDefaults } from "./with-auth-defaults.ts";
