@@ -13,8 +13,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { api } from "../../examples/app/app.ts";
 import { type ExampleApp, startExampleApp } from "../helpers/example-app.ts";
+import { closeClients, liveClient, watch } from "../helpers/live-client.ts";
 import { eventually } from "../helpers/wait.ts";
-import { closeClients, liveClient, watch } from "./live-client.ts";
 
 let app: ExampleApp;
 let n = 0;

@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { decodeJwtTimes, TokenManager } from "../../src/client/token-manager.ts";
 import { eventually, sleep } from "../helpers/wait.ts";
-import { makeKeys, signToken } from "./fixtures/auth.ts";
+import { makeKeys, signToken } from "../sync/fixtures/auth.ts";
 
 const keys = await makeKeys("tm");
 const token = (ttl: number) => signToken(keys, { sub: "u", sessionId: "s" }, ttl);
