@@ -1,5 +1,5 @@
 /**
- * The HTTP entry of SPEC §4.1: a Hono router with the cross-origin rule on `/api/*` and the auth
+ * The HTTP entry of requirements §4.1: a Hono router with the cross-origin rule on `/api/*` and the auth
  * middleware serving Better Auth under `/api/auth/*`, wrapped as the platform's HTTP routes.
  *
  * Clients that cannot use cookies (another site, native apps) send them in `Service-Auth-Cookie`
@@ -186,7 +186,7 @@ function countOutcome(route: string, status: number): void {
   }
 }
 
-/** The cross-origin rule of SPEC §4.1 (origin `SITE_URL`, credentials allowed). */
+/** The cross-origin rule of requirements §4.1 (origin `SITE_URL`, credentials allowed). */
 export function corsRule(env: EnvReader) {
   return {
     origin: siteOriginOf(env),

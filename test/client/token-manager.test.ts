@@ -1,4 +1,4 @@
-/** Token management rules of SPEC §3.2, on the TokenManager itself (real timers, real JWTs). */
+/** Token management rules of requirements §3.2, on the TokenManager itself (real timers, real JWTs). */
 import { describe, expect, it } from "vitest";
 import { decodeJwtTimes, TokenManager } from "../../src/client/token-manager.ts";
 import { eventually, sleep } from "../helpers/wait.ts";

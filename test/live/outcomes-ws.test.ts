@@ -1,5 +1,5 @@
 /**
- * SPEC §3.3 "Request outcome by scenario", every row, over the live WebSocket of the real example
+ * requirements §3.3 "Request outcome by scenario", every row, over the live WebSocket of the real example
  * app: Better Auth sign-up, sign-out and admin endpoints over HTTP, and a {@link BackendClient}
  * whose `fetchToken` calls `GET /api/auth/backend/token` with the user's cookie jar.
  *
@@ -74,7 +74,7 @@ async function expectNoUpdatesFrom(live: ReturnType<typeof liveClient>, write: (
   count.stop();
 }
 
-describe("SPEC §3.3 over the WebSocket", () => {
+describe("requirements §3.3 over the WebSocket", () => {
   it("normal: the subscription gets the user and live changes to it", async () => {
     const { user, me } = await signedInClient();
     expect(me.last()).toMatchObject({ _id: user.userId, email: `live${n}@example.com` });
