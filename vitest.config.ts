@@ -95,7 +95,7 @@ function betterAuthOwnTests() {
   ];
 }
 
-/** `service-auth/*` resolves to the TypeScript sources in this repository, never to dist/ (docs/decisions.md). */
+/** `service-auth/*` resolves to the TypeScript sources in this repository, never to dist/ (docs/decisions.md 18). */
 const SOURCE_CONDITION = "service-auth-source";
 
 export default defineConfig({
