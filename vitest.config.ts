@@ -60,7 +60,7 @@ const NEXT_LINE_ONLY = ["test/**/*.next.test.ts"];
  * integration, the example app or a helper built on them.
  */
 const LOADS_BETTER_AUTH = /src\/auth|service-auth\/auth|examples\/app|better-auth|example-app|example-server|auth-fixture/;
-const PLATFORM_ONLY = ["test/storage", "test/scheduler", "test/cluster", "test/protocol", "test/backend", "test/sync"]
+const PLATFORM_ONLY = ["test/storage", "test/scheduler", "test/cluster", "test/protocol", "test/backend", "test/sync", "test/client"]
   .flatMap((dir) => testFiles(dir))
   .filter((file) => !LOADS_BETTER_AUTH.test(readFileSync(file, "utf8")));
 
@@ -95,7 +95,7 @@ function betterAuthOwnTests() {
   ];
 }
 
-/** `service-auth/*` resolves to the TypeScript sources in this repository, never to dist/ (docs/decisions.md). */
+/** `service-auth/*` resolves to the TypeScript sources in this repository, never to dist/ (docs/decisions.md 18). */
 const SOURCE_CONDITION = "service-auth-source";
 
 export default defineConfig({

@@ -335,7 +335,7 @@ export const auth: BenchGroup = {
         result: formatNs(adapterOverhead),
         goal: "< 0.5 ms",
         ok: adapterOverhead < 500_000,
-        note: "SPEC's platform pays > 50 ms",
+        note: "the requirements allow > 50 ms",
       },
     ];
     return rows;

@@ -5,8 +5,8 @@
  * skipped, and `findSuiteError` stops at top-level tests, whose `suite` is undefined in vitest 4),
  * it sees no failed test and counts the mutant as survived, though `npx vitest run` fails on it.
  * That made every mutant in code a `beforeAll` runs (a seed through the mutated module, a server
- * the file starts) that breaks the set-up a false survivor (docs/decisions.md "Mutation testing:
- * why some survivors were false"). Plain JavaScript: Stryker imports plugins with Node's loader.
+ * the file starts) that breaks the set-up a false survivor (docs/decisions.md 21). Plain
+ * JavaScript: Stryker imports plugins with Node's loader.
  *
  * Used through stryker.config.json (`plugins`, `testRunner: "vitest-file-failures"`); the options
  * stay those of the vitest runner (`vitest.configFile`).

@@ -43,7 +43,7 @@ function waitExit(child: ChildProcess, ms: number): Promise<boolean> {
 }
 
 /**
- * Spawns `node --import tsx <entry>` (`service-auth/*` from the sources: docs/decisions.md) with `env` added to the environment (logs silenced unless
+ * Spawns `node --import tsx <entry>` (`service-auth/*` from the sources: docs/decisions.md 18) with `env` added to the environment (logs silenced unless
  * the caller sets LOG_LEVEL) and resolves once it printed its ready line. With `BENCH_CPU_PROF=<dir>`
  * the child writes a V8 CPU profile into `<dir>` when it stops (open it in Chrome DevTools).
  */

@@ -4,7 +4,7 @@ import type { NextConfig } from "next";
 
 /**
  * `service-auth/*` from the repository's TypeScript sources, as the package's
- * `service-auth-source` export condition says (docs/decisions.md): Turbopack has no setting for
+ * `service-auth-source` export condition says (docs/decisions.md 18): Turbopack has no setting for
  * extra conditions, so each entry point becomes an alias. An app on the installed package needs none of this.
  */
 const root = join(process.cwd(), "../..");

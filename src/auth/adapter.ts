@@ -1,5 +1,5 @@
 /**
- * The two Better Auth database adapters (SPEC §1.4), both made with Better Auth's own
+ * The two Better Auth database adapters (requirements §1.4), both made with Better Auth's own
  * `createAdapterFactory` and both running the same data functions:
  *
  * - `adapter(ctx, options)`: directly on `ctx.db`, inside the caller's transaction (queries and

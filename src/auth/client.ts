@@ -1,5 +1,5 @@
 /**
- * `createClient` (SPEC §4.3 "Client creation options"): binds the auth tables' schema, the data
+ * `createClient` (requirements §4.3 "Client creation options"): binds the auth tables' schema, the data
  * function references and the triggers once, and hands out the two adapters, the data functions
  * and the identity helpers.
  */
@@ -38,7 +38,7 @@ export function createClient<S extends SchemaDefinition>(options: ClientOptions<
     httpAdapter: (ctx: Pick<ActionCtx, "runQuery" | "runMutation">) =>
       httpAdapter(ctx, { authFunctions: options.authFunctions, schema: options.schema }),
     /**
-     * The internal data functions of SPEC §4.2 (`create` … `deleteMany`, `getLatestJwks`,
+     * The internal data functions of requirements §4.2 (`create` … `deleteMany`, `getLatestJwks`,
      * `rotateKeys`); export them from the app's `auth` module.
      */
     createAuthFunctions: (

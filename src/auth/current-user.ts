@@ -1,5 +1,5 @@
 /**
- * Identity helpers of SPEC §4.2 for any function ctx (query, mutation, action, HTTP action).
+ * Identity helpers of requirements §4.2 for any function ctx (query, mutation, action, HTTP action).
  * They read what step 2 already established; `getSession` reads the session document when the
  * ctx has a database.
  */
@@ -35,7 +35,7 @@ export async function getAuthUserId(ctx: IdentityCtx): Promise<Id<"user"> | null
   return (await getAuthUserIdentity(ctx))?.userId ?? null;
 }
 
-/** The session document as SPEC §2.2 exposes it. */
+/** The session document as requirements §2.2 exposes it. */
 export interface SessionDocument {
   _id: string;
   userId: string;

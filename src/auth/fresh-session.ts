@@ -1,5 +1,5 @@
 /**
- * Sensitive operations behind Better Auth's fresh-session middleware (SPEC §5.4): the listed
+ * Sensitive operations behind Better Auth's fresh-session middleware (requirements §5.4): the listed
  * endpoints answer 403 `SESSION_NOT_FRESH` unless the caller's session was created or refreshed
  * within `session.freshAge` seconds (Better Auth's default: one day; `0` turns the check off).
  * On 1.4.9 `/change-password` and `/delete-user` only check that the session exists

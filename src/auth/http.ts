@@ -1,5 +1,5 @@
 /**
- * The HTTP entry of SPEC §4.1: a Hono router with the cross-origin rule on `/api/*` and the auth
+ * The HTTP entry of requirements §4.1: a Hono router with the cross-origin rule on `/api/*` and the auth
  * middleware serving Better Auth under `/api/auth/*`, wrapped as the platform's HTTP routes.
  *
  * Clients that cannot use cookies (another site, native apps) send them in `Service-Auth-Cookie`
@@ -187,7 +187,7 @@ function countOutcome(route: string, status: number): void {
 }
 
 /**
- * The cross-origin rule of SPEC §4.1, for every site the backend serves: each origin of
+ * The cross-origin rule of requirements §4.1, for every site the backend serves: each origin of
  * {@link trustedOriginsOf} (`SITE_URL`'s and `TRUSTED_ORIGINS`) is answered with itself, any other
  * with no CORS header at all; credentials allowed. Built per request from the env, so the matcher
  * is kept until the two settings change.

@@ -1,5 +1,5 @@
 /**
- * Step 2 of every authenticated request (SPEC §1.2): the token's session must exist and be
+ * Step 2 of every authenticated request (requirements §1.2): the token's session must exist and be
  * unexpired, and its user must not be banned. The session record, not the JWT, decides access.
  */
 import { type IdentityResolver, ServiceError, type UserIdentity } from "service-auth/server";

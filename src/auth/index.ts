@@ -1,5 +1,5 @@
 /**
- * Public entry `service-auth/auth`: Better Auth on the platform's own tables (SPEC §1–§8).
+ * Public entry `service-auth/auth`: Better Auth on the platform's own tables (requirements §1–§8).
  */
 
 export { adapter, httpAdapter } from "./adapter.ts";

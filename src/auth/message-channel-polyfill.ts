@@ -1,5 +1,5 @@
 /**
- * SPEC §4.1: some HTTP runtimes lack `MessageChannel`, which HTTP handling needs. Import this
+ * requirements §4.1: some HTTP runtimes lack `MessageChannel`, which HTTP handling needs. Import this
  * module first in the HTTP entry; it defines a stand-in only when the global is absent.
  */
 

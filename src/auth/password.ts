@@ -11,7 +11,7 @@
  * At most one scrypt per CPU core but one runs at a time: the thread pool (4 threads) would
  * otherwise take every core during a burst of sign-ins, and the event loop — every other request —
  * would wait for CPU (the `storm` benchmark on 2 cores: query p99 20× its idle p99 with 4 at once,
- * 1.3× with one; docs/decisions.md). Further sign-ins queue for their turn.
+ * 1.3× with one; docs/decisions.md 20). Further sign-ins queue for their turn.
  */
 import { randomBytes, scrypt, timingSafeEqual } from "node:crypto";
 import { availableParallelism } from "node:os";

@@ -1,5 +1,5 @@
 /**
- * The platform auth config (SPEC §4.3): one JWT provider built from the static key set (`JWKS`),
+ * The platform auth config (requirements §4.3): one JWT provider built from the static key set (`JWKS`),
  * or from the key-set endpoint when `JWKS` is unset, plus the step-2 identity resolver.
  */
 import type { AuthConfig, EnvReader, JwtProviderConfig } from "service-auth/server";

@@ -110,7 +110,7 @@ export type GenericDataModel = Record<
 >;
 
 // ---------------------------------------------------------------------------------------------
-// Entity style (SPEC §9.2): the same tables declared with edges. `edge("user")` adds the field
+// Entity style (requirements §9.2): the same tables declared with edges. `edge("user")` adds the field
 // `userId` holding the id and an index `userId`; `edges("sessions", { ref: "userId" })` is the
 // inverse (one-to-many) side.
 

@@ -28,7 +28,7 @@ export function decodeClaims(token: string): Record<string, unknown> | null {
   }
 }
 
-/** SPEC §3.2: a token counts as expired this long before its `exp`. */
+/** requirements §3.2: a token counts as expired this long before its `exp`. */
 export const EXPIRY_LEEWAY_SECONDS = 60;
 
 /** True when the token's `exp` is more than the leeway away (`nowMs` for tests). */

@@ -1,5 +1,5 @@
 /**
- * Server-side rendering helpers (SPEC §1.9): get a JWT for the incoming request (the cached
+ * Server-side rendering helpers (requirements §1.9): get a JWT for the incoming request (the cached
  * `service-auth.jwt` cookie while it is fresh, else a new one from the token endpoint), run
  * functions over HTTP with it, and preload query results the browser hydrates and subscribes to.
  */
@@ -106,7 +106,7 @@ async function call(
   throw new BackendCallError(body?.code ?? "INTERNAL", body?.message ?? `HTTP ${res.status}`, res.status);
 }
 
-/** Runs a query over HTTP (one request per query, SPEC §1.8). */
+/** Runs a query over HTTP (one request per query, requirements §1.8). */
 export function fetchQuery<R extends FunctionReference<"query">>(
   ref: R,
   args: R["_args"],

@@ -1,5 +1,5 @@
 /**
- * Client-side JWT management (SPEC §3.2): caches the token, treats it as expired 60 s before its
+ * Client-side JWT management (requirements §3.2): caches the token, treats it as expired 60 s before its
  * `exp`, refreshes it ahead of time, deduplicates concurrent fetches, and tells a sign-out
  * (`fetchToken` resolved to null: the token endpoint answered 401) from a failure (it threw:
  * network error or 5xx, e.g. `503 DATABASE_UNAVAILABLE` during a database outage), which is
@@ -11,7 +11,7 @@
 export type FetchToken = (options: { forceRefresh: boolean }) => Promise<string | null | undefined>;
 
 export interface TokenManagerOptions {
-  /** A token counts as expired this long before its `exp` (default 60 000 ms, SPEC §3.2). */
+  /** A token counts as expired this long before its `exp` (default 60 000 ms, requirements §3.2). */
   expiryMarginMs?: number;
   /** Backoff of retries after a failed fetch (defaults 250 ms doubling up to 30 s, with jitter). */
   retryInitialDelayMs?: number;

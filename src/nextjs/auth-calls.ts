@@ -1,6 +1,6 @@
 /**
  * Function calls from server components, route handlers and server actions, authenticated with
- * the request's JWT ({@link requestToken}): one HTTP request per call (SPEC §1.8), and preloading
+ * the request's JWT ({@link requestToken}): one HTTP request per call (requirements §1.8), and preloading
  * for pages whose client components then hydrate and go live over the WebSocket.
  */
 import { cache } from "react";

@@ -8,7 +8,7 @@ export interface NextjsAuthOptions {
   url?: string;
   /** Auth route prefix on the backend and in the Next app (default `/api/auth`). */
   basePath?: string;
-  /** Use the request's `service-auth.jwt` cookie while it is fresh (default true, SPEC §1.9). */
+  /** Use the request's `service-auth.jwt` cookie while it is fresh (default true, requirements §1.9). */
   cache?: boolean;
   /** `fetch` for calls to the backend (default the global one). */
   fetch?: typeof fetch;

@@ -1,6 +1,6 @@
 /**
  * The JWT of the request being rendered, from its cookies (`cookies()` of next/headers) by the
- * SSR caching rule of SPEC §1.9: the `service-auth.jwt` cookie while it is fresh, else a new token
+ * SSR caching rule of requirements §1.9: the `service-auth.jwt` cookie while it is fresh, else a new token
  * from the backend's token endpoint for the session cookie.
  */
 import { cookies } from "next/headers.js";

@@ -1,5 +1,5 @@
 /**
- * The JWT payload rules of SPEC §2.6 as functions (test/auth/plugin.test.ts checks them in issued
+ * The JWT payload rules of requirements §2.6 as functions (test/auth/plugin.test.ts checks them in issued
  * tokens, where Better Auth 1.4.9 also sets `iat` itself, so these rules are only visible here):
  * which user fields become claims, and that `sessionId` and `iat` are always ours to set.
  */

@@ -1,5 +1,5 @@
 /**
- * Identity helpers of SPEC §4.2 through a real server: `getAuthUserIdentity`, `getAuthUserId`,
+ * Identity helpers of requirements §4.2 through a real server: `getAuthUserIdentity`, `getAuthUserId`,
  * `getSession`, `getHeaders` in queries and actions, and `getAuth(ctx)` (the direct adapter) in a
  * mutation (writes, same transaction) and in a query (reads work, writes are refused).
  */

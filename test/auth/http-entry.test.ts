@@ -1,5 +1,5 @@
 /**
- * The HTTP entry of SPEC §4.1 on the example app: the cross-origin rule on `/api/*` (preflight and
+ * The HTTP entry of requirements §4.1 on the example app: the cross-origin rule on `/api/*` (preflight and
  * actual responses, another origin refused), the `Service-Auth-Cookie` / `Set-Service-Auth-Cookie`
  * bridge for clients without cookies, and the MessageChannel polyfill.
  */
@@ -35,7 +35,7 @@ const list = (value: string | null) =>
 
 describe("cross-origin rule on /api/*", () => {
   for (const path of ["/api/query", "/api/auth/sign-in/email"]) {
-    it(`preflight of ${path} from SITE_URL allows the SPEC headers with credentials`, async () => {
+    it(`preflight of ${path} from SITE_URL allows the required headers with credentials`, async () => {
       const res = await preflight(path, app.url);
       expect(res.status).toBe(204);
       expect(res.headers.get("access-control-allow-origin")).toBe(app.url);

@@ -1,5 +1,5 @@
 /**
- * Step 2 of the auth integration (`resolveIdentity`, SPEC §1.2) on a real backend: the session
+ * Step 2 of the auth integration (`resolveIdentity`, requirements §1.2) on a real backend: the session
  * named by the token must exist, belong to the token's user and be unexpired, and the user must
  * exist and not be banned (a ban with `banExpires` in the future still refuses; a lapsed one does
  * not). Each refusal is checked with its exact code, so a rule dropped from the resolver fails here.

@@ -45,7 +45,7 @@ const internal = { allowInternal: true };
 
 /**
  * A backend with the key actions, made inside the test: functions registered in a `beforeAll`
- * would make every mutant of `keyFunctions` static for Stryker (docs/decisions.md).
+ * would make every mutant of `keyFunctions` static for Stryker (docs/mutation-testing.md).
  */
 async function startBackend(secret: string | null = "s3cret"): Promise<Backend> {
   calls.length = 0;

@@ -1,5 +1,5 @@
 /**
- * Signing keys (SPEC §1.7, §4.2, §5.3, §5.8): static `JWKS` signs without reading the `jwks` table
+ * Signing keys (requirements §1.7, §4.2, §5.3, §5.8): static `JWKS` signs without reading the `jwks` table
  * and verifies without network; dynamic keys verify through the key-set endpoint over HTTP;
  * `auth:getLatestJwks` and `auth:rotateKeys` from the CLI, and a running server that picks up a
  * rotated `JWKS` and refuses every older token.

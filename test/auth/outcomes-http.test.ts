@@ -1,5 +1,5 @@
 /**
- * SPEC §3.3 "Request outcome by scenario", every row, through the real HTTP server of the
+ * requirements §3.3 "Request outcome by scenario", every row, through the real HTTP server of the
  * example app: Better Auth sign-up/in/out, the token endpoint, admin endpoints, and protected
  * functions called with the JWT as a bearer token.
  */
@@ -22,7 +22,7 @@ afterEach(() => {
 
 const me = (token?: string | null) => app.call("query", "users:me", {}, token);
 
-describe("SPEC §3.3 over HTTP", () => {
+describe("requirements §3.3 over HTTP", () => {
   it("normal: valid JWT and valid session → 200", async () => {
     const address = email();
     const { token, userId } = await app.signUp(address);

@@ -1,5 +1,5 @@
 /**
- * The `backend` Better Auth plugin (SPEC §2.6, §4.1, §4.3): claims of the issued JWT, the
+ * The `backend` Better Auth plugin (requirements §2.6, §4.1, §4.3): claims of the issued JWT, the
  * `service-auth.jwt` cookie on every session-making response and its removal on sign-out, the
  * token and key-set endpoints, a custom payload and lifetime, and a non-default base path.
  */
@@ -36,7 +36,7 @@ function expectJwtCookieAttributes(line: string | undefined, maxAge: number) {
   expect(attributes).toContain(`max-age=${maxAge}`);
 }
 
-describe("default claims (SPEC §2.6)", () => {
+describe("default claims (requirements §2.6)", () => {
   it("every user field except id and image, plus sessionId and iat; RS256 with the JWKS kid; iss, aud, exp", async () => {
     const address = email();
     const b = app.browser();

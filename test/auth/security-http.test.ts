@@ -1,5 +1,5 @@
 /**
- * Attacks on step 1 through the real HTTP server (SPEC §1.2, issue 3 item 5): forged, confused,
+ * Attacks on step 1 through the real HTTP server (requirements §1.2, issue 3 item 5): forged, confused,
  * tampered, foreign, mis-addressed and oversize tokens all get 401 on `POST /api/query` without a
  * crash or a stack trace; and no secret ever reaches the server's logs.
  */

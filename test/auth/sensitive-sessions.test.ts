@@ -1,5 +1,5 @@
 /**
- * SPEC §5.4, sensitive operations: in the example app changing the password, deleting the account
+ * requirements §5.4, sensitive operations: in the example app changing the password, deleting the account
  * and changing a role run Better Auth's fresh-session middleware (`freshSessionFor`,
  * `session.freshAge` one day). A session last created or refreshed longer ago than that is
  * refused with 403 `SESSION_NOT_FRESH` and changes nothing; a fresh sign-in is accepted.

@@ -10,6 +10,7 @@ import { ON_PINNED_LINE } from "../helpers/better-auth-line.ts";
 import { PASSWORD } from "../helpers/example-app.ts";
 import { type ExampleServer, spawnExampleServer } from "../helpers/example-server.ts";
 import { tempDatabaseFile } from "../helpers/temp.ts";
+import { eventually } from "../helpers/wait.ts";
 
 let server: ExampleServer;
 beforeAll(async () => {
@@ -32,19 +33,17 @@ const post = (path: string, body: object) =>
   });
 
 /** The JSON log lines written so far whose message is `msg`; waits until there is one. */
-async function logLines(msg: string, timeoutMs = 10_000): Promise<Record<string, unknown>[]> {
-  const start = Date.now();
-  for (;;) {
+function logLines(msg: string): Promise<Record<string, unknown>[]> {
+  return eventually(() => {
     const lines = server
       .stderr()
       .split("\n")
       .filter((l) => l.startsWith("{"))
       .map((l) => JSON.parse(l) as Record<string, unknown>)
       .filter((l) => l.msg === msg);
-    if (lines.length > 0) return lines;
-    if (Date.now() - start > timeoutMs) throw new Error(`no "${msg}" log line; stderr:\n${server.stderr()}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
+    if (lines.length === 0) throw new Error(`no "${msg}" log line; stderr:\n${server.stderr()}`);
+    return lines;
+  });
 }
 
 it("logs a sign-in with an unknown email as JSON, without the email", async () => {

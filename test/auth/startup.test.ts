@@ -1,5 +1,5 @@
 /**
- * Starting the example server (DESIGN "Contract for running it", SPEC §5): production refuses to
+ * Starting the example server (DESIGN "Contract for running it", requirements §5): production refuses to
  * start without SERVICE_AUTH_SECRET and JWKS and prints the command that makes them; the first
  * development start makes them itself and says so; `env sync --auth` makes them once. Production
  * also needs SMTP_URL (the development outbox only logs mail).

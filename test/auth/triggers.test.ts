@@ -1,5 +1,5 @@
 /**
- * User triggers end to end (SPEC §6): on the example app, sign-up runs `beforeCreate` (username),
+ * User triggers end to end (requirements §6): on the example app, sign-up runs `beforeCreate` (username),
  * `onCreate` (profile) and the application trigger of the `internalMutation` wrapper (user count);
  * on the fixture app, a throwing trigger aborts the sign-up and leaves nothing behind.
  */

@@ -15,7 +15,7 @@ import { type CommitWakeups, PRUNE_EVERY } from "../../src/backend/storage/sqlit
 import { SqliteEngine } from "../../src/backend/storage/sqlite/engine.ts";
 import { v } from "../../src/backend/values/index.ts";
 import { tempDatabaseFile } from "../helpers/temp.ts";
-import { until } from "./fixtures/cluster.ts";
+import { eventually } from "../helpers/wait.ts";
 
 const catalog = new Catalog(defineSchema({ items: defineTable({ n: v.number() }) }));
 
@@ -85,13 +85,25 @@ describe("SQLite cluster mode: the commit log", () => {
     const b = await engine(file, member());
     const atB = heard(b);
     const id = await insert(a);
-    await until(() => atB.length > 0);
+    await eventually(() => expect(atB.length).toBeGreaterThan(0));
     expect(atB).toEqual([[id]]);
-    // A's own commit never comes back to A; B's data_version poll sees it but it was logged.
+    // A's own commits never come back to A, and B hears each of A's commits once (B's data_version
+    // poll sees them too, but they were logged). Barriers instead of a pause: a second commit of
+    // A's for B; for A, a write by a process that keeps no log, which A's poll reports as unknown.
     const atA = heard(a);
-    await new Promise((r) => setTimeout(r, 100));
-    expect(atA).toEqual([]);
-    expect(atB).toEqual([[id]]);
+    const second = await insert(a);
+    await eventually(() => expect(atB).toContainEqual([second]));
+    // An "unknown" (re-check everything) may slip in when a poll's look at the log overlaps the
+    // wake-up's: always safe, so only the write sets are counted.
+    expect(atB.filter((heardOne) => heardOne !== "unknown")).toEqual([[id], [second]]);
+    const shell = new Database(file);
+    try {
+      shell.prepare("DELETE FROM t_items WHERE id = ?").run(id);
+    } finally {
+      shell.close();
+    }
+    await eventually(() => expect(atA).toContain("unknown"));
+    expect(atA).toEqual(["unknown"]);
   });
 
   it("catches up from the log when a read snapshot sees a commit whose wake-up never came", async () => {
@@ -120,7 +132,7 @@ describe("SQLite cluster mode: the commit log", () => {
     // A process opened on a database with a log appends to it; the poll of data_version wakes B.
     const cli = await engine(file);
     const id = await insert(cli);
-    await until(() => atB.length > 0);
+    await eventually(() => expect(atB.length).toBeGreaterThan(0));
     expect(atB).toEqual([[id]]);
     // A writer that keeps no log (a sqlite3 shell) changes data_version with nothing logged.
     const shell = new Database(file);
@@ -129,7 +141,7 @@ describe("SQLite cluster mode: the commit log", () => {
     } finally {
       shell.close();
     }
-    await until(() => atB.length > 1);
+    await eventually(() => expect(atB.length).toBeGreaterThan(1));
     expect(atB).toEqual([[id], "unknown"]);
   });
 

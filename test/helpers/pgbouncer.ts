@@ -9,6 +9,7 @@ import { connect } from "node:net";
 import { join } from "node:path";
 import { freePort } from "./browser.ts";
 import { tempDir } from "./temp.ts";
+import { eventually } from "./wait.ts";
 
 export const PGBOUNCER = "/usr/sbin/pgbouncer";
 export const pgbouncerInstalled = existsSync(PGBOUNCER);
@@ -29,10 +30,10 @@ function postgresUser(): { uid: number; gid: number } | undefined {
   return { uid: id("-u"), gid: id("-g") };
 }
 
-/** Resolves once something accepts TCP connections on `port` (the test's timeout bounds the wait). */
+/** Resolves once something accepts TCP connections on `port`; throws at once if PgBouncer exits. */
 async function listening(port: number, child: ChildProcess, log: () => string): Promise<void> {
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`pgbouncer exited (${child.exitCode}): ${log()}`);
+  await eventually(async () => {
+    if (child.exitCode !== null) return;
     const open = await new Promise<boolean>((resolve) => {
       const socket = connect(port, "127.0.0.1");
       socket.once("connect", () => {
@@ -41,9 +42,9 @@ async function listening(port: number, child: ChildProcess, log: () => string): 
       });
       socket.once("error", () => resolve(false));
     });
-    if (open) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
+    if (!open) throw new Error(`pgbouncer does not accept connections on port ${port}: ${log()}`);
+  });
+  if (child.exitCode !== null) throw new Error(`pgbouncer exited (${child.exitCode}): ${log()}`);
 }
 
 /** Starts PgBouncer (`pool_mode = transaction`) forwarding every database to `postgresPort`. */

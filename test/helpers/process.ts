@@ -8,7 +8,7 @@ export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 /**
  * `node --import tsx script`: one process (the `tsx` binary forks a second node process, which
  * a SIGKILL of the parent would leave running). The condition makes `service-auth/*` resolve to
- * the TypeScript sources, not to a build in dist/ (docs/decisions.md).
+ * the TypeScript sources, not to a build in dist/ (docs/decisions.md 18).
  */
 export const NODE_ARGS = ["--conditions=service-auth-source", "--import", "tsx"];
 

@@ -6,8 +6,8 @@
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import { api, internal } from "../../examples/app/app.ts";
 import { type ExampleApp, startExampleApp } from "../helpers/example-app.ts";
+import { closeClients, liveClient, watch } from "../helpers/live-client.ts";
 import { eventually } from "../helpers/wait.ts";
-import { closeClients, liveClient, watch } from "./live-client.ts";
 
 let app: ExampleApp;
 

@@ -1,5 +1,5 @@
 /**
- * SPEC §3.3 "Request outcome by scenario", every row, over the live WebSocket of the real example
+ * requirements §3.3 "Request outcome by scenario", every row, over the live WebSocket of the real example
  * app: Better Auth sign-up, sign-out and admin endpoints over HTTP, and a {@link BackendClient}
  * whose `fetchToken` calls `GET /api/auth/backend/token` with the user's cookie jar.
  *
@@ -13,8 +13,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { api } from "../../examples/app/app.ts";
 import { type ExampleApp, startExampleApp } from "../helpers/example-app.ts";
+import { closeClients, liveClient, watch } from "../helpers/live-client.ts";
 import { eventually } from "../helpers/wait.ts";
-import { closeClients, liveClient, watch } from "./live-client.ts";
 
 let app: ExampleApp;
 let n = 0;
@@ -74,7 +74,7 @@ async function expectNoUpdatesFrom(live: ReturnType<typeof liveClient>, write: (
   count.stop();
 }
 
-describe("SPEC §3.3 over the WebSocket", () => {
+describe("requirements §3.3 over the WebSocket", () => {
   it("normal: the subscription gets the user and live changes to it", async () => {
     const { user, me } = await signedInClient();
     expect(me.last()).toMatchObject({ _id: user.userId, email: `live${n}@example.com` });

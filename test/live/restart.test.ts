@@ -6,9 +6,9 @@
 import { afterAll, afterEach, expect, it } from "vitest";
 import { api } from "../../examples/app/app.ts";
 import { type ExampleApp, freePort, startExampleApp } from "../helpers/example-app.ts";
+import { closeClients, liveClient, watch } from "../helpers/live-client.ts";
 import { tempDatabaseFile } from "../helpers/temp.ts";
 import { eventually } from "../helpers/wait.ts";
-import { closeClients, liveClient, watch } from "./live-client.ts";
 
 const apps: ExampleApp[] = [];
 afterEach(() => closeClients());

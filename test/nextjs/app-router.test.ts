@@ -154,7 +154,7 @@ describe.skipIf(!chromiumPath)("Next.js App Router example in Chromium", { timeo
     expect(await page.evaluate(() => performance.getEntriesByType("navigation").length)).toBe(1);
   });
 
-  it("renders signed in from the JWT cookie alone, and from the session cookie alone (SPEC §1.9)", async () => {
+  it("renders signed in from the JWT cookie alone, and from the session cookie alone (requirements §1.9)", async () => {
     const user = await signUp();
     const page = (cookie: string) => fetch(next.url, { headers: { cookie } }).then((r) => r.text());
     // Fresh JWT, no session cookie: the cached token is used (the token endpoint would refuse).

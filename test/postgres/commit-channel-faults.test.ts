@@ -10,14 +10,8 @@ import { PRUNE_SQL } from "../../src/backend/storage/commit-log/log.ts";
 import type { BackendClient } from "../../src/client/index.ts";
 import { postgresBinDir, usePostgres } from "../helpers/postgres.ts";
 import { startTcpProxy, type TcpProxy } from "../helpers/tcp-proxy.ts";
-import {
-  commitChannel,
-  type Instances,
-  liveChannel,
-  post,
-  startInstances,
-  until,
-} from "./fixtures/instances.ts";
+import { eventually } from "../helpers/wait.ts";
+import { commitChannel, type Instances, liveChannel, post, startInstances } from "./fixtures/instances.ts";
 
 describe.skipIf(!postgresBinDir)("cross-instance delivery without working notifications", () => {
   const server = usePostgres();
@@ -76,13 +70,13 @@ describe.skipIf(!postgresBinDir)("cross-instance delivery without working notifi
     await live.ready();
 
     proxy.stall();
-    await until(async () => (await commitChannel(b)) === "reconnecting");
+    await eventually(async () => expect(await commitChannel(b)).toBe("reconnecting"));
     await post(a, "stalled", "while stalled");
     await live.sees("while stalled");
     await expectRevocationRefused(instances);
 
     proxy.resume();
-    await until(async () => (await commitChannel(b)) === "listening");
+    await eventually(async () => expect(await commitChannel(b)).toBe("listening"));
     await post(a, "stalled", "after resuming");
     await live.sees("after resuming");
   }, 60_000);

@@ -12,17 +12,13 @@ import { openEngine } from "../../src/backend/storage/open.ts";
 import { PostgresEngine } from "../../src/backend/storage/postgres/engine.ts";
 import { v } from "../../src/backend/values/index.ts";
 import { postgresBinDir, usePostgres } from "../helpers/postgres.ts";
+import { eventually } from "../helpers/wait.ts";
 
 const schema = defineSchema({
   people: defineTable({ name: v.string(), city: v.string(), age: v.optional(v.number()) })
     .index("by_city", ["city"])
     .index("by_x", ["city", "age"]),
 });
-
-/** Resolves once `check` holds (polled every 10 ms; the test's timeout bounds the wait). */
-async function until(check: () => boolean | Promise<boolean>): Promise<void> {
-  while (!(await check())) await new Promise((r) => setTimeout(r, 10));
-}
 
 /** Resolves with the first value `register` hands to its callback. */
 function next<T>(register: (cb: (value: T) => void) => () => void): Promise<T> {
@@ -237,8 +233,8 @@ describe.skipIf(!postgresBinDir)("PostgreSQL engine", () => {
       b.engine.onExternalCommit((p) => heard.push(p));
       await server().sql("SELECT pg_terminate_backend($1)", [pid]);
       await insert(a.engine, a.catalog, { _id: "while-away", name: "n" });
-      await until(() => heard.some((p) => idsOf(p)?.[0] === "while-away"));
-      await until(async () => (await b.engine.listenerPid()) !== undefined);
+      await eventually(() => expect(heard.map((p) => idsOf(p)?.[0])).toContain("while-away"));
+      await eventually(async () => expect(await b.engine.listenerPid()).toBeDefined());
       expect(await b.engine.listenerPid()).not.toBe(pid);
       const after = next<string | undefined>((cb) => b.engine.onExternalCommit(cb));
       await insert(a.engine, a.catalog, { _id: "after", name: "n" });

@@ -18,12 +18,12 @@ import { Backend } from "../../src/backend/runtime.ts";
 import { SchemaCheckRefusal } from "../../src/backend/server.ts";
 import { openEngine } from "../../src/backend/storage/open.ts";
 import { appFor, type Phase, schemaFor } from "../fixtures/evolution/app.ts";
+import { closeClients, liveClient, watch } from "../helpers/live-client.ts";
 import { postgresBinDir, usePostgres } from "../helpers/postgres.ts";
 import { NODE_ARGS, PROCESS_TEST_TIMEOUT, PROCESS_WAIT_MS, ROOT, runCli } from "../helpers/process.ts";
 import { startTestBackend, startTestService } from "../helpers/service.ts";
 import { tempDir } from "../helpers/temp.ts";
 import { eventually } from "../helpers/wait.ts";
-import { closeClients, liveClient, watch } from "../live/live-client.ts";
 
 const FIXTURE = join(ROOT, "test/fixtures/evolution/app.ts");
 const CLI = join(ROOT, "src/backend/cli/bin.ts");

@@ -159,4 +159,14 @@ describe("parseClientMessage", () => {
       message: `Unknown message type "${"y".repeat(40)}"`,
     });
   });
+
+  it("does not take names every object has for message types", () => {
+    for (const type of ["toString", "constructor", "__proto__", "hasOwnProperty"]) {
+      expect(refusal(JSON.stringify({ type, id: 1 }))).toEqual({
+        code: "UNKNOWN_MESSAGE_TYPE",
+        message: `Unknown message type "${type}"`,
+        id: 1,
+      });
+    }
+  });
 });

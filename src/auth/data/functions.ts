@@ -2,7 +2,7 @@
  * The auth data layer as internal functions: `createApi` wraps the data operations of `data/`
  * (create / find / count / update / delete on the auth tables, with model triggers and unique
  * fields) as the internal functions the HTTP adapter calls through `runQuery` / `runMutation`
- * (SPEC §4.2). The direct adapter calls the same operations with the caller's ctx (same
+ * (requirements §4.2). The direct adapter calls the same operations with the caller's ctx (same
  * transaction).
  *
  * Documents there are stored documents: `_id`, numbers for timestamps, schema field names. The
@@ -80,7 +80,7 @@ export interface AuthFunctions {
 }
 
 /**
- * The auth data functions of SPEC §4.2 as internal functions of `schema`: export them from a
+ * The auth data functions of requirements §4.2 as internal functions of `schema`: export them from a
  * module (e.g. `auth`) and give `internal.auth` to the HTTP adapter.
  */
 export function createApi<S extends SchemaDefinition>(schema: S, options: CreateApiOptions<S> = {}): AuthApi {

@@ -7,7 +7,7 @@ import { AUTH_TABLE_NAMES, AUTH_UNIQUE_FIELDS, authTableInfo } from "../schema/a
 import type { TableShape } from "../where/index.ts";
 import type { DataConfig, ModelTriggers, StoredDoc } from "./types.ts";
 
-/** Per schema: the tables made by `defineAuthTables` / `defineAuthEnts` or named like SPEC §2's. */
+/** Per schema: the tables made by `defineAuthTables` / `defineAuthEnts` or named like requirements §2's. */
 const authModelsCache = new WeakMap<SchemaDefinition, readonly string[]>();
 
 function modelsOf(config: DataConfig): readonly string[] {

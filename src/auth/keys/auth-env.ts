@@ -1,5 +1,5 @@
 /**
- * The auth variables of SPEC §5: `SERVICE_AUTH_SECRET` (signing/encryption secret) and `JWKS`
+ * The auth variables of requirements §5: `SERVICE_AUTH_SECRET` (signing/encryption secret) and `JWKS`
  * (static key set). `env sync --auth` and the first non-production start create them when absent.
  */
 import { randomBytes } from "node:crypto";

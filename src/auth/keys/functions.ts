@@ -1,5 +1,5 @@
 /**
- * `getLatestJwks` and `rotateKeys` (SPEC §4.2) as internal actions, so they run from the CLI:
+ * `getLatestJwks` and `rotateKeys` (requirements §4.2) as internal actions, so they run from the CLI:
  * `npm run --silent cli -- run auth:rotateKeys | npm run --silent cli -- env set JWKS`; and
  * `checkOptions`, which a server runs once at start (`checkAuthStarts`).
  */

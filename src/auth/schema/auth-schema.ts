@@ -1,6 +1,6 @@
 /**
- * The auth tables in both declaration styles of SPEC §9.2 (plain tables, entities with edges):
- * - SPEC §2.1–2.5's tables (`authTables`, `authEnts`, and `defineAuthTables()` without options);
+ * The auth tables in both declaration styles of requirements §9.2 (plain tables, entities with edges):
+ * - requirements §2.1–2.5's tables (`authTables`, `authEnts`, and `defineAuthTables()` without options);
  * - or, given the Better Auth options, every table Better Auth describes for them, core and
  *   plugins alike (`defineAuthTables(authOptions, extensions)`, derived in schema/table-specs.ts).
  * Each table made here is recorded with its model and unique fields for the data functions.
@@ -48,7 +48,7 @@ export {
 export type { AuthSchemaOptions } from "./table-specs.ts";
 export type { AuthTablesFor } from "./table-types.ts";
 
-/** The auth tables, plain style (SPEC §9.2). Spread them into `defineSchema`. */
+/** The auth tables, plain style (requirements §9.2). Spread them into `defineSchema`. */
 export const authTables = {
   user: defineTable(userFields).index("email", ["email"]),
   session: defineTable(sessionFields).index("token", ["token"]).index("userId", ["userId"]),
@@ -57,7 +57,7 @@ export const authTables = {
   jwks: defineTable(jwksFields),
 };
 
-/** The auth tables, entity style (SPEC §9.2): `user` has edges `sessions`/`accounts`, they have `user`. */
+/** The auth tables, entity style (requirements §9.2): `user` has edges `sessions`/`accounts`, they have `user`. */
 export const authEnts = {
   user: defineEnt(userFields)
     .index("email", ["email"])
@@ -87,7 +87,7 @@ const registry = new WeakMap<TableDefinition<any, any>, AuthTableInfo>();
 /**
  * The auth model a table of the schema was made for by {@link defineAuthTables} or
  * {@link defineAuthEnts}, or undefined for any other table. The data functions accept exactly
- * these tables (plus hand-written tables named like the SPEC §2 ones).
+ * these tables (plus hand-written tables named like the requirements §2 ones).
  */
 export function authTableInfo(table: TableDefinition<any, any> | undefined): AuthTableInfo | undefined {
   return table ? registry.get(table) : undefined;
@@ -103,7 +103,7 @@ export function markAuthTable<T extends TableDefinition<any, any>>(table: T, inf
 }
 const registered = markAuthTable;
 
-/** SPEC §2's field types per model: they win over Better Auth's description. */
+/** requirements §2's field types per model: they win over Better Auth's description. */
 const SPEC_FIELDS: Readonly<Record<AuthTableName, PropertyValidators>> = {
   user: userFields,
   session: sessionFields,
@@ -171,7 +171,7 @@ function extensionFor(extensions: AuthExtensions | undefined, spec: AuthTableSpe
 /**
  * The auth tables, ready to spread into `defineSchema`.
  *
- * - `defineAuthTables()` / `defineAuthTables(extensions)`: the SPEC §2 tables (core, admin fields,
+ * - `defineAuthTables()` / `defineAuthTables(extensions)`: the requirements §2 tables (core, admin fields,
  *   `activeOrganizationId`, jwks), e.g. with
  *   `{ user: { fields: { username: v.optional(v.string()) }, indexes: { username: ["username"] } } }`.
  * - `defineAuthTables(authOptions, extensions?)`: every table, field, index and unique field
@@ -216,7 +216,7 @@ type EntDefinition<_F = any, _I = any> = ReturnType<typeof defineEnt<any>>;
 type EntsOf<T> = { [K in keyof T]: Omit<EntDefinition, "table"> & { readonly table: T[K] } };
 
 /**
- * The entity-style auth definitions (SPEC §9.2), in the same two forms as
+ * The entity-style auth definitions (requirements §9.2), in the same two forms as
  * {@link defineAuthTables}. A field referencing another table's id becomes an edge: `session.user`
  * and its inverse `user.sessions` (the referencing table's name plus "s"); a second reference to
  * the same table stays a plain id field.

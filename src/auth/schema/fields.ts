@@ -1,5 +1,5 @@
 /**
- * The fields of SPEC §2.1–2.5's auth tables (validators), shared by the table definitions
+ * The fields of requirements §2.1–2.5's auth tables (validators), shared by the table definitions
  * (schema.ts) and their static types (schema/table-types.ts).
  */
 import { v } from "service-auth/values";
@@ -14,7 +14,7 @@ export const AUTH_UNIQUE_FIELDS: Readonly<Record<string, readonly string[]>> = {
   session: ["token"],
 };
 
-/** SPEC §2.1 without the admin fields: Better Auth's core user. */
+/** requirements §2.1 without the admin fields: Better Auth's core user. */
 export const userCoreFields = {
   name: v.string(),
   email: v.string(),
@@ -24,7 +24,7 @@ export const userCoreFields = {
   updatedAt: v.number(),
 };
 
-/** SPEC §2.1, including the admin fields. */
+/** requirements §2.1, including the admin fields. */
 export const userFields = {
   ...userCoreFields,
   role: v.optional(v.string()),
@@ -33,7 +33,7 @@ export const userFields = {
   banExpires: v.optional(v.number()),
 };
 
-/** SPEC §2.2 without `userId` and the plugin fields: Better Auth's core session. */
+/** requirements §2.2 without `userId` and the plugin fields: Better Auth's core session. */
 const sessionCoreOwnFields = {
   token: v.string(),
   expiresAt: v.number(),
@@ -46,17 +46,17 @@ const sessionCoreOwnFields = {
 /** Better Auth's core session. */
 export const sessionCoreFields = { ...sessionCoreOwnFields, userId: v.id("user") };
 
-/** SPEC §2.2 without `userId` (the entity style adds it as an edge). */
+/** requirements §2.2 without `userId` (the entity style adds it as an edge). */
 export const sessionOwnFields = {
   ...sessionCoreOwnFields,
   impersonatedBy: v.optional(v.string()),
   activeOrganizationId: v.optional(v.string()),
 };
 
-/** SPEC §2.2, including `impersonatedBy` (admin) and `activeOrganizationId`. */
+/** requirements §2.2, including `impersonatedBy` (admin) and `activeOrganizationId`. */
 export const sessionFields = { ...sessionOwnFields, userId: v.id("user") };
 
-/** SPEC §2.3 without `userId`. */
+/** requirements §2.3 without `userId`. */
 export const accountOwnFields = {
   accountId: v.string(),
   providerId: v.string(),
@@ -71,10 +71,10 @@ export const accountOwnFields = {
   updatedAt: v.number(),
 };
 
-/** SPEC §2.3. */
+/** requirements §2.3. */
 export const accountFields = { ...accountOwnFields, userId: v.id("user") };
 
-/** SPEC §2.4. */
+/** requirements §2.4. */
 export const verificationFields = {
   identifier: v.string(),
   value: v.string(),
@@ -84,7 +84,7 @@ export const verificationFields = {
 };
 
 /**
- * SPEC §2.5, and the key's algorithm and curve, which Better Auth 1.7 records with each key it
+ * requirements §2.5, and the key's algorithm and curve, which Better Auth 1.7 records with each key it
  * makes (1.4 leaves them out; 1.7 signs with a key without them by the configured algorithm).
  */
 export const jwksFields = {

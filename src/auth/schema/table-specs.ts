@@ -2,7 +2,7 @@
  * The auth tables as Better Auth itself describes them for a set of options (`getAuthTables`: the
  * core tables, every plugin's tables and fields, `additionalFields`, the `rateLimit` table when
  * rate limits live in the database), turned into platform table descriptions: field validators,
- * indexes and unique fields. SPEC §2 fixes the types of the fields it lists (so stored documents
+ * indexes and unique fields. requirements §2 fixes the types of the fields it lists (so stored documents
  * stay valid); every other field's type comes from Better Auth's description.
  */
 import type { BetterAuthOptions } from "better-auth";
@@ -83,7 +83,7 @@ function validatorOf(attribute: DBFieldAttribute, referenced: string | undefined
 
 /**
  * The auth tables for `options`, in Better Auth's order (core tables first). `specFields` gives,
- * per default model name, validators that win over the derived ones (SPEC §2's field types).
+ * per default model name, validators that win over the derived ones (requirements §2's field types).
  */
 export function authTableSpecs(
   options: AuthSchemaOptions,

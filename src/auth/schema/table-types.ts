@@ -57,7 +57,7 @@ type AdditionalFields<O, M extends string> = M extends keyof O
 type AddedFields<O, M extends string> = PluginFields<O, M> & AdditionalFields<O, M>;
 
 type CoreModel = "user" | "session" | "account" | "verification" | "jwks";
-/** Better Auth's core fields per model (SPEC §2 types). */
+/** Better Auth's core fields per model (requirements §2 types). */
 interface CoreFields {
   user: typeof userCoreFields;
   session: typeof sessionCoreFields;
@@ -65,7 +65,7 @@ interface CoreFields {
   verification: typeof verificationFields;
   jwks: typeof jwksFields & { expiresAt: ReturnType<typeof v.optional<VNumber>> };
 }
-/** SPEC §2's field types: they win over the derived ones. */
+/** requirements §2's field types: they win over the derived ones. */
 interface SpecFields {
   user: typeof userFields;
   session: typeof sessionFields;

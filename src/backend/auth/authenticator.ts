@@ -29,7 +29,7 @@ import { createJwtVerifier, type JwtProviderConfig, type JwtVerifier } from "./j
  */
 export type IdentityResolver = (claims: Record<string, unknown>, ctx: QueryCtx) => Promise<UserIdentity>;
 
-/** The platform's auth configuration (SPEC §4.3 "auth config"). */
+/** The platform's auth configuration (requirements §4.3 "auth config"). */
 export interface AuthConfig {
   /** JWT providers; a function is re-read so providers can follow the env store (e.g. `JWKS`). */
   providers: JwtProviderConfig[];

@@ -319,7 +319,7 @@ export function createJwtVerifier(
       const fresh = await provider.source.refresh();
       if (fresh) keys = candidates(fresh, kid, alg);
     }
-    // SPEC §7: a token from before a rotation does not match the current key set.
+    // requirements §7: a token from before a rotation does not match the current key set.
     if (keys.length === 0) fail("UNKNOWN_KEY", "Invalid token signature");
 
     const data = Buffer.from(token.slice(0, dot2), "latin1");

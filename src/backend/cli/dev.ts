@@ -37,7 +37,7 @@ function projectTsc(projectDir: string): string | undefined {
 
 /**
  * Node's `--conditions` flags this process runs with, passed on to the app: in this repository
- * they select the package's TypeScript sources (docs/decisions.md).
+ * they select the package's TypeScript sources (docs/decisions.md 18).
  */
 function conditionFlags(): string[] {
   return process.execArgv.filter((flag) => flag.startsWith("--conditions=") || flag.startsWith("-C="));

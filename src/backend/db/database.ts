@@ -87,7 +87,7 @@ export class DatabaseReaderImpl implements DatabaseReader<any> {
   }
 
   // Not async: the engine's promise is handed on, not wrapped in a second one (every promise costs
-  // hook calls once Better Auth's AsyncLocalStorage is active; see docs/decisions.md).
+  // hook calls once Better Auth's AsyncLocalStorage is active; see docs/decisions.md 15).
   get(tableOrId: string, maybeId?: string): Promise<any> {
     const { table, id } = this.resolve(tableOrId, maybeId);
     if (!table) return Promise.resolve(null);

@@ -123,7 +123,7 @@ export function openEngine(
       queryTimeoutMs: durationSetting("DATABASE_QUERY_TIMEOUT_MS"),
     });
   }
-  // FULL also survives power loss, at the price of an fsync per commit (docs/decisions.md).
+  // FULL also survives power loss, at the price of an fsync per commit (docs/decisions.md 2).
   const synchronous = process.env.SQLITE_SYNCHRONOUS?.toUpperCase() === "FULL" ? "FULL" : "NORMAL";
   return new SqliteEngine({
     filename: target.filename,

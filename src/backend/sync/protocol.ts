@@ -35,6 +35,26 @@ function isPlainObject(x: unknown): x is Record<string, unknown> {
   return typeof x === "object" && x !== null && !Array.isArray(x);
 }
 
+type ClientMessageType = ClientMessage["type"];
+
+/**
+ * Every client message type. A type added to `ClientMessage` fails to compile here until listed,
+ * and then in the `never` check of {@link parseClientMessage} until parsed.
+ */
+const CLIENT_MESSAGE_TYPES: Readonly<Record<ClientMessageType, true>> = {
+  connect: true,
+  authenticate: true,
+  ping: true,
+  subscribe: true,
+  unsubscribe: true,
+  query: true,
+  mutation: true,
+  action: true,
+};
+
+const isClientMessageType = (type: string): type is ClientMessageType =>
+  Object.hasOwn(CLIENT_MESSAGE_TYPES, type);
+
 /** Parses one text frame; throws {@link ProtocolError} for anything malformed. */
 export function parseClientMessage(text: string): ClientMessage {
   let raw: unknown;
@@ -47,7 +67,11 @@ export function parseClientMessage(text: string): ClientMessage {
     throw new ProtocolError("BAD_MESSAGE", 'Message must be a JSON object with a "type"');
   }
   const id = isId(raw.id) ? raw.id : undefined;
-  switch (raw.type) {
+  const type = raw.type;
+  if (!isClientMessageType(type)) {
+    throw new ProtocolError("UNKNOWN_MESSAGE_TYPE", `Unknown message type "${type.slice(0, 40)}"`, id);
+  }
+  switch (type) {
     case "connect":
       if (typeof raw.v !== "number") throw new ProtocolError("BAD_MESSAGE", 'connect needs a numeric "v"');
       if (raw.token !== undefined && raw.token !== null && typeof raw.token !== "string") {
@@ -69,16 +93,19 @@ export function parseClientMessage(text: string): ClientMessage {
     case "mutation":
     case "action": {
       if (id === undefined) {
-        throw new ProtocolError("BAD_MESSAGE", `${raw.type} needs an id (string of 1-64 chars or integer)`);
+        throw new ProtocolError("BAD_MESSAGE", `${type} needs an id (string of 1-64 chars or integer)`);
       }
       if (typeof raw.path !== "string" || raw.path.length === 0) {
-        throw new ProtocolError("BAD_MESSAGE", `${raw.type} needs a "path"`, id);
+        throw new ProtocolError("BAD_MESSAGE", `${type} needs a "path"`, id);
       }
       const args = raw.args ?? {};
       if (!isPlainObject(args)) throw new ProtocolError("INVALID_ARGUMENTS", "args must be an object", id);
-      return { type: raw.type, id, path: raw.path, args };
+      return { type, id, path: raw.path, args };
     }
-    default:
-      throw new ProtocolError("UNKNOWN_MESSAGE_TYPE", `Unknown message type "${raw.type.slice(0, 40)}"`, id);
+    default: {
+      // Exhaustive: a type listed in CLIENT_MESSAGE_TYPES but not parsed above fails to compile.
+      const unparsed: never = type;
+      throw new ProtocolError("UNKNOWN_MESSAGE_TYPE", `Unknown message type "${String(unparsed)}"`, id);
+    }
   }
 }

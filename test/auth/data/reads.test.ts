@@ -32,7 +32,7 @@ const schema = defineSchema({
       },
     },
   }),
-  // Marked as an auth table under a name SPEC §2 does not use, with its own unique field.
+  // Marked as an auth table under a name requirements §2 does not use, with its own unique field.
   profile: markAuthTable(defineTable({ handle: v.string(), bio: v.optional(v.string()) }), {
     model: "profile",
     unique: ["handle"],
@@ -40,7 +40,7 @@ const schema = defineSchema({
   stats: defineTable({ users: v.number() }),
 });
 
-/** Tables named like SPEC §2's but declared with plain `defineTable`: auth models by their name. */
+/** Tables named like requirements §2's but declared with plain `defineTable`: auth models by their name. */
 const plainSchema = defineSchema({
   user: defineTable({ name: v.string(), email: v.string() }),
   account: defineTable({ accountId: v.string() }),
@@ -180,12 +180,12 @@ describe("which models the functions may touch", () => {
     });
   });
 
-  test("tables named like SPEC §2's are auth models even without defineAuthTables", async () => {
+  test("tables named like requirements §2's are auth models even without defineAuthTables", async () => {
     const plain = await start(plainSchema, { auth: createApi(plainSchema, { skipValidation: true }) });
     const run = async (fn: string, args: Record<string, unknown>) =>
       (await plain.runMutation(`auth:${fn}`, args, internal)).value;
     await run("create", { model: "user", data: { name: "p", email: "p@x" } });
-    // Their unique fields are SPEC's defaults: user.email; account none.
+    // Their unique fields are the requirements' defaults: user.email; account none.
     await expect(run("create", { model: "user", data: { name: "q", email: "p@x" } })).rejects.toMatchObject({
       code: "CONFLICT",
       data: { model: "user", field: "email" },

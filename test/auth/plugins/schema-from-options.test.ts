@@ -62,14 +62,14 @@ describe("defineAuthTables(options, extensions)", () => {
     expect(authTableInfo(tables.organization)?.unique).toEqual(["slug"]);
   });
 
-  it("keeps SPEC §2's types for the fields it lists", () => {
+  it("keeps requirements §2's types for the fields it lists", () => {
     for (const model of ["user", "session", "account", "verification", "jwks"] as const) {
       for (const [field, validator] of Object.entries(specTables[model].fields)) {
         if (field in tables[model].fields)
           expect((tables[model].fields as any)[field], `${model}.${field}`).toEqual(validator);
       }
     }
-    // Better Auth calls verification timestamps required; SPEC §2.4 keeps them optional.
+    // Better Auth calls verification timestamps required; requirements §2.4 keeps them optional.
     expect(tables.verification.fields.createdAt.isOptional).toBe(true);
   });
 

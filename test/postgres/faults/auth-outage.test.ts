@@ -11,7 +11,8 @@ import { browserAt, type FixtureBrowser, freePort } from "../../helpers/browser.
 import { PASSWORD } from "../../helpers/example-app.ts";
 import { postgresBinDir, usePostgres } from "../../helpers/postgres.ts";
 import { startTestService, type TestService } from "../../helpers/service.ts";
-import { postmasterPid, signalServer, until } from "./pg-processes.ts";
+import { eventually } from "../../helpers/wait.ts";
+import { postmasterPid, signalServer } from "./pg-processes.ts";
 
 describe.skipIf(!postgresBinDir)("auth while PostgreSQL is unavailable", () => {
   const pg = usePostgres();
@@ -61,10 +62,11 @@ describe.skipIf(!postgresBinDir)("auth while PostgreSQL is unavailable", () => {
     } finally {
       signalServer(postmaster, "SIGCONT");
     }
-    const token = await until(async () => {
+    const token = await eventually(async () => {
       const r = await browser.send("GET", "/api/auth/backend/token");
-      return r.status === 200 ? (r.body.token as string) : undefined;
-    }, "a token after recovery");
+      expect(r.status, "a token after recovery").toBe(200);
+      return r.body.token as string;
+    });
     expect(token.split(".")).toHaveLength(3);
   }, 60_000);
 
@@ -95,7 +97,12 @@ describe.skipIf(!postgresBinDir)("auth while PostgreSQL is unavailable", () => {
     } finally {
       signalServer(postmaster, "SIGCONT");
     }
-    await until(async () => messages.find((m) => m.type === "connected"), "connected after recovery");
+    await eventually(() =>
+      expect(
+        messages.map((m) => m.type),
+        "connected after recovery",
+      ).toContain("connected"),
+    );
     expect(messages.find((m) => m.type === "connected")).toMatchObject({ authenticated: true });
     expect(messages.filter((m) => m.type === "auth_error")).toEqual([]);
     ws.close();

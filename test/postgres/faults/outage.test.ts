@@ -14,7 +14,8 @@ import { BackendClient } from "../../../src/client/client.ts";
 import { callFunction } from "../../helpers/http.ts";
 import { postgresBinDir, usePostgres } from "../../helpers/postgres.ts";
 import { startTestService, type TestService } from "../../helpers/service.ts";
-import { postmasterPid, signalServer, until } from "./pg-processes.ts";
+import { eventually } from "../../helpers/wait.ts";
+import { postmasterPid, signalServer } from "./pg-processes.ts";
 
 const schema = defineSchema({ notes: defineTable({ text: v.string() }) });
 const { query, mutation } = functionsFor();
@@ -79,20 +80,22 @@ describe.skipIf(!postgresBinDir)("PostgreSQL faults", () => {
 
   /** The pid of the backend whose transaction is parked (idle in transaction). */
   const parkedBackend = () =>
-    until(async () => {
+    eventually(async () => {
       const rows = await pg().sql<{ pid: number }>(
         "SELECT pid FROM pg_stat_activity WHERE datname = $1 AND application_name = 'service-auth' AND state = 'idle in transaction'",
         [database],
       );
-      return rows.length === 1 ? rows[0].pid : undefined;
-    }, "the parked transaction's backend");
+      expect(rows, "the parked transaction's backend").toHaveLength(1);
+      return rows[0].pid;
+    });
 
   /** Waits until a query answers 200 again. */
   const recovered = () =>
-    until(async () => {
+    eventually(async () => {
       const r = await callFunction(service.url, "query", "notes:list");
-      return r.status === 200 ? r : undefined;
-    }, "recovery");
+      expect(r.status, "recovery").toBe(200);
+      return r;
+    });
 
   it("answers 503 DATABASE_UNAVAILABLE when the request's backend is terminated, and recovers", async () => {
     const parked = parkNext();
@@ -149,10 +152,10 @@ describe.skipIf(!postgresBinDir)("PostgreSQL faults", () => {
       } finally {
         signalServer(postmaster, "SIGCONT");
       }
-      await until(async () => {
+      await eventually(async () => {
         const r = await fetch(`${service.url}/healthz`);
-        return r.status === 200 ? r : undefined;
-      }, "healthz 200");
+        expect(r.status, "healthz").toBe(200);
+      });
       await recovered();
       expect(await client.query("notes:list" as any, {})).toBeInstanceOf(Array);
     } finally {
@@ -201,10 +204,11 @@ describe.skipIf(!postgresBinDir)("PostgreSQL frozen: fail fast", () => {
     } finally {
       signalServer(postmaster, "SIGCONT");
     }
-    const after = await until(async () => {
+    const after = await eventually(async () => {
       const r = await callFunction(service.url, "query", "notes:list");
-      return r.status === 200 ? r : undefined;
-    }, "recovery");
+      expect(r.status, "recovery").toBe(200);
+      return r;
+    });
     expect(after.body.value.map((n: { text: string }) => n.text)).toContain("before");
   }, 90_000);
 });

@@ -41,18 +41,3 @@ export function signalServer(postmaster: number, signal: NodeJS.Signals): void {
     }
   }
 }
-
-/** Polls `check` until it returns a value other than undefined (conditions, not sleeps). */
-export async function until<T>(
-  check: () => Promise<T | undefined>,
-  what: string,
-  timeoutMs = 20_000,
-): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}

@@ -1,5 +1,5 @@
 /**
- * JWT claims (SPEC §2.6): by default every user field except `id` and `image`, plus `sessionId`
+ * JWT claims (requirements §2.6): by default every user field except `id` and `image`, plus `sessionId`
  * and `iat`; both are added even when a custom `definePayload` leaves them out. Dates become
  * numbers (ms since epoch), the unit of every timestamp in our tables.
  */

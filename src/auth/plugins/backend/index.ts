@@ -4,7 +4,7 @@
  * and offers server-only `getLatestJwks` / `rotateKeys` for key management.
  *
  * It wraps Better Auth's own `jwt` plugin (signing, key storage, private-key encryption) and fixes
- * what SPEC needs on top: algorithm, claims, cookie, static keys and the ban check.
+ * what the requirements need on top: algorithm, claims, cookie, static keys and the ban check.
  */
 import type { BetterAuthPlugin } from "better-auth";
 import { APIError, createAuthEndpoint, createAuthMiddleware, sessionMiddleware } from "better-auth/api";

@@ -2,7 +2,7 @@ import type { AuthConfig } from "service-auth/server";
 import type { AcceptedAdvisories } from "../../advisories/catalog.ts";
 import type { DefinePayload } from "./claims.ts";
 
-/** Options of the `backend` Better Auth plugin (SPEC §4.3 "Plugin options"). */
+/** Options of the `backend` Better Auth plugin (requirements §4.3 "Plugin options"). */
 export interface BackendPluginOptions {
   /** The platform auth config; its first provider's issuer and audience go into every token. */
   authConfig: AuthConfig;

@@ -95,7 +95,7 @@ export async function runTransaction<T, Tx extends PgReader>(
       }
       phase = "commit";
       // Awaited also for reads: answering before a read-only COMMIT completed, with the connection
-      // kept out of the pool until then, measured slower (docs/decisions.md).
+      // kept out of the pool until then, measured slower (docs/decisions.md 24).
       await client.query("COMMIT");
       return result;
     } catch (error) {

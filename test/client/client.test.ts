@@ -5,8 +5,8 @@ import WebSocket from "ws";
 import { anyApi } from "../../src/backend/functions/references.ts";
 import { BackendClient, type BackendError } from "../../src/client/index.ts";
 import { eventually } from "../helpers/wait.ts";
-import { makeKeys } from "./fixtures/auth.ts";
-import { type Session, type SyncApp, startSyncApp } from "./fixtures/harness.ts";
+import { makeKeys } from "../sync/fixtures/auth.ts";
+import { type Session, type SyncApp, startSyncApp } from "../sync/fixtures/harness.ts";
 
 const api = anyApi;
 let app: SyncApp;

@@ -5,7 +5,7 @@
  */
 import WebSocket from "ws";
 import { BackendClient, type BackendError } from "../../src/client/index.ts";
-import type { Browser } from "../helpers/example-app.ts";
+import type { Browser } from "./example-app.ts";
 
 export interface LiveClient {
   client: BackendClient;

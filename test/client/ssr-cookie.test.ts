@@ -1,5 +1,5 @@
 /**
- * `getRequestToken` (SSR, SPEC §1.9) reading the `service-auth.jwt` cookie: a malformed
+ * `getRequestToken` (SSR, requirements §1.9) reading the `service-auth.jwt` cookie: a malformed
  * percent-encoding in the cookie must not crash the render, and on https the `__Secure-` cookie
  * (which only a secure response of this host can set) wins over a plain one of the same name,
  * which a sibling subdomain or a plain-http response could have planted.

@@ -20,8 +20,8 @@ import {
   serializePreloaded,
 } from "../../src/client/index.ts";
 import { CookieJar, type ExampleApp, PASSWORD, startExampleApp } from "../helpers/example-app.ts";
+import { closeClients, liveClient, watch } from "../helpers/live-client.ts";
 import { eventually } from "../helpers/wait.ts";
-import { closeClients, liveClient, watch } from "./live-client.ts";
 
 let app: ExampleApp;
 let n = 0;

@@ -1,8 +1,8 @@
-/** Token management rules of SPEC §3.2, on the TokenManager itself (real timers, real JWTs). */
+/** Token management rules of requirements §3.2, on the TokenManager itself (real timers, real JWTs). */
 import { describe, expect, it } from "vitest";
 import { decodeJwtTimes, TokenManager } from "../../src/client/token-manager.ts";
 import { eventually, sleep } from "../helpers/wait.ts";
-import { makeKeys, signToken } from "./fixtures/auth.ts";
+import { makeKeys, signToken } from "../sync/fixtures/auth.ts";
 
 const keys = await makeKeys("tm");
 const token = (ttl: number) => signToken(keys, { sub: "u", sessionId: "s" }, ttl);
