@@ -14,13 +14,14 @@ import * as admin from "./admin.ts";
 import * as audit from "./audit.ts";
 import * as auth from "./auth.ts";
 import http from "./http.ts";
+import * as mail from "./mail.ts";
 import * as messages from "./messages.ts";
 import * as migrations from "./migrations.ts";
 import * as profiles from "./profiles.ts";
 import schema from "./schema.ts";
 import * as users from "./users.ts";
 
-export const modules = { admin, audit, auth, messages, profiles, users };
+export const modules = { admin, audit, auth, mail, messages, profiles, users };
 
 /** Typed references to the public functions, e.g. `api.messages.send`. */
 export const api: ApiOf<typeof modules> = anyApi;
