@@ -1,7 +1,7 @@
 /**
  * The admin console's live queries (`admin:viewer`, `admin:users`, `admin:sessions`,
- * `admin:connections`, `admin:keys`, `admin:audit`) and `admin:disconnect`: each checks that the caller's role is `admin` through the normal identity path.
+ * `admin:connections`, `admin:keys`, `admin:audit`, `admin:jobs`) and `admin:disconnect`: each checks that the caller's role is `admin` through the normal identity path.
  */
 import { createAdminFunctions } from "service-auth/auth";
 
-export const { viewer, users, sessions, connections, disconnect, keys, audit } = createAdminFunctions();
+export const { viewer, users, sessions, connections, disconnect, keys, audit, jobs } = createAdminFunctions();

@@ -2,7 +2,7 @@
 import {
   auditCommand,
   auditEnvChanges,
-  auditRetention,
+  auditRetentionCrons,
   authCommand,
   authConfig,
   authHousekeepingCrons,
@@ -14,13 +14,14 @@ import * as admin from "./admin.ts";
 import * as audit from "./audit.ts";
 import * as auth from "./auth.ts";
 import http from "./http.ts";
+import * as mail from "./mail.ts";
 import * as messages from "./messages.ts";
 import * as migrations from "./migrations.ts";
 import * as profiles from "./profiles.ts";
 import schema from "./schema.ts";
 import * as users from "./users.ts";
 
-export const modules = { admin, audit, auth, messages, profiles, users };
+export const modules = { admin, audit, auth, mail, messages, profiles, users };
 
 /** Typed references to the public functions, e.g. `api.messages.send`. */
 export const api: ApiOf<typeof modules> = anyApi;
@@ -35,12 +36,15 @@ export const app: ServiceOptions = {
   migrations,
   runAs: runAsUser(auth.createAuth),
   onAuthSync: (backend) => ensureAuthEnv(backend, internal.auth.getLatestJwks),
-  // Housekeeping: expired sessions and verification rows deleted every 10 minutes.
-  crons: authHousekeepingCrons(cronJobs(), internal.auth.deleteExpired),
+  // Housekeeping, each run once per tick across every instance and worker: expired sessions and
+  // verification rows deleted every 10 minutes; audit events older than AUDIT_RETENTION_DAYS
+  // (default 90) every hour.
+  crons: auditRetentionCrons(
+    authHousekeepingCrons(cronJobs(), internal.auth.deleteExpired),
+    internal.audit.sweep,
+  ),
   // `env set|remove|sync` from the CLI lands in the audit trail (names only).
   onEnvChange: auditEnvChanges(internal.audit.record),
-  // Audit events older than AUDIT_RETENTION_DAYS (default 90) are deleted by an hourly sweep.
-  background: auditRetention(internal.audit.prune),
 };
 
 /**

@@ -1,8 +1,12 @@
 /**
  * The audit trail's internal functions: `audit:list` (the CLI's `audit` command), `audit:record`
- * (environment changes from the CLI) and `audit:prune` (the retention sweep). The events
+ * (environment changes from the CLI), `audit:prune` and `audit:sweep` (the retention cron's run,
+ * app.ts). The events
  * themselves are written by the `auditTrail()` Better Auth plugin (auth-options.ts).
  */
-import { createAuditFunctions } from "service-auth/auth";
+import { type AuditFunctionRefs, createAuditFunctions } from "service-auth/auth";
+import { anyApi } from "service-auth/server";
 
-export const { list, record, prune } = createAuditFunctions();
+const self: AuditFunctionRefs = anyApi.audit;
+
+export const { list, record, prune, sweep } = createAuditFunctions({ self });

@@ -3,7 +3,7 @@
  * organization and two-factor plugins (auth-options.ts) and the `backend` plugin, storing
  * everything in this app's tables. Email flows
  * (verification, password reset, magic link, email OTP) go through the mail setting (`SMTP_URL`,
- * `MAIL_FROM`; the development outbox without them), an OpenID Connect provider signs in through
+ * `MAIL_FROM`; the development outbox without them; queued and sent after the commit, mail.ts), an OpenID Connect provider signs in through
  * generic OAuth when `OIDC_ISSUER` is set, and the sensitive operations need a fresh session.
  *
  * This module is also the app's `auth` function module: its exports `create` … `deleteMany`,
@@ -19,7 +19,7 @@ import {
   createClient,
   expiredRowsCleanup,
   freshSessionFor,
-  mailSenderOf,
+  mailOutbox,
   siteUrlOf,
   trustedOriginsOf,
   withAuthDefaults,
@@ -27,6 +27,7 @@ import {
 import { type ActionCtx, anyApi, type EnvReader, type MutationCtx, type QueryCtx } from "service-auth/server";
 import { authSchemaOptions } from "./auth-options.ts";
 import { type DataModel, internalMutation } from "./functions.ts";
+import { mailRefs } from "./mail.ts";
 import schema from "./schema.ts";
 
 /** References to this module's data functions (`internal.auth`). */
@@ -107,9 +108,14 @@ function oidcProvider(env: EnvReader) {
 /** The options the auth tables depend on (plugins, additional fields): see auth-options.ts. */
 export { authSchemaOptions };
 
-function authOptions(env: EnvReader, database: BetterAuthOptions["database"]) {
+function authOptions(
+  ctx: ActionCtx | QueryCtx<DataModel> | MutationCtx<DataModel>,
+  database: BetterAuthOptions["database"],
+) {
+  const { env } = ctx;
   const siteUrl = siteUrlOf(env);
-  const emails = authEmails(mailSenderOf(env), "Service Auth example");
+  // Emails are queued in the request's transaction and sent after it commits (mail.ts).
+  const emails = authEmails(mailOutbox(ctx, mailRefs), "Service Auth example");
   return withAuthDefaults({
     baseURL: siteUrl,
     basePath: "/api/auth",
@@ -138,11 +144,11 @@ function authOptions(env: EnvReader, database: BetterAuthOptions["database"]) {
 }
 
 /** Auth over the HTTP adapter: HTTP routes and actions. */
-export const createAuth = (ctx: ActionCtx) => betterAuth(authOptions(ctx.env, authClient.httpAdapter(ctx)));
+export const createAuth = (ctx: ActionCtx) => betterAuth(authOptions(ctx, authClient.httpAdapter(ctx)));
 
 /** Auth over the direct adapter: inside a query or mutation's own transaction. */
 export const getAuth = (ctx: QueryCtx<DataModel> | MutationCtx<DataModel>) =>
-  betterAuth(authOptions(ctx.env, authClient.adapter(ctx)));
+  betterAuth(authOptions(ctx, authClient.adapter(ctx)));
 
 export const {
   create,

@@ -15,15 +15,17 @@ export { AdvisoryRefusal } from "./advisories/refuse.ts";
 export { auditCommand, auditEnvChanges, parseTime } from "./audit/cli.ts";
 export type { AuditEventType, AuditInput, AuditRow } from "./audit/events.ts";
 export { AUDIT_EVENT_TYPES, AUDIT_FIELD_LIMITS, AUDIT_MODEL, auditRow } from "./audit/events.ts";
+export type { AuditFunctionRefs } from "./audit/functions.ts";
 export { createAuditFunctions, recordAuditEvent } from "./audit/functions.ts";
 export { AUDIT_SCHEMA, auditTrail } from "./audit/plugin.ts";
 export type { AuditEventView, AuditFilter } from "./audit/query.ts";
+export type { AuditSweepResult } from "./audit/retention.ts";
 export {
+  AUDIT_RETENTION_CRON,
   AUDIT_RETENTION_VAR,
-  auditRetention,
+  auditRetentionCrons,
   auditRetentionDays,
   DEFAULT_AUDIT_RETENTION_DAYS,
-  sweepAuditEvents,
 } from "./audit/retention.ts";
 export type { BetterAuthLogger } from "./better-auth-logger.ts";
 export { betterAuthLogger } from "./better-auth-logger.ts";

@@ -25,6 +25,7 @@ import type { FunctionKind, RegisteredFunction } from "./functions/registered.ts
 import { FunctionRegistry, parseArgs } from "./functions/registry.ts";
 import { staticAuth } from "./functions/static-auth.ts";
 import { logger } from "./logger.ts";
+import { scheduledJobsReader } from "./scheduler/jobs-reader.ts";
 import { type Scheduler, schedulerOn } from "./scheduler/schedule.ts";
 import type { SchemaDefinition } from "./schema.ts";
 import { decodeWrites, encodeWrites } from "./storage/commit-log/payload.ts";
@@ -247,6 +248,7 @@ export class Backend {
       env: this.env,
       // Same snapshot and read set: a live query listing connections follows them.
       connections: connectionsReader(new DatabaseReaderImpl(this.catalog, tx, readSet, true)),
+      scheduledJobs: scheduledJobsReader(new DatabaseReaderImpl(this.catalog, tx, readSet, true)),
     };
     const value = await fn.handler(ctx, args);
     return { value: value === undefined ? null : value, readSet };
@@ -308,6 +310,9 @@ export class Backend {
       meta: caller.meta ?? {},
       env: this.env,
       connections: connectionsWriter(new DatabaseWriterImpl(this.catalog, tx, emptyReadSet(), writes, true)),
+      scheduledJobs: scheduledJobsReader(
+        new DatabaseWriterImpl(this.catalog, tx, emptyReadSet(), writes, true),
+      ),
       // Made when first used: most mutations schedule nothing. Its jobs are this transaction's writes.
       get scheduler() {
         return (scheduler ??= schedulerOn(

@@ -7,13 +7,14 @@
  */
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { internal } from "../../examples/app/app.ts";
-import { AUDIT_EVENT_TYPES, type AuditEventView, sweepAuditEvents } from "../../src/auth/index.ts";
+import { app as exampleOptions, internal } from "../../examples/app/app.ts";
+import { AUDIT_EVENT_TYPES, AUDIT_RETENTION_CRON, type AuditEventView } from "../../src/auth/index.ts";
 import type { Commit } from "../../src/backend/db/read-write-sets.ts";
 import { ON_PINNED_LINE } from "../helpers/better-auth-line.ts";
 import { type Browser, type ExampleApp, PASSWORD, startExampleApp } from "../helpers/example-app.ts";
 import { PROCESS_TEST_TIMEOUT, runCli } from "../helpers/process.ts";
 import { startSmtpServer, type TestSmtpServer } from "../helpers/smtp.ts";
+import { eventually } from "../helpers/wait.ts";
 import { totp } from "../web-ui/totp.ts";
 
 let app: ExampleApp;
@@ -155,6 +156,8 @@ describe("audit trail", () => {
     const newPassword = "a brand new passphrase";
     secrets.add(newPassword);
     await post(aliceTab, "/api/auth/change-password", { currentPassword: PASSWORD, newPassword });
+    // Emails are sent after their commit (the outbox): count from after the sign-up's.
+    await smtp.next("alice@example.com");
     const before = smtp.count("alice@example.com");
     await post(app.browser(), "/api/auth/request-password-reset", {
       email: "alice@example.com",
@@ -292,8 +295,12 @@ describe("audit trail", () => {
     expect(bad.stderr).toMatch(/Unknown audit event type/);
   });
 
-  it("the retention sweep deletes events older than AUDIT_RETENTION_DAYS, in batches, and nothing newer", async () => {
+  it("the retention cron's sweep deletes events older than AUDIT_RETENTION_DAYS, a batch per run, and nothing newer", async () => {
     const day = 86_400_000;
+    // The app runs it as a cron (once per tick across instances), hourly.
+    const cron = exampleOptions.crons?.jobs.find((job) => job.name === AUDIT_RETENTION_CRON);
+    expect(cron?.path).toBe("audit:sweep");
+    expect(cron?.schedule).toBe(`every ${3_600_000} ms`);
     for (let i = 0; i < 5; i++) {
       await app.backend.runMutation(
         internal.audit.record,
@@ -301,18 +308,25 @@ describe("audit trail", () => {
         { allowInternal: true },
       );
     }
+    const sweep = (args: { batch?: number; now?: number }) =>
+      app.backend.runMutation(internal.audit.sweep, args, { allowInternal: true });
     const count = async () => (await events({ type: "env.changed" })).length;
     const present = await count();
     await app.backend.env.set("AUDIT_RETENTION_DAYS", "30");
     // Nothing is 30 days old yet.
-    expect(await sweepAuditEvents(app.backend, internal.audit.prune)).toBe(0);
+    expect((await sweep({})).value).toEqual({ deleted: 0, more: false });
     expect(await count()).toBe(present);
-    // Seen from 31 days ahead, everything is: deleted 2 at a time.
-    const deleted = await sweepAuditEvents(app.backend, internal.audit.prune, Date.now() + 31 * day, 2);
-    expect(deleted).toBeGreaterThanOrEqual(present);
-    expect(await events()).toEqual([]);
+    // Seen from 31 days ahead, everything is: 2 per run, each full run scheduling the next.
+    expect((await sweep({ batch: 2, now: Date.now() + 31 * day })).value).toEqual({ deleted: 2, more: true });
+    await eventually(async () => expect(await events()).toEqual([]));
+    const runs = (await app.backend.read(async (db) =>
+      db.query("_scheduled_jobs" as never).collect(),
+    )) as unknown as { name: string; state: string }[];
+    const sweeps = runs.filter((job) => job.name === "audit:sweep");
+    expect(sweeps.length).toBeGreaterThanOrEqual(Math.ceil((present - 2) / 2));
+    expect(sweeps.every((job) => job.state === "done")).toBe(true);
     await app.backend.env.set("AUDIT_RETENTION_DAYS", "0");
-    await expect(sweepAuditEvents(app.backend, internal.audit.prune)).rejects.toThrow(/AUDIT_RETENTION_DAYS/);
+    await expect(sweep({})).rejects.toThrow(/AUDIT_RETENTION_DAYS/);
     await app.backend.env.remove("AUDIT_RETENTION_DAYS");
   });
 });

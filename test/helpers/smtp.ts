@@ -2,7 +2,9 @@
  * A real SMTP server for the mail tests (`smtp-server` on 127.0.0.1, a free port): it accepts
  * every message, optionally only after AUTH with a user and password, and keeps them decoded so a
  * test can read the link or code the way a mail client would. With `refuse` it answers every
- * message 550 after receiving it, as a server that does not accept a message does.
+ * message 550 after receiving it, as a server that does not accept a message does. With `stall` it
+ * holds each new connection before its greeting until `release()`, as a slow server does; `port`
+ * starts it on a given port (a server that comes back where it was down).
  */
 import { SMTPServer } from "smtp-server";
 
@@ -26,6 +28,10 @@ export interface TestSmtpServer {
   next(to: string, skip?: number): Promise<ReceivedMail>;
   /** How many messages went to `to` so far. */
   count(to: string): number;
+  /** Connections held before their greeting now (with `stall`). */
+  readonly stalled: number;
+  /** Greets the held connections and every later one (with `stall`). */
+  release(): void;
   close(): Promise<void>;
 }
 
@@ -63,11 +69,23 @@ function parse(raw: string): { headers: Map<string, string>; text: string } {
 }
 
 export async function startSmtpServer(
-  options: { user?: string; pass?: string; timeoutMs?: number; refuse?: boolean } = {},
+  options: {
+    user?: string;
+    pass?: string;
+    timeoutMs?: number;
+    refuse?: boolean;
+    stall?: boolean;
+    port?: number;
+  } = {},
 ): Promise<TestSmtpServer> {
   const messages: ReceivedMail[] = [];
   const waiters = new Set<() => void>();
+  let held: (() => void)[] | undefined = options.stall ? [] : undefined;
   const server = new SMTPServer({
+    onConnect(_session, callback) {
+      if (held) held.push(() => callback());
+      else callback();
+    },
     authOptional: options.user === undefined,
     allowInsecureAuth: true,
     disabledCommands: options.user === undefined ? ["STARTTLS", "AUTH"] : ["STARTTLS"],
@@ -102,19 +120,28 @@ export async function startSmtpServer(
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => resolve());
+    server.listen(options.port ?? 0, "127.0.0.1", () => resolve());
   });
   const port = (server.server.address() as { port: number }).port;
   const credentials =
     options.user === undefined
       ? ""
       : `${encodeURIComponent(options.user)}:${encodeURIComponent(options.pass ?? "")}@`;
+  const release = () => {
+    const waiting = held ?? [];
+    held = undefined;
+    for (const greet of waiting) greet();
+  };
   const to = (address: string) => messages.filter((m) => m.to.includes(address));
   return {
     port,
     url: `smtp://${credentials}127.0.0.1:${port}`,
     messages,
     count: (address) => to(address).length,
+    get stalled() {
+      return held?.length ?? 0;
+    },
+    release,
     next(address, skip = 0) {
       const found = () => to(address)[skip];
       const hit = found();
@@ -134,6 +161,9 @@ export async function startSmtpServer(
         waiters.add(wake);
       });
     },
-    close: () => new Promise((resolve) => server.close(() => resolve())),
+    close() {
+      release();
+      return new Promise((resolve) => server.close(() => resolve()));
+    },
   };
 }

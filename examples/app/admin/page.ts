@@ -19,7 +19,7 @@ const STYLE = `
   header button { color: #fff; background: transparent; border-color: #fff; }
   main { padding: 1rem; max-width: 72rem; margin: 0 auto; display: grid; gap: 1rem; }
   @media (min-width: 900px) { main.console { grid-template-columns: minmax(0, 3fr) minmax(0, 2fr); }
-    #keys-panel, #env-panel { grid-column: span 1; } #audit-panel { grid-column: 1 / -1; } }
+    #keys-panel, #env-panel { grid-column: span 1; } #audit-panel, #jobs-panel { grid-column: 1 / -1; } }
   section { border: 1px solid var(--line); border-radius: 8px; padding: .8rem 1rem; min-width: 0; scroll-margin-top: .5rem; }
   h2 { font-size: 1.05rem; margin: 0 0 .6rem; }
   h3 { font-size: .95rem; margin: 1rem 0 .4rem; }
@@ -56,6 +56,9 @@ const STYLE = `
   .event { display: grid; grid-template-columns: minmax(0, 1fr); gap: .1rem; padding: .4rem 0; font-size: .9rem; }
   .event .details { font-family: ui-monospace, monospace; font-size: .8rem; color: var(--muted); overflow-wrap: anywhere; }
   .badge.event-type { color: var(--fg); }
+  .job { display: flex; flex-direction: column; gap: .15rem; }
+  .badge.job-state.failed { color: var(--bad); } .badge.job-state.done { color: var(--ok); }
+  .job .job-error { font-family: ui-monospace, monospace; font-size: .8rem; color: var(--bad); overflow-wrap: anywhere; }
   .banner { background: #fff4e5; border: 1px solid #f0c27b; padding: .6rem 1rem; border-radius: 6px; }
   .narrow { max-width: 28rem; margin: 2rem auto; }
   [hidden] { display: none !important; }
@@ -135,6 +138,17 @@ const BODY: Record<ConsoleView, string> = {
       </form>
       <p class="status" id="audit-status" aria-live="polite"></p>
       <ul class="list" id="audit"></ul>
+    </section>
+    <section id="jobs-panel" aria-labelledby="jobs-title">
+      <h2 id="jobs-title">Scheduled jobs</h2>
+      <form id="jobs-filter" role="search">
+        <select id="jobs-state" name="state" aria-label="Filter by state">
+          <option value="">all states</option><option value="pending">pending</option><option value="running">running</option>
+          <option value="done">done</option><option value="failed">failed</option><option value="canceled">canceled</option>
+        </select>
+      </form>
+      <p class="status" id="jobs-status" aria-live="polite"></p>
+      <ul class="list" id="jobs"></ul>
     </section>
     <section id="env-panel" aria-labelledby="env-title">
       <h2 id="env-title">Environment variables</h2>

@@ -6,7 +6,14 @@
  * connections (a platform operation); every other change goes to Better Auth's admin endpoints
  * (`/api/auth/admin/*`), which apply the same role rule.
  */
-import { functionsFor, type LiveConnection, type QueryCtx, ServiceError } from "service-auth/server";
+import {
+  functionsFor,
+  type JobState,
+  type LiveConnection,
+  type QueryCtx,
+  type ScheduledJobView,
+  ServiceError,
+} from "service-auth/server";
 import { type Id, v } from "service-auth/values";
 import { auditFilterArgs } from "../audit/functions.ts";
 import { type AuditEventView, findAuditEvents } from "../audit/query.ts";
@@ -103,7 +110,7 @@ const MAX_SESSION_ID_LENGTH = 128;
 
 /**
  * The admin console's functions: queries `viewer`, `users`, `sessions`, `connections`, `keys`,
- * `audit` and the mutation `disconnect`.
+ * `audit`, `jobs` and the mutation `disconnect`.
  */
 export function createAdminFunctions(options: AdminFunctionsOptions = {}) {
   const adminRoles = options.adminRoles ?? ["admin"];
@@ -202,6 +209,18 @@ export function createAdminFunctions(options: AdminFunctionsOptions = {}) {
           throw new ServiceError("BAD_REQUEST", "Not a session id");
         await ctx.connections.disconnect({ sessionId });
         return null;
+      },
+    }),
+
+    /**
+     * The scheduler's latest jobs (every instance's), newest first, optionally in one state:
+     * function, state, due and finish times, a failure's error; never their arguments.
+     */
+    jobs: query({
+      args: { state: v.optional(v.string()), limit: v.optional(v.number()) },
+      handler: async (ctx, { state, limit }): Promise<ScheduledJobView[]> => {
+        await requireAdmin(ctx, adminRoles);
+        return ctx.scheduledJobs.list({ state: state as JobState | undefined, limit: limit ?? 50 });
       },
     }),
 

@@ -1,14 +1,15 @@
 /**
  * `createAuditFunctions`: the audit trail's internal functions, exported from an app module
- * (e.g. `audit.ts`, so they run as `audit:list`, `audit:record`, `audit:prune`): the CLI's read,
+ * (e.g. `audit.ts`, so they run as `audit:list`, `audit:record`, `audit:prune`, `audit:sweep`): the CLI's read,
  * the record of events Better Auth does not see (environment changes from the CLI, an app's own
- * role changes) and the retention sweep's batch delete. The console's live read is
+ * role changes) and the retention's batch delete (`prune`, and `sweep`, the retention cron's run). The console's live read is
  * `admin:audit` (admin/functions.ts).
  */
-import { functionsFor, ServiceError } from "service-auth/server";
+import { type FunctionReference, functionsFor, ServiceError } from "service-auth/server";
 import { v } from "service-auth/values";
 import { AUDIT_MODEL, type AuditInput, auditRow, isAuditEventType } from "./events.ts";
 import { findAuditEvents, pruneAuditEvents } from "./query.ts";
+import { type AuditSweepResult, auditRetentionDays, DAY_MS } from "./retention.ts";
 
 /** Largest batch one prune deletes (one short transaction each). */
 export const MAX_PRUNE_BATCH = 1000;
@@ -34,7 +35,16 @@ export async function recordAuditEvent(db: Writer, input: AuditInput): Promise<v
   await db.insert(AUDIT_MODEL, auditRow(input));
 }
 
-export function createAuditFunctions() {
+/** References to the audit functions the app exports (e.g. `internal.audit`). */
+export interface AuditFunctionRefs {
+  sweep: FunctionReference<"mutation", any, { batch?: number; now?: number }, AuditSweepResult>;
+}
+
+/**
+ * The audit trail's internal functions. `self`: the module's own references, so `sweep` can
+ * schedule its next batch (without it, one run deletes one batch).
+ */
+export function createAuditFunctions(options: { self?: AuditFunctionRefs } = {}) {
   const { internalQuery, internalMutation } = functionsFor();
   return {
     /** Events matching the filter, newest first (the CLI's `audit` command). */
@@ -67,6 +77,22 @@ export function createAuditFunctions() {
           before,
           Math.min(MAX_PRUNE_BATCH, Math.max(1, Math.floor(batch ?? MAX_PRUNE_BATCH))),
         ),
+    }),
+    /**
+     * The retention cron's run: deletes a batch of events older than `AUDIT_RETENTION_DAYS` (as
+     * of `now`, default the current time) and, when the batch was full, schedules the next one.
+     */
+    sweep: internalMutation({
+      args: { batch: v.optional(v.number()), now: v.optional(v.number()) },
+      handler: async (ctx, { batch, now }): Promise<AuditSweepResult> => {
+        const size = Math.min(MAX_PRUNE_BATCH, Math.max(1, Math.floor(batch ?? MAX_PRUNE_BATCH)));
+        const before = (now ?? Date.now()) - auditRetentionDays(ctx.env) * DAY_MS;
+        const deleted = await pruneAuditEvents(ctx.db as any, before, size);
+        const { self } = options;
+        if (deleted < size || !self) return { deleted, more: false };
+        await ctx.scheduler.runAfter(0, self.sweep, { batch: size, now });
+        return { deleted, more: true };
+      },
     }),
   };
 }

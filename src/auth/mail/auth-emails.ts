@@ -1,7 +1,9 @@
 /**
  * The emails of Better Auth's flows (verification, password reset, magic link, email OTP) as the
- * callbacks its options take, all sent through one {@link MailSender}. A message that cannot be
- * sent is logged and answers 503 `MAIL_UNAVAILABLE` instead of a 500 (sign-up, magic link, email
+ * callbacks its options take, all sent through one {@link MailSender}. With the mail outbox
+ * (outbox.ts, the recommended sender) "sent" means queued in the request's transaction, and the
+ * outbox delivers and retries after the commit. With a sender that sends inside the request, a
+ * message that cannot be sent is logged and answers 503 `MAIL_UNAVAILABLE` instead of a 500 (sign-up, magic link, email
  * OTP sign-in), except where that answer would tell whether the address has an account (password
  * reset, verification and reset codes, a verification email asked for again): those answer as
  * for an unknown address, which gets no email either.

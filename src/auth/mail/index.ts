@@ -1,7 +1,9 @@
-/** Mail for the auth flows: a sender interface, SMTP, the development outbox, the setting that picks one. */
+/** Mail for the auth flows: a sender interface, SMTP, the development outbox, the setting that picks one, the outbox queue. */
 export type { AuthEmails } from "./auth-emails.ts";
 export { authEmails } from "./auth-emails.ts";
 export { devOutbox, loggableLink } from "./dev-outbox.ts";
+export type { MailOutboxRefs, MailRetryOptions } from "./outbox.ts";
+export { mailOutbox, mailOutboxFunctions, retryDelayMs } from "./outbox.ts";
 export type { MailMessage, MailSender } from "./sender.ts";
 export type { MailSettingsOptions } from "./settings.ts";
 export {

@@ -14,10 +14,13 @@ export interface MailMessage {
   code?: string;
 }
 
-/** Delivers messages: SMTP ({@link smtpSender}) or the development outbox ({@link devOutbox}). */
+/**
+ * Delivers messages: SMTP ({@link smtpSender}), the development outbox ({@link devOutbox}), or the
+ * mail outbox ({@link mailOutbox}), which queues them for one of the other two.
+ */
 export interface MailSender {
   /** Where messages go, for logs and start-up lines (never credentials). */
-  readonly kind: "smtp" | "dev-outbox";
-  /** Resolves once the transport accepted the message; rejects when it did not. */
+  readonly kind: "smtp" | "dev-outbox" | "outbox";
+  /** Resolves once the transport accepted the message (the outbox: once it is queued); rejects when it did not. */
   send(message: MailMessage): Promise<void>;
 }

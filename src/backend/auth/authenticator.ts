@@ -15,6 +15,7 @@ import { ServiceError } from "../errors.ts";
 import type { EnvReader, QueryCtx, RequestMeta, UserIdentity } from "../functions/define.ts";
 import { staticAuth } from "../functions/static-auth.ts";
 import { authMetrics, countAuthOutcome, tokenOutcomeOf } from "../metrics/metrics.ts";
+import { scheduledJobsReader } from "../scheduler/jobs-reader.ts";
 import type { ReadTransaction, StorageEngine } from "../storage/engine.ts";
 import { inChildSpan, type TraceParent } from "../tracing/tracing.ts";
 import { IdentityCache } from "./identity-cache.ts";
@@ -173,6 +174,9 @@ export class Authenticator {
             meta,
             env: this.deps.env,
             connections: connectionsReader(
+              new DatabaseReaderImpl(this.deps.catalog, snapshot, readSet, true),
+            ),
+            scheduledJobs: scheduledJobsReader(
               new DatabaseReaderImpl(this.deps.catalog, snapshot, readSet, true),
             ),
           });

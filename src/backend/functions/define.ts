@@ -6,6 +6,7 @@
  */
 import type { ConnectionsReader, ConnectionsWriter } from "../db/connections.ts";
 import type { DatabaseReader, DatabaseWriter } from "../db/database.ts";
+import type { ScheduledJobsReader } from "../scheduler/jobs-reader.ts";
 import type { Scheduler } from "../scheduler/schedule.ts";
 import type { DataModelOf, GenericDataModel, SchemaDefinition } from "../schema.ts";
 import type { ObjectType, PropertyValidators } from "../values/validators.ts";
@@ -47,6 +48,8 @@ export interface QueryCtx<DM extends GenericDataModel = GenericDataModel> {
   meta: RequestMeta;
   /** The live WebSocket connections of every instance, by session or subject (a live read). */
   connections: ConnectionsReader;
+  /** The scheduler's jobs of every instance and their states, without arguments (a live read). */
+  scheduledJobs: ScheduledJobsReader;
 }
 
 export interface MutationCtx<DM extends GenericDataModel = GenericDataModel> {
@@ -58,6 +61,8 @@ export interface MutationCtx<DM extends GenericDataModel = GenericDataModel> {
   scheduler: Scheduler;
   /** Lists live connections, and closes them on every instance (`disconnect`). */
   connections: ConnectionsWriter;
+  /** The scheduler's jobs of every instance and their states, without arguments. */
+  scheduledJobs: ScheduledJobsReader;
 }
 
 export interface ActionCtx {

@@ -1,11 +1,12 @@
 /**
  * The console view: the live users list (search, paging), the selected user's panel (role, ban,
- * impersonation, removal, live sessions with revoke), the live signing keys and the env names.
+ * impersonation, removal, live sessions with revoke), the live signing keys, the audit trail, the
+ * scheduler's jobs with their states, and the env names.
  * Lists come from the platform's live queries (`admin:*`); changes go to Better Auth's admin
  * endpoints, and the lists update themselves from the resulting commits.
  */
 import type { AdminKeyRow, AdminSessionRow, AdminUserRow, AuditEventView } from "service-auth/auth";
-import type { LiveConnection } from "service-auth/server";
+import type { LiveConnection, ScheduledJobView } from "service-auth/server";
 import { api, authClient, backend, consoleApi } from "./clients.ts";
 import { addressText, clientText } from "./session-facts.ts";
 import { $, el, pending, refreshTimes, status, timeAgo, when } from "./ui.ts";
@@ -13,6 +14,8 @@ import { $, el, pending, refreshTimes, status, timeAgo, when } from "./ui.ts";
 const PAGE_SIZE = 20;
 /** Audit events the console shows at once (newest first). */
 const AUDIT_PAGE = 100;
+/** Scheduled jobs the console shows at once (newest first). */
+const JOBS_PAGE = 50;
 
 interface UsersPage {
   page: AdminUserRow[];
@@ -30,6 +33,7 @@ let selected: AdminUserRow | undefined;
 let stopSessions: (() => void) | undefined;
 let stopAudit: (() => void) | undefined;
 let stopConnections: (() => void) | undefined;
+let stopJobs: (() => void) | undefined;
 /** The selected user's sessions and live connections, rendered together. */
 let lastSessions: AdminSessionRow[] = [];
 let lastConnections: LiveConnection[] = [];
@@ -43,7 +47,9 @@ function lostAccess(message: string): void {
   stopSessions?.();
   stopConnections?.();
   stopAudit?.();
+  stopJobs?.();
   $("audit").replaceChildren();
+  $("jobs").replaceChildren();
   $("users").replaceChildren();
   $("sessions").replaceChildren();
   $("user-panel").hidden = true;
@@ -476,6 +482,41 @@ function wireAudit(): void {
   watchAudit();
 }
 
+/** One job in words: function, state (with its error), due / finished, and the cron behind it. */
+function renderJobs(jobs: ScheduledJobView[]): void {
+  const items = jobs.map((job) => {
+    const li = el("li", "", { class: "job", "data-job-id": job._id, "data-job-state": job.state });
+    const head = el("span");
+    head.append(badge(job.state, `job-state ${job.state}`), " ", el("code", job.name));
+    const facts = el("span", "", { class: "meta" });
+    const time = job.finishedAt ?? job.startedAt ?? job.runAt;
+    const verb = job.finishedAt ? "finished" : job.startedAt ? "started" : "due";
+    facts.append(`${verb} `, timeAgo(time), job.cron ? ` · cron "${job.cron}"` : "");
+    li.append(head, facts);
+    if (job.error) li.append(el("span", job.error, { class: "details job-error" }));
+    return li;
+  });
+  $("jobs").replaceChildren(...items);
+  status("jobs-status", jobs.length ? `${jobs.length} job(s), newest first` : "No jobs.");
+}
+
+/** Subscribes to the scheduler's jobs in the chosen state. */
+function watchJobs(): void {
+  stopJobs?.();
+  const state = $<HTMLSelectElement>("jobs-state").value;
+  stopJobs = backend.subscribe(
+    api.admin.jobs,
+    { limit: JOBS_PAGE, ...(state ? { state } : {}) },
+    renderJobs,
+    onQueryError,
+  );
+}
+
+function wireJobs(): void {
+  $("jobs-state").addEventListener("change", watchJobs);
+  watchJobs();
+}
+
 /** Starts the console view: identity, live lists and every control. */
 export function startConsole(): void {
   backend.setAuth(
@@ -496,6 +537,7 @@ export function startConsole(): void {
   wireUserPanel();
   wireKeys();
   wireAudit();
+  wireJobs();
   const refresh = $<HTMLButtonElement>("env-refresh");
   refresh.addEventListener("click", () => loadEnv(refresh));
   void loadEnv(refresh);
