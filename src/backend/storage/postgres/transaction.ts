@@ -52,6 +52,11 @@ export class PgReader implements ReadTransaction {
    * instance had delivered up to then (the lowest, if several). The loop must confirm it.
    */
   trustedAt?: number;
+  /**
+   * A statement the body sent last without waiting for its answer: COMMIT goes out right behind
+   * it, and the transaction counts as committed only if it succeeded.
+   */
+  beforeCommit?: Promise<unknown>;
   /** Why the opening statements failed: no statement of the body may then count. */
   private openFailure?: { error: unknown };
 
@@ -147,9 +152,18 @@ export class PgWriter extends PgReader implements WriteTransaction {
     await this.run(this.sql.table(table).delete, [id]);
   }
 
-  /** Appends the commit log row of this transaction (see commit-log.ts); returns its number. */
-  async appendLog(origin: string, writes: string | null): Promise<number> {
-    const { rows } = await this.run<{ seq: string }>(APPEND_SQL, [origin, writes]);
-    return Number(rows[0].seq);
+  /**
+   * Sends the commit log row of this transaction (see commit-log.ts) as its last statement: the
+   * transaction loop sends COMMIT right behind it, without waiting (one round trip for both), and
+   * commits only if it succeeded. Resolves to the row's number.
+   */
+  appendLog(origin: string, writes: string | null): Promise<number> {
+    const appended = this.run<{ seq: string }>(APPEND_SQL, [origin, writes]).then(({ rows }) =>
+      Number(rows[0].seq),
+    );
+    // Observed by the transaction loop; this only keeps a failure from counting as unhandled first.
+    appended.catch(() => {});
+    this.beforeCommit = appended;
+    return appended;
   }
 }
