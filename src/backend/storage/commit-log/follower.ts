@@ -261,9 +261,13 @@ export class CommitFollower {
         }),
       );
       if (this.closed) return;
+      this.advance();
       const fresh = rows.filter((r) => r.seq > this.applied);
       let missing: number | undefined;
-      if (fresh.length && fresh[0].seq > this.applied + 1 && (await this.prunedAfter(this.applied))) {
+      if (fresh.length && fresh[0].seq > this.applied + 1 && fresh[0].seq - 1 > settled) {
+        // The next number may belong to a transaction still committing (not pruned, not rolled back).
+        missing = this.applied + 1;
+      } else if (fresh.length && fresh[0].seq > this.applied + 1 && (await this.prunedAfter(this.applied))) {
         // Commits this instance never saw were pruned: their write sets are gone.
         this.applied = Math.max(this.applied, fresh[fresh.length - 1].seq);
         this.deliver(undefined);
