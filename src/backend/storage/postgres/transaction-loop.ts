@@ -52,6 +52,7 @@ const asError = (e: unknown) => (e instanceof Error ? e : new Error(String(e)));
  */
 async function commit(client: pg.PoolClient, tx: PgReader): Promise<void> {
   const committing = client.query("COMMIT");
+  tx.uncork();
   if (tx.beforeCommit) {
     try {
       await tx.beforeCommit;
@@ -118,6 +119,7 @@ export async function runTransaction<T, Tx extends PgReader>(
       await commit(client, tx);
       return result;
     } catch (error) {
+      tx.uncork();
       const fault = pools.lostReason(client) ?? tx.fault ?? (isConnectionFault(error) ? error : undefined);
       if (isStatementTimeout(error) || (fault !== error && isStatementTimeout(fault)))
         dbMetrics.statementTimedOut();
