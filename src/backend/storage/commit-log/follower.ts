@@ -14,6 +14,7 @@
  * then reads again. SQLite draws numbers in commit order (one writer), so there a gap is final.
  */
 import { logger } from "../../logger.ts";
+import { databaseUnavailable } from "../db-errors.ts";
 import { CommitListeners, type ExternalCommitListener } from "./listeners.ts";
 import { type FollowerStatements, type LoggedCommit, POSTGRES_FOLLOWER_STATEMENTS } from "./log.ts";
 
@@ -47,6 +48,13 @@ export interface CommitFollowerOptions {
    * missing number is final.
    */
   drawers?(): Promise<Drawers>;
+  /**
+   * A round that has waited this long for the drawers of a missing number (a transaction whose
+   * COMMIT never arrived holds its lock until the server drops it) fails with
+   * `DATABASE_UNAVAILABLE` for its callers instead of holding them; the next round asks again.
+   * Default 10,000 ms (the default statement timeout).
+   */
+  maxSettleMs?: number;
 }
 
 /** An answer of {@link CommitFollowerOptions.drawers}. */
@@ -299,13 +307,20 @@ export class CommitFollower {
     const drawers = this.options.drawers;
     if (!drawers) return;
     const now = await drawers();
-    await this.waitForDrawers(now);
+    await this.waitForDrawers(now, this.options.maxSettleMs ?? 10_000);
     this.settledUpTo = Math.max(this.settledUpTo, now.drawn);
   }
 
-  private async waitForDrawers({ drawers }: Drawers): Promise<void> {
+  private async waitForDrawers({ drawers }: Drawers, maxMs = Number.POSITIVE_INFINITY): Promise<void> {
+    const since = Date.now();
     let waiting = new Set(drawers);
     for (let i = 0; waiting.size && !this.closed; i++) {
+      if (Date.now() - since > maxMs) {
+        logger.warn("commit log: a transaction holding a commit number has not ended", {
+          waitedMs: Date.now() - since,
+        });
+        throw databaseUnavailable();
+      }
       const ms = SETTLE_DELAYS_MS[Math.min(i, SETTLE_DELAYS_MS.length - 1)];
       await new Promise((r) => setTimeout(r, ms));
       const still = new Set((await this.options.drawers!()).drawers);
