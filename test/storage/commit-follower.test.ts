@@ -183,4 +183,24 @@ describe("commit log follower", () => {
     await expect(follower.sync()).rejects.toMatchObject({ code: "DATABASE_UNAVAILABLE" });
     expect(follower.position).toBe(0);
   });
+
+  it("skips rows of its own origin read before their number was heard, but delivers a lost commit's row", async () => {
+    const log = memoryLog();
+    const follower = new CommitFollower({
+      query: (sql, params) => log.query(sql, params),
+      pollIntervalMs: 3_600_000,
+      origin: "me",
+    });
+    followers.push(follower);
+    await follower.start();
+    const heard: (string | undefined)[] = [];
+    follower.onCommit((p) => heard.push(p));
+    // 1: committed here, read before `drew(1)` ran. 2: its COMMIT's answer was lost (abandoned).
+    follower.drew(2);
+    follower.abandoned([2]);
+    log.rows.push({ seq: 1, origin: "me", writes: "mine" }, { seq: 2, origin: "me", writes: "lost" });
+    await follower.sync();
+    expect(heard).toEqual(["lost"]);
+    expect(follower.position).toBe(2);
+  });
 });

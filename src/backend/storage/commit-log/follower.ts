@@ -111,6 +111,8 @@ export class CommitFollower {
    * started afterwards sees each of them that committed. Unbounded where numbers follow commit order.
    */
   private settledUpTo: number;
+  /** Numbers of this instance's commits whose outcome was lost, not read yet (see `abandoned`). */
+  private readonly orphans = new Set<number>();
   /** Hints of commits numbered past a missing one, with their write sets, until it arrives. */
   private readonly early = new Map<number, string>();
   private earlyTimer?: NodeJS.Timeout;
@@ -138,7 +140,7 @@ export class CommitFollower {
     // may commit after it: start past the numbers whose drawers have all ended, not at the head.
     const drawers = await this.options.drawers?.();
     if (drawers) {
-      await this.waitForDrawers(drawers);
+      await this.waitForDrawers(drawers, this.options.maxSettleMs ?? 10_000);
       this.applied = Math.max(this.applied, drawers.drawn);
       this.settledUpTo = Math.max(this.settledUpTo, drawers.drawn);
     } else {
@@ -188,6 +190,8 @@ export class CommitFollower {
     for (const seq of seqs) {
       this.own.delete(seq);
       if (seq <= this.applied) passed = true;
+      // Not read yet: if it did commit, its row is delivered like another instance's.
+      else if (this.options.origin !== undefined) this.orphans.add(seq);
     }
     if (passed) this.deliver(undefined);
   }
@@ -289,7 +293,8 @@ export class CommitFollower {
             break;
           }
           this.applied = row.seq;
-          if (this.own.delete(row.seq) || row.origin === this.options.origin) continue;
+          if (this.own.delete(row.seq)) continue;
+          if (row.origin === this.options.origin && !this.orphans.delete(row.seq)) continue;
           this.deliver(row.writes ?? undefined);
         }
       }
@@ -350,6 +355,7 @@ export class CommitFollower {
     }
     for (const seq of this.own) if (seq <= this.applied) this.own.delete(seq);
     for (const seq of this.early.keys()) if (seq <= this.applied) this.early.delete(seq);
+    for (const seq of this.orphans) if (seq <= this.applied) this.orphans.delete(seq);
   }
 
   private deliver(payload: string | undefined): void {
