@@ -214,7 +214,7 @@ export class CommitChannel {
 
   /** Waits for notifications being sent (so a CLI's last write is announced), then disconnects. */
   async close(): Promise<void> {
-    await this.sending;
+    while (this.sending) await this.sending;
     this.closed = true;
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
     if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
