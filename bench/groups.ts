@@ -10,6 +10,7 @@ import { hash } from "./hash.ts";
 import { http } from "./http.ts";
 import type { BenchGroup } from "./lib/types.ts";
 import { pgThroughput } from "./pg-throughput.ts";
+import { pgWrites } from "./pg-writes.ts";
 import { platform } from "./platform.ts";
 import { postgres } from "./postgres.ts";
 import { scheduler } from "./scheduler.ts";
@@ -28,6 +29,7 @@ export const groups: Record<string, BenchGroup> = {
   fanout,
   postgres,
   "pg-throughput": pgThroughput,
+  "pg-writes": pgWrites,
   sockets,
   storm,
   "ws-pg": wsCallsPg,

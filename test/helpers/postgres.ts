@@ -86,8 +86,16 @@ function chownToPostgres(dir: string): void {
 
 let databases = 0;
 
+export interface StartPostgresOptions {
+  /**
+   * Durable as in production (fsync, synchronous_commit and full_page_writes on): for benchmarks
+   * whose figures depend on the cost of a commit (`npm run bench -- pg-writes`). Default off.
+   */
+  durable?: boolean;
+}
+
 /** Starts a new PostgreSQL server in a temp dir. */
-export async function startPostgres(): Promise<TestPostgres> {
+export async function startPostgres(options: StartPostgresOptions = {}): Promise<TestPostgres> {
   if (!postgresBinDir) throw new Error("PostgreSQL is not installed (apt-get install -y postgresql)");
   const dir = tempDir("service-auth-pg-");
   chownToPostgres(dir);
@@ -97,15 +105,17 @@ export async function startPostgres(): Promise<TestPostgres> {
   let port = 0;
   for (let attempt = 1; ; attempt++) {
     port = await freePort();
-    const options = [
+    const serverOptions = [
       "-c listen_addresses=127.0.0.1",
       `-p ${port}`,
       `-c unix_socket_directories=${dir}`,
-      // Durability is not under test here; speed is welcome.
-      "-c fsync=off -c synchronous_commit=off -c full_page_writes=off",
+      // Durability is not under test here (unless asked for); speed is welcome.
+      options.durable
+        ? "-c fsync=on -c synchronous_commit=on -c full_page_writes=on"
+        : "-c fsync=off -c synchronous_commit=off -c full_page_writes=off",
     ].join(" ");
     try {
-      runBin("pg_ctl", ["-D", data, "-l", log, "-w", "-t", "60", "-o", options, "start"]);
+      runBin("pg_ctl", ["-D", data, "-l", log, "-w", "-t", "60", "-o", serverOptions, "start"]);
       break;
     } catch (error) {
       // Most likely someone took the port between our probe and the server's bind: try another.

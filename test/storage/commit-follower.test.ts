@@ -124,4 +124,83 @@ describe("commit log follower", () => {
     follower.abandoned([1]);
     expect(heard).toEqual([undefined]);
   });
+
+  it("does not pass a missing number until every transaction that may have drawn it has ended (PostgreSQL)", async () => {
+    const log = memoryLog();
+    let drawers = { drawn: 0, drawers: [] as string[] };
+    let asked = 0;
+    const follower = new CommitFollower({
+      query: (sql, params) => log.query(sql, params),
+      pollIntervalMs: 3_600_000,
+      drawers: async () => {
+        asked++;
+        return drawers;
+      },
+    });
+    followers.push(follower);
+    await follower.start();
+    const heard: (string | undefined)[] = [];
+    follower.onCommit((p) => heard.push(p));
+    // Transaction t1 drew 1 and is still committing; 2 (drawn later) is already visible.
+    drawers = { drawn: 2, drawers: ["t1"] };
+    log.rows.push({ seq: 2, origin: "b", writes: "two" });
+    let synced = false;
+    const sync = follower.sync().then(() => (synced = true));
+    while (asked < 4) await new Promise((r) => setTimeout(r, 1));
+    expect(synced).toBe(false);
+    expect(heard).toEqual([]);
+    expect(follower.position).toBe(0);
+    // t1 commits (its row visible before its lock goes).
+    log.rows.unshift({ seq: 1, origin: "b", writes: "one" });
+    drawers = { drawn: 2, drawers: [] };
+    await sync;
+    expect(heard).toEqual(["one", "two"]);
+    expect(follower.position).toBe(2);
+
+    // Drawn and rolled back: passed once its transaction has ended, without delivering anything.
+    drawers = { drawn: 4, drawers: ["t3"] };
+    log.rows.push({ seq: 4, origin: "b", writes: "four" });
+    const next = follower.sync();
+    while (asked < 8) await new Promise((r) => setTimeout(r, 1));
+    drawers = { drawn: 4, drawers: [] };
+    await next;
+    expect(heard).toEqual(["one", "two", "four"]);
+  });
+
+  it("fails the round with DATABASE_UNAVAILABLE when a drawer never ends, and keeps its cursor", async () => {
+    const log = memoryLog();
+    let drawers = { drawn: 0, drawers: [] as string[] };
+    const follower = new CommitFollower({
+      query: (sql, params) => log.query(sql, params),
+      pollIntervalMs: 3_600_000,
+      drawers: async () => drawers,
+      maxSettleMs: 30,
+    });
+    followers.push(follower);
+    await follower.start();
+    drawers = { drawn: 2, drawers: ["stuck"] };
+    log.rows.push({ seq: 2, origin: "b", writes: "two" });
+    await expect(follower.sync()).rejects.toMatchObject({ code: "DATABASE_UNAVAILABLE" });
+    expect(follower.position).toBe(0);
+  });
+
+  it("skips rows of its own origin read before their number was heard, but delivers a lost commit's row", async () => {
+    const log = memoryLog();
+    const follower = new CommitFollower({
+      query: (sql, params) => log.query(sql, params),
+      pollIntervalMs: 3_600_000,
+      origin: "me",
+    });
+    followers.push(follower);
+    await follower.start();
+    const heard: (string | undefined)[] = [];
+    follower.onCommit((p) => heard.push(p));
+    // 1: committed here, read before `drew(1)` ran. 2: its COMMIT's answer was lost (abandoned).
+    follower.drew(2);
+    follower.abandoned([2]);
+    log.rows.push({ seq: 1, origin: "me", writes: "mine" }, { seq: 2, origin: "me", writes: "lost" });
+    await follower.sync();
+    expect(heard).toEqual(["lost"]);
+    expect(follower.position).toBe(2);
+  });
 });

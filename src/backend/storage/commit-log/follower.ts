@@ -5,12 +5,16 @@
  * not trust a cached identity before this instance has caught up (`sync`).
  *
  * `applied` is the cursor: every commit numbered up to it has been delivered here or is this
- * instance's own (the runtime delivers those itself). Numbers follow commit order, so reading the
- * rows after the cursor in a fresh statement finds everything committed before that statement
- * began; a number missing from the rows was rolled back — unless pruning removed it, in which
- * case this instance fell too far behind and delivers one unknown commit ("re-check everything").
+ * instance's own (the runtime delivers those itself), and no commit numbered up to it can still
+ * appear. A number missing from the rows read is one of three things: rolled back (gaps are
+ * normal), pruned (this instance fell too far behind: it delivers one unknown commit, "re-check
+ * everything"), or — on PostgreSQL, where numbers are drawn without a lock (`commit-log.ts`) —
+ * drawn by a transaction that has not committed yet. The cursor never passes such a number: it
+ * waits until every transaction that may have drawn it has ended ({@link CommitFollowerOptions.drawers}),
+ * then reads again. SQLite draws numbers in commit order (one writer), so there a gap is final.
  */
 import { logger } from "../../logger.ts";
+import { databaseUnavailable } from "../db-errors.ts";
 import { CommitListeners, type ExternalCommitListener } from "./listeners.ts";
 import { type FollowerStatements, type LoggedCommit, POSTGRES_FOLLOWER_STATEMENTS } from "./log.ts";
 
@@ -31,7 +35,41 @@ export interface CommitFollowerOptions {
   pruneIntervalMs?: number;
   /** The log's statements in the engine's dialect (default PostgreSQL's). */
   statements?: FollowerStatements;
+  /**
+   * This instance's origin in the log: its rows are never delivered here, also when the follower
+   * reads one before the committing code heard its number ({@link CommitFollower.drew}); a commit
+   * whose outcome was lost is handled by {@link CommitFollower.abandoned}.
+   */
+  origin?: string;
+  /**
+   * PostgreSQL: who may still commit a number. `drawn` is the newest number drawn so far (read
+   * first), `drawers` the transactions able to draw or hold one (read after): every number up to
+   * `drawn` belongs to one of them or to a transaction that has ended. Without it (SQLite) a
+   * missing number is final.
+   */
+  drawers?(): Promise<Drawers>;
+  /**
+   * A round that has waited this long for the drawers of a missing number (a transaction whose
+   * COMMIT never arrived holds its lock until the server drops it) fails with
+   * `DATABASE_UNAVAILABLE` for its callers instead of holding them; the next round asks again.
+   * Default 10,000 ms (the default statement timeout).
+   */
+  maxSettleMs?: number;
 }
+
+/** An answer of {@link CommitFollowerOptions.drawers}. */
+export interface Drawers {
+  drawn: number;
+  /** Transaction identities, compared between answers. */
+  drawers: string[];
+}
+
+/** How long a round waits before asking again whether the drawers of a missing number ended, ms. */
+const SETTLE_DELAYS_MS = [1, 2, 4, 8, 16, 25];
+/** An out-of-order hint waits this long for the numbers before it before a round reads the log, ms. */
+const EARLY_HINT_WAIT_MS = 10;
+/** Out-of-order hints kept at most (beyond this a round reads the log instead). */
+const MAX_EARLY_HINTS = 10_000;
 
 /** Rows read per statement while catching up. */
 const BATCH = 500;
@@ -68,9 +106,20 @@ export class CommitFollower {
   private failing = false;
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly sql: FollowerStatements;
+  /**
+   * Every number up to this one was drawn by a transaction that has ended (PostgreSQL), so a read
+   * started afterwards sees each of them that committed. Unbounded where numbers follow commit order.
+   */
+  private settledUpTo: number;
+  /** Numbers of this instance's commits whose outcome was lost, not read yet (see `abandoned`). */
+  private readonly orphans = new Set<number>();
+  /** Hints of commits numbered past a missing one, with their write sets, until it arrives. */
+  private readonly early = new Map<number, string>();
+  private earlyTimer?: NodeJS.Timeout;
 
   constructor(private readonly options: CommitFollowerOptions) {
     this.sql = options.statements ?? POSTGRES_FOLLOWER_STATEMENTS;
+    this.settledUpTo = options.drawers ? 0 : Number.POSITIVE_INFINITY;
   }
 
   /** Where the cursor is (the newest commit number known to be delivered here). */
@@ -87,8 +136,17 @@ export class CommitFollower {
   /** Starts at the head of the log (nothing older matters to a fresh instance) and polls. */
   async start(): Promise<void> {
     if (this.started || this.closed) return;
-    const [head] = await this.options.query(this.sql.head);
-    this.applied = Math.max(this.applied, Number(head.seq));
+    // Nothing committed before the start matters to a fresh instance, but a number drawn before it
+    // may commit after it: start past the numbers whose drawers have all ended, not at the head.
+    const drawers = await this.options.drawers?.();
+    if (drawers) {
+      await this.waitForDrawers(drawers, this.options.maxSettleMs ?? 10_000);
+      this.applied = Math.max(this.applied, drawers.drawn);
+      this.settledUpTo = Math.max(this.settledUpTo, drawers.drawn);
+    } else {
+      const [head] = await this.options.query(this.sql.head);
+      this.applied = Math.max(this.applied, Number(head.seq));
+    }
     this.started = true;
     const poll = setInterval(() => {
       if (Date.now() - this.lastRoundAt < this.options.pollIntervalMs / 2) return;
@@ -132,6 +190,8 @@ export class CommitFollower {
     for (const seq of seqs) {
       this.own.delete(seq);
       if (seq <= this.applied) passed = true;
+      // Not read yet: if it did commit, its row is delivered like another instance's.
+      else if (this.options.origin !== undefined) this.orphans.add(seq);
     }
     if (passed) this.deliver(undefined);
   }
@@ -139,13 +199,31 @@ export class CommitFollower {
   /** A notification: commit `seq` with its write set (undefined: read it from the log). */
   hint(seq: number, payload: string | undefined): void {
     if (!this.started || seq <= this.applied) return;
-    if (seq === this.applied + 1 && payload !== undefined) {
+    if (payload === undefined) {
+      void this.sync();
+      return;
+    }
+    if (seq === this.applied + 1) {
       this.applied = seq;
       this.deliver(payload);
       this.advance();
       return;
     }
-    void this.sync();
+    // Numbers are drawn before commit, so hints arrive out of order: the missing ones are usually
+    // on their way. A round reads the log if they are not here soon (rolled back, or not announced).
+    if (this.early.size >= MAX_EARLY_HINTS) {
+      this.early.clear();
+      void this.sync();
+      return;
+    }
+    this.early.set(seq, payload);
+    if (!this.earlyTimer) {
+      this.earlyTimer = setTimeout(() => {
+        this.earlyTimer = undefined;
+        if (this.early.size) void this.sync();
+      }, EARLY_HINT_WAIT_MS);
+      this.earlyTimer.unref();
+    }
   }
 
   /**
@@ -185,6 +263,8 @@ export class CommitFollower {
 
   private async catchUp(): Promise<void> {
     for (;;) {
+      // Read before the rows: a number settled by then that the rows lack was rolled back.
+      const settled = this.settledUpTo;
       const rows = (await this.options.query(this.sql.readAfter, [this.applied, BATCH])).map(
         (r): LoggedCommit => ({
           seq: Number(r.seq),
@@ -193,21 +273,63 @@ export class CommitFollower {
         }),
       );
       if (this.closed) return;
+      this.advance();
       const fresh = rows.filter((r) => r.seq > this.applied);
-      if (fresh.length && fresh[0].seq > this.applied + 1 && (await this.prunedAfter(this.applied))) {
+      let missing: number | undefined;
+      if (fresh.length && fresh[0].seq > this.applied + 1 && fresh[0].seq - 1 > settled) {
+        // The next number may belong to a transaction still committing (not pruned, not rolled back).
+        missing = this.applied + 1;
+      } else if (fresh.length && fresh[0].seq > this.applied + 1 && (await this.prunedAfter(this.applied))) {
         // Commits this instance never saw were pruned: their write sets are gone.
         this.applied = Math.max(this.applied, fresh[fresh.length - 1].seq);
         this.deliver(undefined);
       } else {
         for (const row of fresh) {
+          this.advance();
           if (row.seq <= this.applied) continue;
+          if (row.seq > this.applied + 1 && row.seq - 1 > settled) {
+            // A number before this row may belong to a transaction still committing.
+            missing = row.seq - 1;
+            break;
+          }
           this.applied = row.seq;
           if (this.own.delete(row.seq)) continue;
+          if (row.origin === this.options.origin && !this.orphans.delete(row.seq)) continue;
           this.deliver(row.writes ?? undefined);
         }
       }
       this.advance();
+      if (missing !== undefined) {
+        await this.settle();
+        continue;
+      }
       if (rows.length < BATCH) return;
+    }
+  }
+
+  /** Waits until every transaction that may hold a number drawn so far has ended. */
+  private async settle(): Promise<void> {
+    const drawers = this.options.drawers;
+    if (!drawers) return;
+    const now = await drawers();
+    await this.waitForDrawers(now, this.options.maxSettleMs ?? 10_000);
+    this.settledUpTo = Math.max(this.settledUpTo, now.drawn);
+  }
+
+  private async waitForDrawers({ drawers }: Drawers, maxMs = Number.POSITIVE_INFINITY): Promise<void> {
+    const since = Date.now();
+    let waiting = new Set(drawers);
+    for (let i = 0; waiting.size && !this.closed; i++) {
+      if (Date.now() - since > maxMs) {
+        logger.warn("commit log: a transaction holding a commit number has not ended", {
+          waitedMs: Date.now() - since,
+        });
+        throw databaseUnavailable();
+      }
+      const ms = SETTLE_DELAYS_MS[Math.min(i, SETTLE_DELAYS_MS.length - 1)];
+      await new Promise((r) => setTimeout(r, ms));
+      const still = new Set((await this.options.drawers!()).drawers);
+      waiting = new Set([...waiting].filter((d) => still.has(d)));
     }
   }
 
@@ -217,10 +339,23 @@ export class CommitFollower {
     return oldest.seq === null || Number(oldest.seq) > seq + 1;
   }
 
-  /** Moves the cursor over this instance's own numbers. */
+  /** Moves the cursor over this instance's own numbers and over hints that arrived early. */
   private advance(): void {
-    while (this.own.delete(this.applied + 1)) this.applied++;
+    for (;;) {
+      const next = this.applied + 1;
+      if (this.own.delete(next)) {
+        this.applied = next;
+        continue;
+      }
+      const payload = this.early.get(next);
+      if (payload === undefined) break;
+      this.early.delete(next);
+      this.applied = next;
+      this.deliver(payload);
+    }
     for (const seq of this.own) if (seq <= this.applied) this.own.delete(seq);
+    for (const seq of this.early.keys()) if (seq <= this.applied) this.early.delete(seq);
+    for (const seq of this.orphans) if (seq <= this.applied) this.orphans.delete(seq);
   }
 
   private deliver(payload: string | undefined): void {
@@ -230,6 +365,8 @@ export class CommitFollower {
   close(): void {
     this.closed = true;
     for (const timer of this.timers.splice(0)) clearInterval(timer);
+    if (this.earlyTimer) clearTimeout(this.earlyTimer);
+    this.early.clear();
     this.pending?.resolve();
     this.pending = undefined;
     this.listeners.clear();

@@ -1,13 +1,20 @@
 /**
- * The commit log: one row per commit, written in the same transaction as the commit,
- * numbered in commit order. It is the record other instances follow (`commit-log/follower.ts`);
- * NOTIFY only wakes them up sooner. The statements below are PostgreSQL's except the follower's
+ * The commit log: one row per commit, written in the same transaction as the commit, numbered
+ * from a sequence. It is the record other instances follow (`commit-log/follower.ts`); NOTIFY only
+ * wakes them up sooner. The statements below are PostgreSQL's except the follower's
  * ({@link followerStatements}), which SQLite's cluster mode shares (`sqlite/commit-log.ts`).
  *
- * Order: a committing transaction takes a transaction-scoped advisory lock just before it draws
- * its number and holds it until its commit is visible, so a larger number always belongs to a
- * later commit. A reader that sees number N therefore sees every commit numbered below N (numbers
- * of rolled-back transactions stay unused: gaps are normal).
+ * Order without a lock: a committing transaction draws its number in its last statement, sent
+ * together with COMMIT (one round trip, `postgres/transaction-loop.ts`), and nothing is held across
+ * its commit — commits of all instances flush the WAL together. Numbers therefore do not follow
+ * commit order exactly: number N may become visible before N-1 does. What a reader needs holds
+ * anyway, stated for the follower's cursor: **the cursor passes N only once every commit numbered
+ * N or less is visible (or will never be)**, because a missing number below a visible one holds
+ * the cursor until every transaction that may have drawn it has ended ({@link DRAWERS_SQL}). A
+ * snapshot whose newest number is H therefore sees no commit that an instance whose cursor is at H
+ * or beyond has not delivered — the check a request makes before trusting a cached identity
+ * (`postgres/engine.ts`, `syncExternalCommits`). Numbers of rolled-back transactions stay unused:
+ * gaps are normal.
  *
  * Changes that do not come through the engine (an operator's `DELETE` in psql) are logged by a
  * deferred trigger on every document table as an unknown write set; the engine's own transactions
@@ -24,7 +31,7 @@ export const EXTERNAL_ORIGIN = "sql";
 export const MAX_LOGGED_BYTES = 256 * 1024;
 
 const LOG = quote(COMMIT_LOG_TABLE);
-const LOCK = "pg_advisory_xact_lock(hashtext('service-auth:commit-log'))";
+const SEQUENCE = quote(`${COMMIT_LOG_TABLE}_seq_seq`);
 const TRIGGER = "_commit_log_external";
 const TRUNCATE_TRIGGER = "_commit_log_external_truncate";
 const FUNCTION = quote("_commit_log_external");
@@ -65,10 +72,25 @@ export interface LoggedCommit {
 }
 
 /**
- * Appends a commit inside the committing transaction; returns its number. The lock is taken in
- * the same statement (one round trip) and held until the transaction ends.
+ * Appends a commit inside the committing transaction; returns its number. Sent right before
+ * COMMIT without waiting (the transaction holds the log's row lock only while it commits, which is
+ * what {@link DRAWERS_SQL} relies on).
  */
-export const APPEND_SQL = `INSERT INTO ${LOG} (origin, writes) SELECT $1, $2 FROM (SELECT ${LOCK}) AS ordered RETURNING seq`;
+export const APPEND_SQL = `INSERT INTO ${LOG} (origin, writes) VALUES ($1, $2) RETURNING seq`;
+
+/**
+ * The newest number drawn so far (`drawn`), then the transactions that hold the log's write lock
+ * (`drawers`: INSERT takes it before drawing a number and keeps it to the end of the transaction).
+ * Read in this order, every number up to `drawn` belongs to one of `drawers` or to a transaction
+ * that has ended — and a transaction that ended is visible (or rolled back) before its locks go.
+ * The lateral reference makes the lock list wait for the sequence's row.
+ */
+export const DRAWERS_SQL = `SELECT CASE WHEN s.is_called THEN s.last_value ELSE s.last_value - 1 END AS drawn,
+  ARRAY(SELECT l.virtualtransaction FROM pg_locks l
+    WHERE l.locktype = 'relation' AND l.mode = 'RowExclusiveLock' AND s.last_value IS NOT NULL
+      AND l.relation = '${LOG}'::regclass AND l.pid <> pg_backend_pid()
+      AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())) AS drawers
+FROM ${SEQUENCE} s`;
 
 /**
  * The statements a follower (`commit-log/follower.ts`) reads the log with, in one SQL dialect: the
@@ -125,8 +147,7 @@ BEGIN
     RETURN NULL;
   END IF;
   PERFORM set_config('service_auth.logged', '1', true);
-  INSERT INTO ${LOG} (origin, writes) SELECT '${EXTERNAL_ORIGIN}', NULL FROM (SELECT ${LOCK}) AS ordered
-    RETURNING seq INTO logged;
+  INSERT INTO ${LOG} (origin, writes) VALUES ('${EXTERNAL_ORIGIN}', NULL) RETURNING seq INTO logged;
   BEGIN
     -- Only a wake-up: instances find the row by polling the log if this fails.
     PERFORM pg_notify(TG_ARGV[0], '${EXTERNAL_ORIGIN}:' || logged || ':*');

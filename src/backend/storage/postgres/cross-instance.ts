@@ -6,7 +6,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { CommitFollower } from "../commit-log/follower.ts";
-import { logSchemaSql, triggerSql, UNTRIGGERED_SQL } from "../commit-log/log.ts";
+import { DRAWERS_SQL, logSchemaSql, triggerSql, UNTRIGGERED_SQL } from "../commit-log/log.ts";
 import { classifyDatabaseError } from "../db-errors.ts";
 import type { StorageLayout } from "../engine.ts";
 import { postgresDialect } from "../sql/dialect.ts";
@@ -33,15 +33,22 @@ export class CrossInstance {
     options: PostgresOptions,
   ) {
     this.channelName = options.channel ?? "service_auth_commits";
+    this.instanceId = randomUUID();
     const notify = options.notify ?? true;
+    const query = async (sql: string, params?: unknown[]) => {
+      try {
+        return (await pools.follower.query(sql, params)).rows;
+      } catch (error) {
+        // A catch-up read during an outage is a typed 503 for whoever waits on it.
+        throw classifyDatabaseError(error);
+      }
+    };
     this.follower = new CommitFollower({
-      query: async (sql, params) => {
-        try {
-          return (await pools.follower.query(sql, params)).rows;
-        } catch (error) {
-          // A catch-up read during an outage is a typed 503 for whoever waits on it.
-          throw classifyDatabaseError(error);
-        }
+      query,
+      origin: this.instanceId,
+      drawers: async () => {
+        const [row] = await query(DRAWERS_SQL);
+        return { drawn: Number(row.drawn), drawers: row.drawers as string[] };
       },
       pollIntervalMs: options.pollIntervalMs ?? (notify ? 500 : 100),
       keep: options.commitLogKeep,
@@ -56,9 +63,9 @@ export class CrossInstance {
         heartbeatTimeoutMs: 2 * heartbeatMs,
         onHint: (seq, payload) => this.follower.hint(seq, payload),
         onListening: () => void this.follower.sync(),
+        instanceId: this.instanceId,
       });
     }
-    this.instanceId = this.channel?.instanceId ?? randomUUID();
   }
 
   /**

@@ -212,9 +212,16 @@ export class PostgresEngine implements StorageEngine {
             payload = writeSet?.();
             if (payload) {
               if (Buffer.byteLength(payload) > MAX_LOGGED_BYTES) payload = undefined;
-              seq = await tx.appendLog(this.instanceId, payload ?? null);
-              drawn.push(seq);
-              follower.drew(seq);
+              // Not awaited: COMMIT follows in the same round trip (commit-log.ts). The number is
+              // known before the COMMIT's answer, so `seq` is set when the transaction returns.
+              void tx.appendLog(this.instanceId, payload ?? null).then(
+                (n) => {
+                  seq = n;
+                  drawn.push(n);
+                  follower.drew(n);
+                },
+                () => {},
+              );
             }
             return value;
           },

@@ -17,6 +17,10 @@ import { logger } from "../../logger.ts";
 export const UNCARRIED = "*";
 /** NOTIFY rejects payloads of 8000 bytes or more. */
 const MAX_PAYLOAD_BYTES = 7999;
+/** Messages sent in one statement at most (each up to {@link MAX_PAYLOAD_BYTES}). */
+const MAX_BATCH = 64;
+/** One message per element of `$2`, in order: a transaction's notifications arrive in the order sent. */
+const NOTIFY_SQL = "SELECT pg_notify($1, m) FROM unnest($2::text[]) WITH ORDINALITY AS t(m, i) ORDER BY i";
 
 /** State of the channel, as `/healthz` reports it. */
 export type ChannelState = "listening" | "reconnecting";
@@ -37,11 +41,13 @@ export interface CommitChannelOptions {
   heartbeatTimeoutMs?: number;
   /** Upper bound of the reconnect backoff, ms (default 2000). */
   maxReconnectDelayMs?: number;
+  /** This instance's origin in messages (default a random UUID). */
+  instanceId?: string;
 }
 
 export class CommitChannel {
   /** Distinguishes this process's notifications from other instances'. */
-  readonly instanceId = randomUUID();
+  readonly instanceId: string;
   private client?: pg.Client;
   private reconnectTimer?: NodeJS.Timeout;
   private heartbeatTimer?: NodeJS.Timeout;
@@ -49,9 +55,14 @@ export class CommitChannel {
   private attempt = 0;
   private closed = false;
   private publishFailing = false;
-  private readonly inFlight = new Set<Promise<unknown>>();
+  /** Messages waiting for the statement on its way to be answered. */
+  private readonly outbox: string[] = [];
+  /** Settles once the outbox is empty (undefined: nothing on its way). */
+  private sending?: Promise<void>;
 
-  constructor(private readonly options: CommitChannelOptions) {}
+  constructor(private readonly options: CommitChannelOptions) {
+    this.instanceId = options.instanceId ?? randomUUID();
+  }
 
   get state(): ChannelState {
     return this.client ? "listening" : "reconnecting";
@@ -168,12 +179,24 @@ export class CommitChannel {
   /**
    * Tells other instances that commit `seq` happened (after it committed). Failures are logged
    * once per streak and never reach the caller: the commit log already holds the commit.
+   * Messages published while one statement is on its way go out together in the next one (one
+   * round trip and one NOTIFY transaction for many commits under load, each still its own message).
    */
   publish(seq: number, payload: string): void {
     if (this.closed) return;
     let message = `${this.instanceId}:${seq}:${payload}`;
     if (Buffer.byteLength(message) > MAX_PAYLOAD_BYTES) message = `${this.instanceId}:${seq}:${UNCARRIED}`;
-    const sent = this.options.pool.query("SELECT pg_notify($1, $2)", [this.options.channel, message]).then(
+    this.outbox.push(message);
+    if (!this.sending) this.flush();
+  }
+
+  private flush(): void {
+    const messages = this.outbox.splice(0, MAX_BATCH);
+    if (!messages.length) {
+      this.sending = undefined;
+      return;
+    }
+    const sent = this.options.pool.query(NOTIFY_SQL, [this.options.channel, messages]).then(
       () => {
         this.publishFailing = false;
       },
@@ -186,13 +209,12 @@ export class CommitChannel {
         this.publishFailing = true;
       },
     );
-    this.inFlight.add(sent);
-    void sent.finally(() => this.inFlight.delete(sent));
+    this.sending = sent.then(() => this.flush());
   }
 
   /** Waits for notifications being sent (so a CLI's last write is announced), then disconnects. */
   async close(): Promise<void> {
-    await Promise.allSettled([...this.inFlight]);
+    while (this.sending) await this.sending;
     this.closed = true;
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
     if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);

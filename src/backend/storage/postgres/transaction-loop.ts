@@ -46,6 +46,26 @@ export interface TransactionKind<Tx extends PgReader> {
 const asError = (e: unknown) => (e instanceof Error ? e : new Error(String(e)));
 
 /**
+ * COMMIT, sent right behind the body's last statement when that one is still unanswered
+ * (`tx.beforeCommit`, one round trip for both). If that statement failed, PostgreSQL rolls back
+ * instead of committing (and answers COMMIT with ROLLBACK): its error is the outcome.
+ */
+async function commit(client: pg.PoolClient, tx: PgReader): Promise<void> {
+  const committing = client.query("COMMIT");
+  tx.uncork();
+  if (tx.beforeCommit) {
+    try {
+      await tx.beforeCommit;
+    } catch (error) {
+      await committing.catch(() => {});
+      throw error;
+    }
+  }
+  const answer = await committing;
+  if (answer.command === "ROLLBACK") throw new Error("PostgreSQL rolled the transaction back at COMMIT");
+}
+
+/**
  * Runs `fn` in a transaction of `kind`, on a connection of its own. Runs it again after a
  * serialization failure or deadlock (with a growing, jittered backoff, at most `maxAttempts`
  * times), and once on a fresh connection when the pooled one turned out dead at BEGIN (nothing
@@ -96,9 +116,10 @@ export async function runTransaction<T, Tx extends PgReader>(
       phase = "commit";
       // Awaited also for reads: answering before a read-only COMMIT completed, with the connection
       // kept out of the pool until then, measured slower (docs/decisions.md 24).
-      await client.query("COMMIT");
+      await commit(client, tx);
       return result;
     } catch (error) {
+      tx.uncork();
       const fault = pools.lostReason(client) ?? tx.fault ?? (isConnectionFault(error) ? error : undefined);
       if (isStatementTimeout(error) || (fault !== error && isStatementTimeout(fault)))
         dbMetrics.statementTimedOut();

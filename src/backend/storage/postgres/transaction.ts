@@ -52,6 +52,12 @@ export class PgReader implements ReadTransaction {
    * instance had delivered up to then (the lowest, if several). The loop must confirm it.
    */
   trustedAt?: number;
+  /**
+   * A statement the body sent last without waiting for its answer: COMMIT goes out right behind
+   * it, and the transaction counts as committed only if it succeeded.
+   */
+  beforeCommit?: Promise<unknown>;
+  private corked?: { uncork(): void };
   /** Why the opening statements failed: no statement of the body may then count. */
   private openFailure?: { error: unknown };
 
@@ -79,6 +85,22 @@ export class PgReader implements ReadTransaction {
     // Observed by the loop and by every statement; this only keeps an early failure from counting as unhandled.
     opening.catch(() => {});
     return opening;
+  }
+
+  /** Buffers what is sent on the connection until {@link uncork} (queries are sent synchronously). */
+  protected cork(): void {
+    const stream = (this.client as unknown as { connection?: { stream?: NodeJS.WritableStream } }).connection
+      ?.stream as { cork?(): void; uncork?(): void } | undefined;
+    if (this.corked || !stream?.cork || !stream.uncork) return;
+    stream.cork();
+    this.corked = stream as { uncork(): void };
+  }
+
+  /** Sends what {@link cork} held back. */
+  uncork(): void {
+    const stream = this.corked;
+    this.corked = undefined;
+    stream?.uncork();
   }
 
   protected async run<R extends pg.QueryResultRow>(
@@ -147,9 +169,20 @@ export class PgWriter extends PgReader implements WriteTransaction {
     await this.run(this.sql.table(table).delete, [id]);
   }
 
-  /** Appends the commit log row of this transaction (see commit-log.ts); returns its number. */
-  async appendLog(origin: string, writes: string | null): Promise<number> {
-    const { rows } = await this.run<{ seq: string }>(APPEND_SQL, [origin, writes]);
-    return Number(rows[0].seq);
+  /**
+   * Sends the commit log row of this transaction (see commit-log.ts) as its last statement: the
+   * transaction loop sends COMMIT right behind it, without waiting (one round trip for both), and
+   * commits only if it succeeded. Resolves to the row's number.
+   */
+  appendLog(origin: string, writes: string | null): Promise<number> {
+    // Held until COMMIT is queued too: both go out in one write to the socket (one system call).
+    this.cork();
+    const appended = this.run<{ seq: string }>(APPEND_SQL, [origin, writes]).then(({ rows }) =>
+      Number(rows[0].seq),
+    );
+    // Observed by the transaction loop; this only keeps a failure from counting as unhandled first.
+    appended.catch(() => {});
+    this.beforeCommit = appended;
+    return appended;
   }
 }

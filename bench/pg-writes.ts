@@ -1,0 +1,225 @@
+/**
+ * Writes on a durable PostgreSQL (issue 24, item 1): fsync and synchronous_commit on, as in
+ * production, so a commit costs what it costs there and commits that queue on one lock show.
+ *
+ * 1. pgbench on the same server with the same single-row insert transaction, 32 clients: the
+ *    database's own limit on this machine, in this run.
+ * 2. The bench app's single-insert mutation (`bench:post`, `fixtures/postgres-app.ts`) over HTTP,
+ *    32 connections: on a SQLite file (the reference), on PostgreSQL with one instance, and with
+ *    three instances (the connections spread over them). Each server's CPU time per mutation comes
+ *    from `/proc`; rollbacks per commit (retried transactions, from `pg_stat_database`); and the
+ *    transactions waiting for a lock, sampled every 10 ms while the load runs.
+ *
+ * `BENCH_PG_WRITES_SEC` sets the seconds per measurement (default 10).
+ */
+import { execFile } from "node:child_process";
+import { writeFile } from "node:fs/promises";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import pg from "pg";
+import { postgresBinDir } from "../test/helpers/postgres.ts";
+import { type LoadResult, runLoad } from "./lib/load.ts";
+import { startBenchPostgres } from "./lib/postgres-db.ts";
+import { processCpuNs } from "./lib/proc.ts";
+import { rs256Tokens } from "./lib/rs256-tokens.ts";
+import { type SpawnedServer, spawnServer } from "./lib/spawn.ts";
+import { formatCount, formatNs, formatRatio } from "./lib/timing.ts";
+import type { BenchContext, BenchGroup, BenchRow } from "./lib/types.ts";
+
+const ISSUER = "https://bench.pg-writes.test";
+const AUDIENCE = "bench-pg-writes";
+const CONNECTIONS = 32;
+const SECONDS = Number(process.env.BENCH_PG_WRITES_SEC ?? 10);
+const WARMUP_SEC = 2;
+const fixture = fileURLToPath(new URL("./fixtures/postgres-server.ts", import.meta.url));
+const run = promisify(execFile);
+
+/** The figures of one HTTP load against one or more instances. */
+interface WriteLoad {
+  mutationsPerSec: number;
+  p50Ms: number;
+  /** Server CPU time per mutation, all instances together. */
+  cpuPerMutationNs: number;
+  /** PostgreSQL transactions rolled back per committed one (retries after conflicts); SQLite: undefined. */
+  rollbacksPerCommit?: number;
+  /** Mean number of transactions waiting for a lock (sampled). */
+  lockWaiters?: number;
+}
+
+/** `pg_stat_database` counters of the database at `url`. */
+async function xactCounts(client: pg.Client): Promise<{ commits: number; rollbacks: number }> {
+  // The statistics are flushed by each backend at most once a second: read a fresh view.
+  await client.query("SELECT pg_stat_clear_snapshot()");
+  const { rows } = await client.query(
+    "SELECT xact_commit, xact_rollback FROM pg_stat_database WHERE datname = current_database()",
+  );
+  return { commits: Number(rows[0].xact_commit), rollbacks: Number(rows[0].xact_rollback) };
+}
+
+/** Samples, every 10 ms until `stop` resolves, how many backends wait for a lock; returns the mean. */
+async function sampleLockWaiters(client: pg.Client, stop: Promise<unknown>): Promise<number> {
+  let done = false;
+  void stop.finally(() => (done = true));
+  let samples = 0;
+  let waiting = 0;
+  while (!done) {
+    const { rows } = await client.query("SELECT count(*) AS n FROM pg_locks WHERE NOT granted");
+    waiting += Number(rows[0].n);
+    samples++;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  return samples ? waiting / samples : 0;
+}
+
+/** `bench:post` over HTTP, {@link CONNECTIONS} connections spread over `servers`, for `seconds`. */
+async function postLoad(servers: SpawnedServer[], seconds: number, tag: string): Promise<LoadResult[]> {
+  const bodies = Array.from({ length: 16 }, (_, i) =>
+    JSON.stringify({ path: "bench:post", args: { channel: tag, body: `${tag} message ${i}` } }),
+  );
+  return Promise.all(
+    servers.map((server, i) =>
+      runLoad({
+        url: `${server.url}/api/mutation`,
+        method: "POST",
+        bodies,
+        connections: Math.floor(CONNECTIONS / servers.length) + (i < CONNECTIONS % servers.length ? 1 : 0),
+        durationSec: seconds,
+      }),
+    ),
+  );
+}
+
+async function measure(servers: SpawnedServer[], tag: string, stats?: pg.Client): Promise<WriteLoad> {
+  await postLoad(servers, WARMUP_SEC, `${tag}-warmup`);
+  const cpu0 = servers.map((s) => processCpuNs(s.pid));
+  const before = stats ? await xactCounts(stats) : undefined;
+  const loading = postLoad(servers, SECONDS, tag);
+  const waiters = stats ? sampleLockWaiters(stats, loading) : undefined;
+  const results = await loading;
+  const lockWaiters = await waiters;
+  const completed = results.reduce((n, r) => n + r.completed, 0);
+  const cpu = servers.reduce((sum, s, i) => sum + processCpuNs(s.pid) - cpu0[i], 0);
+  let rollbacksPerCommit: number | undefined;
+  if (stats && before) {
+    // Let every backend flush its counters (at most once a second).
+    await new Promise((r) => setTimeout(r, 1500));
+    const after = await xactCounts(stats);
+    rollbacksPerCommit = (after.rollbacks - before.rollbacks) / Math.max(1, completed);
+  }
+  return {
+    mutationsPerSec: results.reduce((n, r) => n + r.requestsPerSec, 0),
+    p50Ms: Math.max(...results.map((r) => r.latencyP50Ms)),
+    cpuPerMutationNs: cpu / completed,
+    rollbacksPerCommit,
+    lockWaiters,
+  };
+}
+
+/** pgbench's transactions per second for a single-row insert, {@link CONNECTIONS} clients. */
+async function pgbench(ctx: BenchContext, url: string, seconds: number): Promise<number> {
+  const setup = new pg.Client({ connectionString: url });
+  await setup.connect();
+  await setup.query(
+    "CREATE TABLE IF NOT EXISTS pgbench_messages (id BIGSERIAL PRIMARY KEY, channel TEXT NOT NULL, body TEXT NOT NULL)",
+  );
+  await setup.query("CREATE INDEX IF NOT EXISTS pgbench_messages_channel ON pgbench_messages (channel)");
+  await setup.end();
+  const dir = await ctx.tempDir("bench-pg-writes-");
+  const script = `${dir}/insert.sql`;
+  await writeFile(
+    script,
+    "INSERT INTO pgbench_messages (channel, body) VALUES ('pgbench', 'pgbench message');\n",
+  );
+  const bin = postgresBinDir ? `${postgresBinDir}/pgbench` : "pgbench";
+  const { stdout } = await run(
+    bin,
+    ["-n", "-M", "prepared", "-c", String(CONNECTIONS), "-j", "2", "-T", String(seconds), "-f", script, url],
+    { maxBuffer: 1 << 20 },
+  );
+  const tps = /tps = ([\d.]+) \(without initial connection time\)/.exec(stdout)?.[1];
+  if (!tps) throw new Error(`pgbench printed no tps:\n${stdout}`);
+  return Number(tps);
+}
+
+export const pgWrites: BenchGroup = {
+  title: "PostgreSQL writes (durable): single-insert mutations, 1 and 3 instances vs pgbench and SQLite",
+  async run(ctx: BenchContext): Promise<BenchRow[]> {
+    const pgUrl = await startBenchPostgres(ctx, { durable: true });
+    const sqliteUrl = `${await ctx.tempDir("bench-pg-writes-")}/bench.sqlite`;
+    const { jwk } = await rs256Tokens(ISSUER, AUDIENCE);
+    const env = { BENCH_JWK: jwk, BENCH_ISSUER: ISSUER, BENCH_AUDIENCE: AUDIENCE };
+    const stats = new pg.Client({ connectionString: pgUrl });
+    await stats.connect();
+    ctx.defer(() => stats.end());
+
+    ctx.log(`pgbench: single-row insert, ${CONNECTIONS} clients, ${SECONDS} s`);
+    const pgbenchTps = await pgbench(ctx, pgUrl, SECONDS);
+
+    const start = async (count: number, url: string) => {
+      const servers: SpawnedServer[] = [];
+      for (let i = 0; i < count; i++) {
+        const server = await spawnServer(fixture, { ...env, DATABASE_URL: url });
+        ctx.defer(() => server.stop());
+        servers.push(server);
+      }
+      return servers;
+    };
+    const stopAll = async (servers: SpawnedServer[]) => {
+      for (const server of servers) await server.stop();
+    };
+
+    ctx.log(`SQLite, 1 process: ${CONNECTIONS} connections, ${SECONDS} s`);
+    const sqliteServers = await start(1, sqliteUrl);
+    const sqlite = await measure(sqliteServers, "sqlite");
+    await stopAll(sqliteServers);
+
+    ctx.log(`PostgreSQL, 1 instance: ${CONNECTIONS} connections, ${SECONDS} s`);
+    const oneServers = await start(1, pgUrl);
+    const one = await measure(oneServers, "one", stats);
+    await stopAll(oneServers);
+
+    ctx.log(`PostgreSQL, 3 instances: ${CONNECTIONS} connections over them, ${SECONDS} s`);
+    const threeServers = await start(3, pgUrl);
+    const three = await measure(threeServers, "three", stats);
+    await stopAll(threeServers);
+
+    const note = (r: WriteLoad) =>
+      [
+        `server CPU ${formatNs(r.cpuPerMutationNs)}/mutation`,
+        r.rollbacksPerCommit !== undefined ? `${r.rollbacksPerCommit.toFixed(3)} rollbacks/commit` : "",
+        r.lockWaiters !== undefined ? `${r.lockWaiters.toFixed(2)} lock waiters (mean)` : "",
+      ]
+        .filter(Boolean)
+        .join("; ");
+    const settings = `${CONNECTIONS} connections, ${SECONDS} s`;
+    return [
+      {
+        benchmark: "pgbench: the same single-row insert transaction, 32 clients",
+        result: `${formatCount(pgbenchTps)} tx/s`,
+        note: "the database's own limit here (fsync and synchronous_commit on)",
+      },
+      {
+        benchmark: "`bench:post` over HTTP on SQLite, 1 process (reference)",
+        result: `${formatCount(sqlite.mutationsPerSec)} mutations/s`,
+        p50: `${sqlite.p50Ms} ms`,
+        note: `${note(sqlite)}; ${settings}`,
+      },
+      {
+        benchmark: "`bench:post` over HTTP on PostgreSQL, 1 instance",
+        result: `${formatCount(one.mutationsPerSec)} mutations/s`,
+        p50: `${one.p50Ms} ms`,
+        goal: "≥ 40% of SQLite",
+        ok: one.mutationsPerSec >= 0.4 * sqlite.mutationsPerSec,
+        note: `${formatRatio(one.mutationsPerSec / pgbenchTps)} of pgbench, ${formatRatio(one.mutationsPerSec / sqlite.mutationsPerSec)} of SQLite; ${note(one)}`,
+      },
+      {
+        benchmark: "`bench:post` over HTTP on PostgreSQL, 3 instances",
+        result: `${formatCount(three.mutationsPerSec)} mutations/s`,
+        p50: `${three.p50Ms} ms`,
+        goal: "≥ 1 instance",
+        ok: three.mutationsPerSec >= one.mutationsPerSec,
+        note: `${formatRatio(three.mutationsPerSec / pgbenchTps)} of pgbench, ${formatRatio(three.mutationsPerSec / one.mutationsPerSec)} of 1 instance; ${note(three)}`,
+      },
+    ];
+  },
+};
