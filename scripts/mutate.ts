@@ -154,8 +154,15 @@ const TARGETS: Readonly<Record<string, readonly string[]>> = {
   "src/auth/data/writer.ts": ["test/auth/data/writes.test.ts"],
   "src/auth/data/functions.ts": [
     "test/auth/data-functions.test.ts",
+    "test/auth/data/operations.test.ts",
+    "test/auth/data/validators.test.ts",
     "test/auth/data/writes.test.ts",
     "test/auth/data/reads.test.ts",
+  ],
+  "src/auth/data/operations.ts": [
+    "test/auth/data/operations.test.ts",
+    "test/auth/data/validators.test.ts",
+    "test/auth/data-functions.test.ts",
   ],
   // Who may call the admin console's queries: its unit test, and the example app's access test.
   "src/auth/admin/functions.ts": ["test/admin/admin-functions.test.ts", "test/admin/admin-access.test.ts"],
