@@ -16,7 +16,7 @@ import {
   authConfig,
   authEmails,
   backend,
-  createClient,
+  bindAuthData,
   expiredRowsCleanup,
   freshSessionFor,
   mailSenderOf,
@@ -49,7 +49,7 @@ async function uniqueUsername(ctx: MutationCtx<DataModel>, email: string): Promi
   }
 }
 
-export const authClient = createClient({
+export const authData = bindAuthData({
   authFunctions,
   schema,
   // Auth writes go through the app's wrapper, so the user-count trigger runs on sign-up.
@@ -137,11 +137,11 @@ function authOptions(env: EnvReader, database: BetterAuthOptions["database"]) {
 }
 
 /** Auth over the HTTP adapter: HTTP routes and actions. */
-export const createAuth = (ctx: ActionCtx) => betterAuth(authOptions(ctx.env, authClient.httpAdapter(ctx)));
+export const createAuth = (ctx: ActionCtx) => betterAuth(authOptions(ctx.env, authData.httpAdapter(ctx)));
 
 /** Auth over the direct adapter: inside a query or mutation's own transaction. */
 export const getAuth = (ctx: QueryCtx<DataModel> | MutationCtx<DataModel>) =>
-  betterAuth(authOptions(ctx.env, authClient.adapter(ctx)));
+  betterAuth(authOptions(ctx.env, authData.adapter(ctx)));
 
 export const {
   create,
@@ -155,7 +155,7 @@ export const {
   getLatestJwks,
   rotateKeys,
   checkOptions,
-} = authClient.createAuthFunctions(createAuth);
+} = authData.createAuthFunctions(createAuth);
 
 /** Deletes expired sessions and verification rows in batches; run by the app's cron (app.ts). */
 export const deleteExpired = expiredRowsCleanup(schema, {
