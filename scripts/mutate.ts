@@ -137,7 +137,7 @@ const TARGETS: Readonly<Record<string, readonly string[]>> = {
   "src/auth/schema/user-field-limits.ts": ["test/auth/user-field-limits.test.ts"],
   "src/auth/http.ts": ["test/auth/http-middleware.test.ts"],
   "src/auth/plugins/backend/claims.ts": ["test/auth/claims.test.ts", "test/auth/plugin.test.ts"],
-  "src/auth/current-user.ts": ["test/auth/helpers-ctx.test.ts", "test/auth/helpers.test.ts"],
+  "src/auth/current-user.ts": ["test/auth/current-user-ctx.test.ts", "test/auth/current-user.test.ts"],
   // The read side of the Better Auth data layer and its shared helpers: all in-process SQLite suites.
   "src/auth/data/find.ts": ["test/auth/data/reads.test.ts", "test/auth/data-functions.test.ts"],
   "src/auth/data/count.ts": ["test/auth/data/reads.test.ts", "test/auth/data-functions.test.ts"],

@@ -46,7 +46,7 @@ export interface CreateApiOptions<S extends SchemaDefinition = SchemaDefinition>
 }
 
 /** The internal data functions of {@link createApi}, one per operation of operations.ts. */
-export type AuthApi = {
+export type AuthDataFunctions = {
   [N in OperationName]: RegisteredFunction<KindOf<N>, "internal", ArgsOf<N>, ResultOf<N>>;
 };
 
@@ -60,7 +60,10 @@ export type AuthFunctions = { [N in OperationName]: FunctionReference<KindOf<N>,
  * The auth data functions of SPEC §4.2 as internal functions of `schema`: export them from a
  * module (e.g. `auth`) and give `internal.auth` to the HTTP adapter.
  */
-export function createApi<S extends SchemaDefinition>(schema: S, options: CreateApiOptions<S> = {}): AuthApi {
+export function createApi<S extends SchemaDefinition>(
+  schema: S,
+  options: CreateApiOptions<S> = {},
+): AuthDataFunctions {
   const builders = functionsFor(schema);
   const builderOf = {
     mutation: (options.internalMutation ??
@@ -85,5 +88,5 @@ export function createApi<S extends SchemaDefinition>(schema: S, options: Create
       },
     });
   }
-  return api as AuthApi;
+  return api as AuthDataFunctions;
 }
