@@ -1,6 +1,7 @@
 /**
  * The two Better Auth database adapters (SPEC §1.4), both made with Better Auth's own
- * `createAdapterFactory` and both running the same data functions:
+ * `createAdapterFactory` and both running the same data operations (the table in
+ * data/operations.ts; `factory` below maps Better Auth's adapter methods onto them):
  *
  * - `adapter(ctx, options)`: directly on `ctx.db`, inside the caller's transaction (queries and
  *   mutations). In a query ctx every write is refused with `READ_ONLY` before anything happens.
