@@ -140,7 +140,7 @@ const TARGETS: Readonly<Record<string, readonly string[]>> = {
   "src/auth/schema/user-field-limits.ts": ["test/auth/user-field-limits.test.ts"],
   "src/auth/http.ts": ["test/auth/http-middleware.test.ts"],
   "src/auth/plugins/backend/claims.ts": ["test/auth/claims.test.ts", "test/auth/plugin.test.ts"],
-  "src/auth/current-user.ts": ["test/auth/helpers-ctx.test.ts", "test/auth/helpers.test.ts"],
+  "src/auth/current-user.ts": ["test/auth/current-user-ctx.test.ts", "test/auth/current-user.test.ts"],
   // The read side of the Better Auth data layer and its shared helpers: all in-process SQLite suites.
   "src/auth/data/find.ts": ["test/auth/data/reads.test.ts", "test/auth/data-functions.test.ts"],
   "src/auth/data/count.ts": ["test/auth/data/reads.test.ts", "test/auth/data-functions.test.ts"],
@@ -157,8 +157,15 @@ const TARGETS: Readonly<Record<string, readonly string[]>> = {
   "src/auth/data/writer.ts": ["test/auth/data/writes.test.ts"],
   "src/auth/data/functions.ts": [
     "test/auth/data-functions.test.ts",
+    "test/auth/data/operations.test.ts",
+    "test/auth/data/validators.test.ts",
     "test/auth/data/writes.test.ts",
     "test/auth/data/reads.test.ts",
+  ],
+  "src/auth/data/operations.ts": [
+    "test/auth/data/operations.test.ts",
+    "test/auth/data/validators.test.ts",
+    "test/auth/data-functions.test.ts",
   ],
   // Who may call the admin console's queries: its unit test, and the example app's access test.
   "src/auth/admin/functions.ts": ["test/admin/admin-functions.test.ts", "test/admin/admin-access.test.ts"],

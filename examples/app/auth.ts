@@ -1,5 +1,5 @@
 /**
- * Authentication of the example app (SPEC §4.3): Better Auth with email + password, the admin,
+ * Authentication of the example app (requirements §4.3): Better Auth with email + password, the admin,
  * organization and two-factor plugins (auth-options.ts) and the `backend` plugin, storing
  * everything in this app's tables. Email flows
  * (verification, password reset, magic link, email OTP) go through the mail setting (`SMTP_URL`,
@@ -16,7 +16,7 @@ import {
   authConfig,
   authEmails,
   backend,
-  createClient,
+  bindAuthData,
   expiredRowsCleanup,
   freshSessionFor,
   mailOutbox,
@@ -50,7 +50,7 @@ async function uniqueUsername(ctx: MutationCtx<DataModel>, email: string): Promi
   }
 }
 
-export const authClient = createClient({
+export const authData = bindAuthData({
   authFunctions,
   schema,
   // Auth writes go through the app's wrapper, so the user-count trigger runs on sign-up.
@@ -144,11 +144,11 @@ function authOptions(
 }
 
 /** Auth over the HTTP adapter: HTTP routes and actions. */
-export const createAuth = (ctx: ActionCtx) => betterAuth(authOptions(ctx, authClient.httpAdapter(ctx)));
+export const createAuth = (ctx: ActionCtx) => betterAuth(authOptions(ctx, authData.httpAdapter(ctx)));
 
 /** Auth over the direct adapter: inside a query or mutation's own transaction. */
 export const getAuth = (ctx: QueryCtx<DataModel> | MutationCtx<DataModel>) =>
-  betterAuth(authOptions(ctx, authClient.adapter(ctx)));
+  betterAuth(authOptions(ctx, authData.adapter(ctx)));
 
 export const {
   create,
@@ -162,7 +162,7 @@ export const {
   getLatestJwks,
   rotateKeys,
   checkOptions,
-} = authClient.createAuthFunctions(createAuth);
+} = authData.createAuthFunctions(createAuth);
 
 /** Deletes expired sessions and verification rows in batches; run by the app's cron (app.ts). */
 export const deleteExpired = expiredRowsCleanup(schema, {

@@ -1,4 +1,4 @@
-// SPEC §4.1: the MessageChannel stand-in must load before every other import of the HTTP entry.
+// requirements §4.1: the MessageChannel stand-in must load before every other import of the HTTP entry.
 import "service-auth/auth/polyfill";
 import { Hono } from "hono";
 import { authHttpRouter, type HttpEnv } from "service-auth/auth";

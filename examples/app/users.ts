@@ -1,6 +1,6 @@
 import { getAuthUserId, recordAuditEvent } from "service-auth/auth";
 import { AppError, v } from "service-auth/server";
-import { authClient } from "./auth.ts";
+import { authData } from "./auth.ts";
 import { action, internalMutation, query } from "./functions.ts";
 
 /** The signed-in user, or `UNAUTHORIZED`. */
@@ -26,7 +26,7 @@ export const me = query({
 export const session = query({
   args: {},
   handler: async (ctx) => {
-    const doc = await authClient.getSession(ctx);
+    const doc = await authData.getSession(ctx);
     if (!doc) throw new AppError("UNAUTHORIZED", "Sign in first");
     return doc;
   },
@@ -36,7 +36,7 @@ export const session = query({
 export const sessionFromAction = action({
   args: {},
   handler: async (ctx) => {
-    const doc = await authClient.getSession(ctx);
+    const doc = await authData.getSession(ctx);
     if (!doc) throw new AppError("UNAUTHORIZED", "Sign in first");
     return doc;
   },

@@ -1,6 +1,7 @@
 /**
  * The two Better Auth database adapters (requirements §1.4), both made with Better Auth's own
- * `createAdapterFactory` and both running the same data functions:
+ * `createAdapterFactory` and both running the same data operations (the table in
+ * data/operations.ts; `factory` below maps Better Auth's adapter methods onto them):
  *
  * - `adapter(ctx, options)`: directly on `ctx.db`, inside the caller's transaction (queries and
  *   mutations). In a query ctx every write is refused with `READ_ONLY` before anything happens.
@@ -21,39 +22,20 @@ import {
   type DBAdapter,
   type DBAdapterDebugLogOption,
 } from "better-auth/adapters";
-import type { ActionCtx, MutationCtx, QueryCtx, SchemaDefinition } from "service-auth/server";
-import { dbCount } from "./data/count.ts";
-import { dbCreate } from "./data/create.ts";
-import { dbDeleteMany, dbDeleteOne } from "./data/delete.ts";
-import { dbFindMany, dbFindOne } from "./data/find.ts";
-import type { AuthFunctions } from "./data/functions.ts";
 import type {
-  CountArgs,
-  CreateArgs,
-  DataConfig,
-  DeleteArgs,
-  FindManyArgs,
-  FindOneArgs,
-  StoredDoc,
-  UpdateArgs,
-} from "./data/types.ts";
-import { dbUpdateMany, dbUpdateOne } from "./data/update.ts";
+  ActionCtx,
+  FunctionReference,
+  MutationCtx,
+  QueryCtx,
+  SchemaDefinition,
+} from "service-auth/server";
+import type { AuthFunctions } from "./data/functions.ts";
+import { type OperationCalls, operationCalls } from "./data/operations.ts";
+import type { DataConfig, StoredDoc } from "./data/types.ts";
 import { isWriteCtx } from "./data/writer.ts";
 import type { WhereClause, WhereMode } from "./where/index.ts";
 
 export type { AuthFunctions } from "./data/functions.ts";
-
-/** The stored-document operations an adapter runs (directly or through function calls). */
-interface StoreOps {
-  create(args: CreateArgs): Promise<StoredDoc>;
-  findOne(args: FindOneArgs): Promise<StoredDoc | null>;
-  findMany(args: FindManyArgs): Promise<StoredDoc[]>;
-  count(args: CountArgs): Promise<number>;
-  updateOne(args: UpdateArgs): Promise<StoredDoc | null>;
-  updateMany(args: UpdateArgs): Promise<number>;
-  deleteOne(args: DeleteArgs): Promise<unknown>;
-  deleteMany(args: DeleteArgs): Promise<number>;
-}
 
 type BetterAuthSchema = Record<string, { modelName: string; fields: Record<string, { fieldName?: string }> }>;
 
@@ -174,7 +156,7 @@ type TransactionScope = <T>(fn: () => Promise<T>) => Promise<T>;
  * inside that scope, with this same adapter: its calls join the scope's transaction.
  */
 function makeAdapter(
-  ops: StoreOps,
+  ops: OperationCalls,
   meta: AdapterMeta,
   inTransaction?: TransactionScope,
 ): (options: BetterAuthOptions) => DBAdapter<BetterAuthOptions> {
@@ -189,7 +171,7 @@ function makeAdapter(
 }
 
 function factory(
-  ops: StoreOps,
+  ops: OperationCalls,
   meta: AdapterMeta,
   transaction: false | (<R>(callback: (trx: DBAdapter<BetterAuthOptions>) => Promise<R>) => Promise<R>),
 ) {
@@ -290,16 +272,7 @@ export interface AdapterOptions extends DataConfig {
  */
 export function adapter(ctx: QueryCtx<any> | MutationCtx<any>, options: AdapterOptions) {
   const { debugLogs, ...config } = options;
-  const ops: StoreOps = {
-    create: (a) => dbCreate(ctx, config, a),
-    findOne: (a) => dbFindOne(ctx, config, a),
-    findMany: (a) => dbFindMany(ctx, config, a),
-    count: (a) => dbCount(ctx, config, a),
-    updateOne: (a) => dbUpdateOne(ctx, config, a),
-    updateMany: (a) => dbUpdateMany(ctx, config, a),
-    deleteOne: (a) => dbDeleteOne(ctx, config, a),
-    deleteMany: (a) => dbDeleteMany(ctx, config, a),
-  };
+  const ops = operationCalls((_name, operation, args) => operation.run(ctx, config, args));
   return makeAdapter(
     ops,
     {
@@ -334,16 +307,12 @@ export function httpAdapter(
   options: HttpAdapterOptions,
 ) {
   const fns = options.authFunctions;
-  const ops: StoreOps = {
-    create: (a) => ctx.runMutation(fns.create, a),
-    findOne: (a) => ctx.runQuery(fns.findOne, a),
-    findMany: (a) => ctx.runQuery(fns.findMany, a),
-    count: (a) => ctx.runQuery(fns.count, a),
-    updateOne: (a) => ctx.runMutation(fns.updateOne, a),
-    updateMany: (a) => ctx.runMutation(fns.updateMany, a),
-    deleteOne: (a) => ctx.runMutation(fns.deleteOne, a),
-    deleteMany: (a) => ctx.runMutation(fns.deleteMany, a),
-  };
+  // Each operation through the function of the same name, as the query or mutation it is.
+  const ops = operationCalls((name, operation, args) =>
+    operation.kind === "query"
+      ? ctx.runQuery(fns[name] as FunctionReference<"query">, args)
+      : ctx.runMutation(fns[name] as FunctionReference<"mutation">, args),
+  );
   return makeAdapter(
     ops,
     {

@@ -46,13 +46,13 @@ export interface SessionDocument {
 
 /** Where `getSession` reads the session document when the ctx has no database. */
 export interface GetSessionOptions {
-  /** The data functions (e.g. `internal.auth`); `createClient` binds them. */
+  /** The data functions (e.g. `internal.auth`); `bindAuthData` binds them. */
   authFunctions?: Pick<AuthFunctions, "findOne">;
 }
 
 /**
  * The caller's session document, or null. It is read from the database: `ctx.db` in queries and
- * mutations, the `findOne` data function in actions (with `authFunctions`, as `createClient`'s
+ * mutations, the `findOne` data function in actions (with `authFunctions`, as `bindAuthData`'s
  * `getSession` passes them). Only without either is it built from the token's claims, which hold
  * no `activeOrganizationId` and may be up to a token lifetime old.
  */

@@ -3,7 +3,20 @@
  * unexpired, and its user must not be banned. The session record, not the JWT, decides access.
  */
 import { type IdentityResolver, ServiceError, type UserIdentity } from "service-auth/server";
-import { BANNED_MESSAGE, isBanned } from "./plugins/backend/index.ts";
+
+/**
+ * True for a user whose ban is in force (`banned` set, `banExpires` absent or in the future). The
+ * rule of step 2 below; the `backend` plugin applies it too, so a banned user gets no new JWT.
+ */
+export function isBanned(user: { banned?: unknown; banExpires?: unknown }): boolean {
+  if (!user.banned) return false;
+  if (user.banExpires == null) return true;
+  const expires = user.banExpires instanceof Date ? user.banExpires.getTime() : Number(user.banExpires);
+  return !(expires <= Date.now());
+}
+
+/** What a banned user is told, by step 2 (`ACCOUNT_BANNED`) and by the plugin's token endpoint. */
+export const BANNED_MESSAGE = "This account is banned. Contact support if you believe this is an error.";
 
 /** The identity functions see; `subject` and `userId` are the user id. */
 export interface AuthIdentity extends UserIdentity {

@@ -29,10 +29,10 @@ export {
 } from "./audit/retention.ts";
 export type { BetterAuthLogger } from "./better-auth-logger.ts";
 export { betterAuthLogger } from "./better-auth-logger.ts";
+export type { AuthDataOptions, ClientOptions } from "./bind-auth-data.ts";
+export { bindAuthData, createClient } from "./bind-auth-data.ts";
 export type { AppCommand, CommandIo } from "./cli.ts";
 export { authCommand } from "./cli.ts";
-export type { ClientOptions } from "./client.ts";
-export { createClient } from "./client.ts";
 export type { GetSessionOptions, IdentityCtx, SessionDocument } from "./current-user.ts";
 export { getAuthUserId, getAuthUserIdentity, getHeaders, getSession } from "./current-user.ts";
 export type { AuthFunctions, CreateApiOptions } from "./data/functions.ts";
@@ -44,7 +44,7 @@ export { authHousekeepingCrons, CLEANUP_CRON, expiredRowsCleanup } from "./house
 export type { AuthHandler, CreateAuth, HttpEnv } from "./http.ts";
 export { authHttpRouter, authMiddleware, corsRule } from "./http.ts";
 export type { AuthIdentity } from "./identity.ts";
-export { resolveIdentity } from "./identity.ts";
+export { BANNED_MESSAGE, isBanned, resolveIdentity } from "./identity.ts";
 export {
   AUTH_ENV_COMMAND,
   AUTH_SECRET_VAR,
@@ -63,7 +63,7 @@ export { hashPassword, nativePasswordHasher, verifyPassword } from "./password.t
 export type { DefinePayload, PayloadInput } from "./plugins/backend/claims.ts";
 export { defaultPayload, payloadWithRequiredClaims } from "./plugins/backend/claims.ts";
 export type { BackendPluginOptions } from "./plugins/backend/index.ts";
-export { BANNED_MESSAGE, backend, isBanned } from "./plugins/backend/index.ts";
+export { backend } from "./plugins/backend/index.ts";
 export { AUDIENCE, authConfig, getAuthConfigProvider, siteOriginOf, siteUrlOf } from "./provider-config.ts";
 export type { RunAsSession, SessionMintingAuth } from "./run-as.ts";
 export { runAsUser } from "./run-as.ts";

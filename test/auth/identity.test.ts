@@ -3,12 +3,13 @@
  * named by the token must exist, belong to the token's user and be unexpired, and the user must
  * exist and not be banned (a ban with `banExpires` in the future still refuses; a lapsed one does
  * not). Each refusal is checked with its exact code, so a rule dropped from the resolver fails here.
+ * The ban rule itself (`isBanned`, also applied by the `backend` plugin's token endpoint) is checked
+ * as a function at the end.
  */
 import { SignJWT } from "jose";
 import { defineSchema, defineTable, v } from "service-auth/server";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { resolveIdentity } from "../../src/auth/identity.ts";
-import { BANNED_MESSAGE } from "../../src/auth/plugins/backend/index.ts";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from "vitest";
+import { BANNED_MESSAGE, isBanned, resolveIdentity } from "../../src/auth/identity.ts";
 import type { Backend } from "../../src/backend/runtime.ts";
 import { startTestBackend } from "../helpers/service.ts";
 import { AUDIENCE, ISSUER, makeKeys, signToken, type TestKeys } from "../sync/fixtures/auth.ts";
@@ -177,5 +178,39 @@ describe("resolveIdentity", () => {
     const sessionId = await session(userId);
     const { identity } = await backend.authenticate(await signToken(keys, { sub: userId, sessionId }));
     expect(identity).toMatchObject({ userId, sessionId });
+  });
+});
+
+describe("isBanned: the ban rule step 2 and the plugin apply", () => {
+  const NOW = 1_800_000_000_000;
+
+  it("not banned without `banned`, whatever banExpires says", () => {
+    expect(isBanned({})).toBe(false);
+    expect(isBanned({ banned: false, banExpires: NOW * 2 })).toBe(false);
+    expect(isBanned({ banned: null })).toBe(false);
+  });
+
+  it("banned for good without banExpires (undefined or null)", () => {
+    expect(isBanned({ banned: true })).toBe(true);
+    expect(isBanned({ banned: true, banExpires: null })).toBe(true);
+    expect(isBanned({ banned: true, banExpires: undefined })).toBe(true);
+  });
+
+  it("until banExpires, as a number or a Date; at banExpires the ban is over", () => {
+    vi.useFakeTimers({ now: NOW, toFake: ["Date"] });
+    onTestFinished(() => {
+      vi.useRealTimers();
+    });
+    expect(isBanned({ banned: true, banExpires: NOW + 1 })).toBe(true);
+    expect(isBanned({ banned: true, banExpires: NOW })).toBe(false);
+    expect(isBanned({ banned: true, banExpires: NOW - 1 })).toBe(false);
+    expect(isBanned({ banned: true, banExpires: new Date(NOW + 1) })).toBe(true);
+    expect(isBanned({ banned: true, banExpires: new Date(NOW) })).toBe(false);
+    expect(isBanned({ banned: true, banExpires: String(NOW + 1000) })).toBe(true);
+    expect(isBanned({ banned: true, banExpires: 0 })).toBe(false);
+  });
+
+  it("the refusal's message", () => {
+    expect(BANNED_MESSAGE).toBe("This account is banned. Contact support if you believe this is an error.");
   });
 });

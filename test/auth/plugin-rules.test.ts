@@ -1,27 +1,16 @@
 /**
  * The `backend` plugin's own rules (`src/auth/plugins/backend/index.ts`) as functions, without a server:
- * how `Set-Cookie` lines set or end a cookie, when a ban is in force, what the plugin refuses to be
- * built with, and the final-response hook that ends the JWT cookie with the session cookie (the
+ * how `Set-Cookie` lines set or end a cookie, what the plugin refuses to be built with, and the final-response hook that ends the JWT cookie with the session cookie (the
  * cookie line it writes from Better Auth's cookie attributes). test/auth/plugin.test.ts checks the
  * same plugin through Better Auth's routes.
  */
-import { afterEach, describe, expect, it, vi } from "vitest";
-import {
-  BANNED_MESSAGE,
-  backend,
-  cookieChange,
-  isBanned,
-  KEY_PATHS,
-} from "../../src/auth/plugins/backend/index.ts";
+import { describe, expect, it } from "vitest";
+import { backend, cookieChange, KEY_PATHS } from "../../src/auth/plugins/backend/index.ts";
 
 const JWT = "service-auth.jwt";
 const SESSION = "service-auth.session_token";
 const authConfig = (provider: Record<string, unknown> = {}) =>
   ({ providers: [{ issuer: "https://auth.example", audience: "app", ...provider }] }) as any;
-
-afterEach(() => {
-  vi.useRealTimers();
-});
 
 describe("cookieChange", () => {
   it("is undefined without a line for the cookie (a longer name is another cookie)", () => {
@@ -50,37 +39,6 @@ describe("cookieChange", () => {
   it("the last line for the cookie wins", () => {
     expect(cookieChange([`${JWT}=abc`, `${JWT}=; Max-Age=0`], JWT)).toBe("cleared");
     expect(cookieChange([`${JWT}=; Max-Age=0`, `${JWT}=abc`, `${SESSION}=; Max-Age=0`], JWT)).toBe("set");
-  });
-});
-
-describe("isBanned", () => {
-  const NOW = 1_800_000_000_000;
-
-  it("not banned without `banned`, whatever banExpires says", () => {
-    expect(isBanned({})).toBe(false);
-    expect(isBanned({ banned: false, banExpires: NOW * 2 })).toBe(false);
-    expect(isBanned({ banned: null })).toBe(false);
-  });
-
-  it("banned for good without banExpires (undefined or null)", () => {
-    expect(isBanned({ banned: true })).toBe(true);
-    expect(isBanned({ banned: true, banExpires: null })).toBe(true);
-    expect(isBanned({ banned: true, banExpires: undefined })).toBe(true);
-  });
-
-  it("until banExpires, as a number or a Date; at banExpires the ban is over", () => {
-    vi.useFakeTimers({ now: NOW, toFake: ["Date"] });
-    expect(isBanned({ banned: true, banExpires: NOW + 1 })).toBe(true);
-    expect(isBanned({ banned: true, banExpires: NOW })).toBe(false);
-    expect(isBanned({ banned: true, banExpires: NOW - 1 })).toBe(false);
-    expect(isBanned({ banned: true, banExpires: new Date(NOW + 1) })).toBe(true);
-    expect(isBanned({ banned: true, banExpires: new Date(NOW) })).toBe(false);
-    expect(isBanned({ banned: true, banExpires: String(NOW + 1000) })).toBe(true);
-    expect(isBanned({ banned: true, banExpires: 0 })).toBe(false);
-  });
-
-  it("the refusal's message", () => {
-    expect(BANNED_MESSAGE).toBe("This account is banned. Contact support if you believe this is an error.");
   });
 });
 

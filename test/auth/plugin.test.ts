@@ -5,7 +5,7 @@
  */
 import { decodeJwt, decodeProtectedHeader } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BANNED_MESSAGE } from "../../src/auth/plugins/backend/index.ts";
+import { BANNED_MESSAGE } from "../../src/auth/identity.ts";
 import { type AuthFixture, startAuthFixture } from "../helpers/auth-fixture.ts";
 import { type ExampleApp, PASSWORD, startExampleApp } from "../helpers/example-app.ts";
 import { getJson } from "../helpers/http.ts";

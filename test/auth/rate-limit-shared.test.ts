@@ -3,8 +3,8 @@
  * file count a client's wrong sign-ins together, and instances racing on one key lose no count.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { authClient } from "../../examples/app/auth.ts";
-import { type AuthFunctions, createApi, createClient, defineAuthTables } from "../../src/auth/index.ts";
+import { authData } from "../../examples/app/auth.ts";
+import { type AuthFunctions, bindAuthData, createApi, defineAuthTables } from "../../src/auth/index.ts";
 import {
   adapterOf,
   databaseRateLimitStore,
@@ -45,7 +45,7 @@ async function storedCount(i: number, client: string): Promise<number | undefine
 /** A store over `backend`'s data functions, as its HTTP routes reach them. */
 function storeOver(
   backend: Pick<ExampleApp["backend"], "runQuery" | "runMutation">,
-  client: Pick<typeof authClient, "httpAdapter">,
+  client: Pick<typeof authData, "httpAdapter">,
   // The other tests write small timestamps: with the clock at 0 nothing is old enough to prune.
   prune: PruneOptions = { retainMs: 60_000, now: () => 0 },
 ) {
@@ -54,7 +54,7 @@ function storeOver(
       (await backend.runQuery(ref, args, { allowInternal: true })).value,
     runMutation: async (ref: any, args: any) =>
       (await backend.runMutation(ref, args, { allowInternal: true })).value,
-  } as Parameters<typeof authClient.httpAdapter>[0];
+  } as Parameters<typeof authData.httpAdapter>[0];
   const database = client.httpAdapter(ctx);
   const adapter = adapterOf(database, () => ({ database, rateLimit: { storage: "database" } }));
   if (!adapter) throw new Error("the example's database is an adapter factory");
@@ -115,7 +115,7 @@ describe("rate limits shared by instances", () => {
 
 describe("the database store", () => {
   /** Instance `i`'s store. */
-  const storeOf = (i: number) => storeOver(apps[i].backend, authClient);
+  const storeOf = (i: number) => storeOver(apps[i].backend, authData);
 
   it("loses no count when two instances read the same count and then both write", async () => {
     const [a, b] = [storeOf(0), storeOf(1)];
@@ -177,7 +177,7 @@ describe("pruning the counts", () => {
 
   it("deletes rows past the longest window before creating a row, at most once per window", async () => {
     let now = 10_000_000;
-    const store = storeOver(apps[0].backend, authClient, { retainMs: 60_000, now: () => now });
+    const store = storeOver(apps[0].backend, authData, { retainMs: 60_000, now: () => now });
     const count = async (client: string, at: number) => {
       const key = `${client}/sign-in/email`;
       const seen = await store.get(key);
@@ -205,7 +205,7 @@ describe("an app whose schema has no rateLimit table", () => {
     const schema = defineSchema({ ...defineAuthTables() });
     const backend = await startTestBackend({ schema, modules: { auth: createApi(schema) } });
     try {
-      const store = storeOver(backend, createClient({ authFunctions: anyApi.auth as AuthFunctions, schema }));
+      const store = storeOver(backend, bindAuthData({ authFunctions: anyApi.auth as AuthFunctions, schema }));
       const key = "198.51.100.9/sign-in/email";
       expect(await store.get(key)).toBeUndefined();
       await store.set(key, { key, count: 1, lastRequest: 7_000 });

@@ -1,7 +1,7 @@
 /**
- * The auth data layer as internal functions: `createApi` wraps the data operations of `data/`
- * (create / find / count / update / delete on the auth tables, with model triggers and unique
- * fields) as the internal functions the HTTP adapter calls through `runQuery` / `runMutation`
+ * The auth data layer as internal functions: `createApi` wraps each data operation of
+ * operations.ts (create / find / count / update / delete on the auth tables, with model triggers
+ * and unique fields) as an internal query or mutation of the same name, the functions the HTTP adapter calls through `runQuery` / `runMutation`
  * (requirements §4.2). The direct adapter calls the same operations with the caller's ctx (same
  * transaction).
  *
@@ -16,23 +16,16 @@ import type {
   SchemaDefinition,
 } from "service-auth/server";
 import { functionsFor } from "service-auth/server";
-import { dbCount } from "./count.ts";
-import { dbCreate } from "./create.ts";
-import { dbDeleteMany, dbDeleteOne } from "./delete.ts";
-import { dbFindMany, dbFindOne } from "./find.ts";
-import type {
-  AuthTriggers,
-  CountArgs,
-  CreateArgs,
-  DataConfig,
-  DeleteArgs,
-  FindManyArgs,
-  FindOneArgs,
-  StoredDoc,
-  UpdateArgs,
-} from "./types.ts";
-import { dbUpdateMany, dbUpdateOne } from "./update.ts";
-import { argValidators, checkModelArgs } from "./validators.ts";
+import {
+  type ArgsOf,
+  DATA_OPERATIONS,
+  type KindOf,
+  OPERATION_NAMES,
+  type OperationName,
+  type ResultOf,
+} from "./operations.ts";
+import type { AuthTriggers, DataConfig } from "./types.ts";
+import { checkModelArgs, LOOSE_ARGS } from "./validators.ts";
 
 type MutationBuilder<S extends SchemaDefinition> = FunctionBuilders<DataModelOf<S>>["internalMutation"];
 
@@ -52,42 +45,31 @@ export interface CreateApiOptions<S extends SchemaDefinition = SchemaDefinition>
   models?: readonly string[];
 }
 
-/** The internal data functions of {@link createApi}. */
-export type AuthApi = {
-  create: RegisteredFunction<"mutation", "internal", CreateArgs, StoredDoc>;
-  findOne: RegisteredFunction<"query", "internal", FindOneArgs, StoredDoc | null>;
-  findMany: RegisteredFunction<"query", "internal", FindManyArgs, StoredDoc[]>;
-  count: RegisteredFunction<"query", "internal", CountArgs, number>;
-  updateOne: RegisteredFunction<"mutation", "internal", UpdateArgs, StoredDoc | null>;
-  updateMany: RegisteredFunction<"mutation", "internal", UpdateArgs, number>;
-  deleteOne: RegisteredFunction<"mutation", "internal", DeleteArgs, null>;
-  deleteMany: RegisteredFunction<"mutation", "internal", DeleteArgs, number>;
+/** The internal data functions of {@link createApi}, one per operation of operations.ts. */
+export type AuthDataFunctions = {
+  [N in OperationName]: RegisteredFunction<KindOf<N>, "internal", ArgsOf<N>, ResultOf<N>>;
 };
 
 /**
  * References to the data functions, as the HTTP adapter calls them: the `internal.<module>` of
  * the module exporting {@link createApi}'s functions (e.g. `internal.auth`).
  */
-export interface AuthFunctions {
-  create: FunctionReference<"mutation", any, CreateArgs, any>;
-  findOne: FunctionReference<"query", any, FindOneArgs, any>;
-  findMany: FunctionReference<"query", any, FindManyArgs, any>;
-  count: FunctionReference<"query", any, CountArgs, any>;
-  updateOne: FunctionReference<"mutation", any, UpdateArgs, any>;
-  updateMany: FunctionReference<"mutation", any, UpdateArgs, any>;
-  deleteOne: FunctionReference<"mutation", any, DeleteArgs, any>;
-  deleteMany: FunctionReference<"mutation", any, DeleteArgs, any>;
-}
+export type AuthFunctions = { [N in OperationName]: FunctionReference<KindOf<N>, any, ArgsOf<N>, any> };
 
 /**
  * The auth data functions of requirements §4.2 as internal functions of `schema`: export them from a
  * module (e.g. `auth`) and give `internal.auth` to the HTTP adapter.
  */
-export function createApi<S extends SchemaDefinition>(schema: S, options: CreateApiOptions<S> = {}): AuthApi {
+export function createApi<S extends SchemaDefinition>(
+  schema: S,
+  options: CreateApiOptions<S> = {},
+): AuthDataFunctions {
   const builders = functionsFor(schema);
-  const mutation = (options.internalMutation ??
-    builders.internalMutation) as FunctionBuilders<any>["internalMutation"];
-  const query = builders.internalQuery as FunctionBuilders<any>["internalQuery"];
+  const builderOf = {
+    mutation: (options.internalMutation ??
+      builders.internalMutation) as FunctionBuilders<any>["internalMutation"],
+    query: builders.internalQuery as FunctionBuilders<any>["internalQuery"],
+  };
   const config: DataConfig = {
     schema,
     triggers: options.triggers,
@@ -95,31 +77,16 @@ export function createApi<S extends SchemaDefinition>(schema: S, options: Create
     models: options.models,
   };
   const skip = options.skipValidation ?? false;
-  const args = argValidators(skip);
-  const checked = <A extends { model: string; data?: unknown; update?: unknown }>(a: A): A => {
-    if (!skip) checkModelArgs(config, a);
-    return a;
-  };
-  return {
-    create: mutation({ args: args.create, handler: (ctx, a: any) => dbCreate(ctx, config, checked(a)) }),
-    findOne: query({ args: args.findOne, handler: (ctx, a: any) => dbFindOne(ctx, config, checked(a)) }),
-    findMany: query({ args: args.findMany, handler: (ctx, a: any) => dbFindMany(ctx, config, checked(a)) }),
-    count: query({ args: args.count, handler: (ctx, a: any) => dbCount(ctx, config, checked(a)) }),
-    updateOne: mutation({
-      args: args.update,
-      handler: (ctx, a: any) => dbUpdateOne(ctx, config, checked(a)),
-    }),
-    updateMany: mutation({
-      args: args.update,
-      handler: (ctx, a: any) => dbUpdateMany(ctx, config, checked(a)),
-    }),
-    deleteOne: mutation({
-      args: args.remove,
-      handler: (ctx, a: any) => dbDeleteOne(ctx, config, checked(a)),
-    }),
-    deleteMany: mutation({
-      args: args.remove,
-      handler: (ctx, a: any) => dbDeleteMany(ctx, config, checked(a)),
-    }),
-  } as unknown as AuthApi;
+  const api: Record<string, RegisteredFunction> = {};
+  for (const name of OPERATION_NAMES) {
+    const operation = DATA_OPERATIONS[name];
+    api[name] = builderOf[operation.kind]({
+      args: skip ? LOOSE_ARGS : operation.args,
+      handler: (ctx, args: any) => {
+        if (!skip) checkModelArgs(config, args);
+        return operation.run(ctx, config, args);
+      },
+    });
+  }
+  return api as AuthDataFunctions;
 }

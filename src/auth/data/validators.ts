@@ -1,6 +1,7 @@
 /**
  * Argument validators of the internal data functions: loose ones (`skipValidation`), or the
- * strict ones plus a check of `data` / `update` against exactly the named model's fields.
+ * strict ones (put together per operation in operations.ts) plus a check of `data` / `update`
+ * against exactly the named model's fields.
  */
 import { ServiceError, ValidationError } from "service-auth/server";
 import { type PropertyValidators, type Validator, v, validate } from "service-auth/values";
@@ -55,55 +56,33 @@ function modelValidatorsOf(shape: TableShape) {
   return validators;
 }
 
-/** The `args` validators of each data function. */
-export interface ArgValidators {
-  create: PropertyValidators;
-  findOne: PropertyValidators;
-  findMany: PropertyValidators;
-  count: PropertyValidators;
-  update: PropertyValidators;
-  remove: PropertyValidators;
-}
+/**
+ * The pieces of the data operations' strict argument validators (the table in operations.ts puts
+ * them together per operation). The model and its data are checked by `shapeOf` and
+ * `checkModelArgs`, which name the model and the field; a union over every model's validator would
+ * only say "object | object | …".
+ */
+export const ARGS = {
+  model: v.string(),
+  data: v.record(v.any()),
+  select: v.optional(v.array(v.string())),
+  where: v.array(whereClause),
+  sortBy: v.optional(sortByValidator),
+  limit: v.optional(v.number()),
+  offset: v.optional(v.number()),
+} as const;
 
-export function argValidators(skipValidation: boolean): ArgValidators {
-  if (skipValidation) {
-    const loose = {
-      model: v.string(),
-      data: v.optional(v.any()),
-      where: v.optional(v.any()),
-      update: v.optional(v.any()),
-    };
-    const rest = {
-      select: v.optional(v.any()),
-      sortBy: v.optional(v.any()),
-      limit: v.optional(v.any()),
-      offset: v.optional(v.any()),
-    };
-    const all = { ...loose, ...rest };
-    return { create: all, findOne: all, findMany: all, count: all, update: all, remove: all };
-  }
-  // The model and its data are checked by `shapeOf` and `checkModelArgs`, which name the model and
-  // the field; a union over every model's validator would only say "object | object | …".
-  const model = v.string();
-  const data = v.record(v.any());
-  const select = v.optional(v.array(v.string()));
-  const where = v.array(whereClause);
-  return {
-    create: { model, data, select },
-    findOne: { model, where, select },
-    findMany: {
-      model,
-      where: v.optional(where),
-      sortBy: v.optional(sortByValidator),
-      limit: v.optional(v.number()),
-      offset: v.optional(v.number()),
-      select,
-    },
-    count: { model, where: v.optional(where) },
-    update: { model, where, update: data },
-    remove: { model, where },
-  };
-}
+/** The arguments of every operation under `skipValidation`: only the model name is typed. */
+export const LOOSE_ARGS: PropertyValidators = {
+  model: v.string(),
+  data: v.optional(v.any()),
+  where: v.optional(v.any()),
+  update: v.optional(v.any()),
+  select: v.optional(v.any()),
+  sortBy: v.optional(v.any()),
+  limit: v.optional(v.any()),
+  offset: v.optional(v.any()),
+};
 
 /** Validates `data`/`update` against exactly its model; errors name the model and the field. */
 export function checkModelArgs(

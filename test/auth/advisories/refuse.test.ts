@@ -11,8 +11,8 @@ import {
   type AuthFunctions,
   authConfig,
   backend,
+  bindAuthData,
   checkAuthStarts,
-  createClient,
   defineAuthTables,
   AdvisoryRefusal as ExportedRefusal,
 } from "service-auth/auth";
@@ -209,19 +209,19 @@ describe.skipIf(!ON_PINNED_LINE)("refusal at the start of a service (Better Auth
   /** A service whose auth has the oidc-provider plugin and checks its auth in `prepare`. */
   function refusedApp(acceptAdvisories?: string) {
     const schema = defineSchema({ ...defineAuthTables() });
-    const client = createClient({ authFunctions: anyApi.auth as AuthFunctions, schema });
+    const authData = bindAuthData({ authFunctions: anyApi.auth as AuthFunctions, schema });
     const createAuth = (ctx: ActionCtx) =>
       betterAuth({
         baseURL: "http://localhost:3999",
         secret: "refuse-test-secret-refuse-test-secret-0123",
-        database: client.httpAdapter(ctx),
+        database: authData.httpAdapter(ctx),
         telemetry: { enabled: false },
         logger: { disabled: true },
         plugins: [backend({ authConfig: authConfig(ctx.env), acceptAdvisories }), oidcProvider()],
       });
     return {
       schema,
-      modules: { auth: client.createAuthFunctions(createAuth) },
+      modules: { auth: authData.createAuthFunctions(createAuth) },
       prepare: (b: Parameters<typeof checkAuthStarts>[0]) => checkAuthStarts(b, anyApi.auth.checkOptions),
     };
   }

@@ -1,11 +1,13 @@
 /**
- * Argument validation of the auth data functions (`src/auth/data/validators.ts`): the strict
- * validators refuse malformed where clauses, sortBy and windows; `checkModelArgs` checks create data
+ * Argument validation of the auth data functions (`src/auth/data/validators.ts`, put together per
+ * operation in `src/auth/data/operations.ts` and registered by `createApi`): the strict validators refuse malformed where clauses, sortBy and windows; `checkModelArgs` checks create data
  * and update values against exactly the named model, with errors naming the model and the field;
  * `skipValidation` leaves only the model name typed.
  */
 import { describe, expect, test } from "vitest";
-import { argValidators, checkModelArgs } from "../../../src/auth/data/validators.ts";
+import { createApi } from "../../../src/auth/data/functions.ts";
+import { OPERATION_NAMES } from "../../../src/auth/data/operations.ts";
+import { checkModelArgs } from "../../../src/auth/data/validators.ts";
 import { defineAuthTables } from "../../../src/auth/schema/auth-schema.ts";
 import { defineSchema, defineTable } from "../../../src/backend/schema.ts";
 import { validate } from "../../../src/backend/values/validate.ts";
@@ -28,8 +30,14 @@ function refusal(run: () => void): unknown {
 }
 
 /** Whether `args` pass the validators of one function, as the registry checks them. */
-const check = (validators: PropertyValidators, args: unknown) =>
-  refusal(() => validate(v.object(validators), args, "args"));
+const check = (validators: PropertyValidators | undefined, args: unknown) =>
+  refusal(() => validate(v.object(validators!), args, "args"));
+
+/** The `args` validators of each registered data function. */
+const argsOf = (skipValidation: boolean) => {
+  const api = createApi(schema, { skipValidation });
+  return Object.fromEntries(OPERATION_NAMES.map((name) => [name, api[name].args]));
+};
 
 describe("checkModelArgs", () => {
   test("valid data and updates pass; optional fields take null (Better Auth's no value)", () => {
@@ -98,7 +106,7 @@ describe("checkModelArgs", () => {
 });
 
 describe("strict argument validators", () => {
-  const strict = argValidators(false);
+  const strict = argsOf(false);
   const where = [{ field: "email", value: "a@x", operator: "eq", connector: "AND", mode: "insensitive" }];
 
   test("well-formed arguments of every function pass", () => {
@@ -112,8 +120,14 @@ describe("strict argument validators", () => {
       check(strict.findMany, { model: "user", where: either, sortBy: { field: "name", direction: "asc" } }),
     ).toBe("accepted");
     expect(check(strict.count, { model: "user" })).toBe("accepted");
-    expect(check(strict.update, { model: "user", where, update: { name: "b" } })).toBe("accepted");
-    expect(check(strict.remove, { model: "user", where })).toBe("accepted");
+    for (const name of ["updateOne", "updateMany"]) {
+      expect(check(strict[name], { model: "user", where, update: { name: "b" } }), name).toBe("accepted");
+      expect(check(strict[name], { model: "user", where }), name).toMatchObject({ path: "args.update" });
+    }
+    for (const name of ["deleteOne", "deleteMany"]) {
+      expect(check(strict[name], { model: "user", where }), name).toBe("accepted");
+      expect(check(strict[name], { model: "user" }), name).toMatchObject({ path: "args.where" });
+    }
     for (const value of ["s", 1, true, null, ["a"], [1]]) {
       expect(
         check(strict.count, { model: "user", where: [{ field: "f", value }] }),
@@ -132,8 +146,6 @@ describe("strict argument validators", () => {
     expect(bad({ value: { $ne: 1 } })).toMatchObject({ code: "INVALID_ARGUMENTS" });
     expect(bad({ value: [true] })).toMatchObject({ code: "INVALID_ARGUMENTS" });
     expect(check(strict.findOne, { model: "user" })).toMatchObject({ path: "args.where" });
-    expect(check(strict.remove, { model: "user" })).toMatchObject({ path: "args.where" });
-    expect(check(strict.update, { model: "user", where })).toMatchObject({ path: "args.update" });
     const many = (extra: Record<string, unknown>) => check(strict.findMany, { model: "user", ...extra });
     expect(many({ sortBy: { field: "name", direction: "up" } })).toMatchObject({ code: "INVALID_ARGUMENTS" });
     expect(many({ sortBy: { direction: "asc" } })).toMatchObject({ code: "INVALID_ARGUMENTS" });
@@ -146,7 +158,7 @@ describe("strict argument validators", () => {
 });
 
 test("skipValidation: only the model name is typed", () => {
-  const loose = argValidators(true);
+  const loose = argsOf(true);
   const anything = {
     model: "user",
     data: 1,
@@ -157,7 +169,17 @@ test("skipValidation: only the model name is typed", () => {
     limit: "4",
     offset: {},
   };
-  for (const fn of ["create", "findOne", "findMany", "count", "update", "remove"] as const) {
+  expect(Object.keys(loose)).toEqual([
+    "create",
+    "findOne",
+    "findMany",
+    "count",
+    "updateOne",
+    "updateMany",
+    "deleteOne",
+    "deleteMany",
+  ]);
+  for (const fn of OPERATION_NAMES) {
     expect(check(loose[fn], anything), fn).toBe("accepted");
     expect(check(loose[fn], { model: "user" }), fn).toBe("accepted");
     expect(check(loose[fn], { ...anything, model: 1 }), fn).toMatchObject({ path: "args.model" });

@@ -123,7 +123,7 @@ describe("the generated schema file", () => {
 
   it("declares the same tables, indexes and auth models as defineAuthTables", async () => {
     const expected = defineAuthTables(options, extensions);
-    const file = join(dir, "schema/table-specs.ts");
+    const file = join(dir, "table-specs.ts");
     writeFileSync(file, authTablesSource(expected, "test"));
     const generated = (await import(file)).authTables;
     expect(shapeOf(generated)).toEqual(shapeOf(expected));

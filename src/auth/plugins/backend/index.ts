@@ -4,13 +4,15 @@
  * and offers server-only `getLatestJwks` / `rotateKeys` for key management.
  *
  * It wraps Better Auth's own `jwt` plugin (signing, key storage, private-key encryption) and fixes
- * what the requirements need on top: algorithm, claims, cookie, static keys and the ban check.
+ * what the requirements need on top: algorithm, claims, cookie, static keys and the ban check (the rule itself
+ * is identity.ts's, which applies it to every authenticated request).
  */
 import type { BetterAuthPlugin } from "better-auth";
 import { APIError, createAuthEndpoint, createAuthMiddleware, sessionMiddleware } from "better-auth/api";
 import { jwt } from "better-auth/plugins";
 import { createJwk, getJwtToken } from "better-auth/plugins/jwt";
 import { advisoryLayer } from "../../advisories/plugin.ts";
+import { BANNED_MESSAGE, isBanned } from "../../identity.ts";
 import { DEFAULT_ALG, parseStoredJwks, publicJwksOf, serializeJwks } from "../../keys/stored-jwks.ts";
 import { answeringMailFailures } from "./background.ts";
 import { payloadWithRequiredClaims } from "./claims.ts";
@@ -69,16 +71,6 @@ function serializeCookie(name: string, value: string, attributes: Record<string,
   }
   return parts.join("; ");
 }
-
-/** True for a user whose ban is in force (`banned` set, `banExpires` absent or in the future). */
-export function isBanned(user: { banned?: unknown; banExpires?: unknown }): boolean {
-  if (!user.banned) return false;
-  if (user.banExpires == null) return true;
-  const expires = user.banExpires instanceof Date ? user.banExpires.getTime() : Number(user.banExpires);
-  return !(expires <= Date.now());
-}
-
-export const BANNED_MESSAGE = "This account is banned. Contact support if you believe this is an error.";
 
 /**
  * Creates the plugin. Give it the platform's auth config (issuer and audience of tokens) and, in

@@ -1,7 +1,7 @@
 /**
- * Identity helpers of requirements §4.2 through a real server: `getAuthUserIdentity`, `getAuthUserId`,
- * `getSession`, `getHeaders` in queries and actions, and `getAuth(ctx)` (the direct adapter) in a
- * mutation (writes, same transaction) and in a query (reads work, writes are refused).
+ * Identity helpers of requirements §4.2 (src/auth/current-user.ts) through a real server:
+ * `getAuthUserIdentity`, `getAuthUserId`, `getSession`, `getHeaders` in queries and actions, and
+ * `getAuth(ctx)` (the direct adapter) in a mutation (writes, same transaction) and in a query (reads work, writes are refused).
  */
 import { decodeJwt } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

@@ -1,7 +1,8 @@
 /**
- * `createClient` (requirements §4.3 "Client creation options"): binds the auth tables' schema, the data
- * function references and the triggers once, and hands out the two adapters, the data functions
- * and the identity helpers.
+ * `bindAuthData` (requirements §4.3 "Client creation options"): on the server, binds the auth tables'
+ * schema, the data function references and the triggers once, and hands out the two adapters,
+ * the data functions and the identity helpers. Not a browser client (that is Better Auth's
+ * `createAuthClient`); it was called `createClient`, which stays as a deprecated alias.
  */
 import type { ActionCtx, MutationCtx, QueryCtx, SchemaDefinition } from "service-auth/server";
 import { adapter, httpAdapter } from "./adapter.ts";
@@ -16,7 +17,8 @@ import { type AuthFunctions, type CreateApiOptions, createApi } from "./data/fun
 import type { AuthTriggers } from "./data/types.ts";
 import { type KeyManagingAuth, keyFunctions } from "./keys/functions.ts";
 
-export interface ClientOptions<S extends SchemaDefinition> {
+/** What {@link bindAuthData} binds. */
+export interface AuthDataOptions<S extends SchemaDefinition> {
   /** References to the app's auth data functions, e.g. `internal.auth`. */
   authFunctions: AuthFunctions;
   schema: S;
@@ -29,7 +31,16 @@ export interface ClientOptions<S extends SchemaDefinition> {
   triggers?: AuthTriggers<S>;
 }
 
-export function createClient<S extends SchemaDefinition>(options: ClientOptions<S>) {
+/**
+ * Binds the app's auth data setup once, for the modules that need it:
+ *
+ * ```ts
+ * export const authData = bindAuthData({ authFunctions: anyApi.auth, schema, internalMutation });
+ * export const createAuth = (ctx: ActionCtx) => betterAuth({ database: authData.httpAdapter(ctx), … });
+ * export const { create, findOne, …, rotateKeys } = authData.createAuthFunctions(createAuth);
+ * ```
+ */
+export function bindAuthData<S extends SchemaDefinition>(options: AuthDataOptions<S>) {
   const config = { schema: options.schema, triggers: options.triggers as AuthTriggers<any> | undefined };
   return {
     /** Better Auth database adapter over `ctx.db`, inside the caller's transaction (queries and mutations). */
@@ -59,3 +70,9 @@ export function createClient<S extends SchemaDefinition>(options: ClientOptions<
     getHeaders,
   };
 }
+
+/** @deprecated The old name of {@link AuthDataOptions}. */
+export type ClientOptions<S extends SchemaDefinition> = AuthDataOptions<S>;
+
+/** @deprecated Named like a browser client but binds the server side: use {@link bindAuthData}. */
+export const createClient = bindAuthData;

@@ -1,7 +1,7 @@
 /**
- * The identity helpers' own rules, on hand-built ctx objects (helpers.test.ts runs them through a
- * server, where step 2 has already refused what these cases build): an identity that is not a
- * session's, a session document that has expired or vanished since step 2, the read through the
+ * The identity helpers' own rules (src/auth/current-user.ts), on hand-built ctx objects
+ * (current-user.test.ts runs them through a server, where step 2 has already refused what these
+ * cases build): an identity that is not a session's, a session document that has expired or vanished since step 2, the read through the
  * data functions in actions, and which forwarding headers are set.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
