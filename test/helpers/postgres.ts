@@ -104,7 +104,11 @@ export interface ServerProcess {
  * `settings` (`-c name=value` each) and waits until it accepts connections; stopped when the
  * process exits at the latest.
  */
-export async function startServerAt(dir: string, data: string, settings: string[] = []): Promise<ServerProcess> {
+export async function startServerAt(
+  dir: string,
+  data: string,
+  settings: string[] = [],
+): Promise<ServerProcess> {
   const log = join(dir, "server.log");
   let port = 0;
   for (let attempt = 1; ; attempt++) {

@@ -111,13 +111,7 @@ export class ReadReplicas {
     let waited = false;
     for (;;) {
       try {
-        const value = await runTransaction(
-          replica.pools,
-          this.deps.statements(),
-          kind,
-          REPLICA_ATTEMPTS,
-          fn,
-        );
+        const value = await runTransaction(replica.pools, this.deps.statements(), kind, REPLICA_ATTEMPTS, fn);
         replicaMetrics.read(waited ? "replica_waited" : "replica_fresh");
         if (waited) replicaMetrics.waited((performance.now() - started) / 1000);
         return value;
