@@ -10,7 +10,7 @@ import { metricsRegistry } from "../../src/backend/metrics/metrics.ts";
 import type { PostgresEngine } from "../../src/backend/storage/postgres/engine.ts";
 import type { BackendClient } from "../../src/client/index.ts";
 import { callFunction } from "../helpers/http.ts";
-import { postgresBinDir, type TestPostgres, usePostgres } from "../helpers/postgres.ts";
+import { postgresBinDir, startPostgres, type TestPostgres, usePostgres } from "../helpers/postgres.ts";
 import { startStandby, type TestStandby } from "../helpers/postgres-standby.ts";
 import { eventually } from "../helpers/wait.ts";
 import { type Instances, liveChannel, post, startInstances } from "./fixtures/instances.ts";
@@ -56,8 +56,10 @@ describe.skipIf(!postgresBinDir)(
       instances = await startInstances(2, databaseUrl, { readConnectionStrings: [replicaUrl] });
       await replicasReady();
     }, 120_000);
+    let standbyStopped = false;
     afterEach(async () => {
       for (const c of clients.splice(0)) c.close();
+      if (standbyStopped) return;
       await standby.resumeReplay();
       await standby.applyDelay("0");
     });
@@ -173,6 +175,32 @@ describe.skipIf(!postgresBinDir)(
       await standby.pauseReplay();
       await post(instances.services[0], "live", "second");
       await live.sees("second");
+    }, 120_000);
+
+    it("refuses to start with a read URL of another cluster: its commit log is not the primary's", async () => {
+      const other = await startPostgres();
+      try {
+        const foreign = await other.createDatabase();
+        await expect(
+          startInstances(1, await server().createDatabase(), { readConnectionStrings: [foreign] }),
+        ).rejects.toThrow(/entry 1 .* is not a standby of DATABASE_URL's server/);
+      } finally {
+        await other.stop();
+      }
+    }, 120_000);
+
+    // Last: it stops the standby.
+    it("a replica that goes away: the primary answers, no request fails", async () => {
+      const { sessionId, token } = await instances.newSession();
+      await standby.stop();
+      standbyStopped = true;
+      const before = servedByPrimary(await replicaReads());
+      for (let call = 0; call < 5; call++)
+        for (const i of [0, 1]) expect((await instances.whoami(i, token)).status).toBe(200);
+      expect((await instances.revoke(0, sessionId)).status).toBe(200);
+      for (const i of [0, 1]) expect((await instances.whoami(i, token)).status).toBe(401);
+      expect(servedByPrimary(await replicaReads())).toBeGreaterThanOrEqual(before + 12);
+      for (const i of [0, 1]) expect(engineOf(i).replicaStates()).toEqual(["resting"]);
     }, 120_000);
   },
 );
