@@ -9,6 +9,7 @@ import { fanout } from "./fanout.ts";
 import { hash } from "./hash.ts";
 import { http } from "./http.ts";
 import type { BenchGroup } from "./lib/types.ts";
+import { pgReplicas } from "./pg-replicas.ts";
 import { pgThroughput } from "./pg-throughput.ts";
 import { platform } from "./platform.ts";
 import { postgres } from "./postgres.ts";
@@ -28,6 +29,7 @@ export const groups: Record<string, BenchGroup> = {
   fanout,
   postgres,
   "pg-throughput": pgThroughput,
+  "pg-replicas": pgReplicas,
   sockets,
   storm,
   "ws-pg": wsCallsPg,
