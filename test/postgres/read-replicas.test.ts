@@ -53,7 +53,12 @@ describe.skipIf(!postgresBinDir)(
       const databaseUrl = await primary.createDatabase();
       standby = await startStandby(primary);
       replicaUrl = standby.urlOf(databaseUrl);
-      instances = await startInstances(2, databaseUrl, { readConnectionStrings: [replicaUrl] });
+      // A wait bound well above replay lag on a loaded machine: when the replica is not paused it
+      // serves the reads, so the warm-up below proves the replica was in use.
+      instances = await startInstances(2, databaseUrl, {
+        readConnectionStrings: [replicaUrl],
+        readWaitMs: 500,
+      });
       await replicasReady();
     }, 120_000);
     let standbyStopped = false;
