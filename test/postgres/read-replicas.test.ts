@@ -13,6 +13,7 @@ import { callFunction } from "../helpers/http.ts";
 import { postgresBinDir, startPostgres, type TestPostgres, usePostgres } from "../helpers/postgres.ts";
 import { startStandby, type TestStandby } from "../helpers/postgres-standby.ts";
 import { eventually } from "../helpers/wait.ts";
+import { RawSocket } from "../sync/fixtures/harness.ts";
 import { type Instances, liveChannel, post, startInstances } from "./fixtures/instances.ts";
 
 /** Reads by outcome (`service_auth_db_replica_reads_total`), summed over this process's instances. */
@@ -40,6 +41,7 @@ describe.skipIf(!postgresBinDir)(
     let instances: Instances;
     let replicaUrl: string;
     const clients: BackendClient[] = [];
+    const sockets: RawSocket[] = [];
 
     const engineOf = (i: number) => instances.services[i].backend.engine as PostgresEngine;
     /** Both instances have found the replica checked and caught up. */
@@ -64,6 +66,7 @@ describe.skipIf(!postgresBinDir)(
     let standbyStopped = false;
     afterEach(async () => {
       for (const c of clients.splice(0)) c.close();
+      for (const c of sockets.splice(0)) c.close();
       if (standbyStopped) return;
       await standby.resumeReplay();
       await standby.applyDelay("0");
@@ -180,6 +183,24 @@ describe.skipIf(!postgresBinDir)(
       await standby.pauseReplay();
       await post(instances.services[0], "live", "second");
       await live.sees("second");
+    }, 120_000);
+
+    it("an open WebSocket reading from the paused replica: its next query after a revocation is refused", async () => {
+      const { userId, sessionId, token } = await instances.newSession();
+      await standby.caughtUp();
+      await replicasReady();
+      const s = await RawSocket.open(`ws://127.0.0.1:${instances.services[1].port}/api/sync`);
+      sockets.push(s);
+      s.send({ type: "connect", v: 1, token });
+      expect(await s.next((m) => m.type === "connected")).toMatchObject({ authenticated: true });
+      s.send({ type: "query", id: "before", path: "messages:whoami", args: {} });
+      expect(await s.next((m) => m.type === "result" && m.id === "before")).toMatchObject({ value: userId });
+      await standby.pauseReplay();
+      expect((await instances.revoke(0, sessionId)).status).toBe(200);
+      s.send({ type: "query", id: "after", path: "messages:whoami", args: {} });
+      const after = await s.next((m) => m.type === "result" && m.id === "after");
+      expect(after.error).toMatchObject({ code: "UNAUTHORIZED" });
+      expect(after.value).toBeUndefined();
     }, 120_000);
 
     it("refuses to start with a read URL of another cluster: its commit log is not the primary's", async () => {
