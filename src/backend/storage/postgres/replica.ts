@@ -12,7 +12,6 @@
 import { logger } from "../../logger.ts";
 import { maskSettingValue } from "../../settings/mask.ts";
 import { StartRefusal } from "../../start-refusal.ts";
-import { classifyDatabaseError } from "../db-errors.ts";
 import type { PostgresOptions } from "./options.ts";
 import { PostgresPools } from "./pools.ts";
 import { headOf, LOG_HEAD_SQL } from "./read-freshness.ts";
@@ -140,7 +139,7 @@ export class Replica {
 
   /** The replica failed (connection lost, unreachable): rests before it is checked again. */
   failed(error: unknown): void {
-    this.rest(String(classifyDatabaseError(error)));
+    this.rest(String(error));
   }
 
   private rest(why: string): void {
