@@ -9,6 +9,7 @@ import { fanout } from "./fanout.ts";
 import { hash } from "./hash.ts";
 import { http } from "./http.ts";
 import type { BenchGroup } from "./lib/types.ts";
+import { pgReplicas } from "./pg-replicas.ts";
 import { pgThroughput } from "./pg-throughput.ts";
 import { pgWrites } from "./pg-writes.ts";
 import { platform } from "./platform.ts";
@@ -30,6 +31,7 @@ export const groups: Record<string, BenchGroup> = {
   postgres,
   "pg-throughput": pgThroughput,
   "pg-writes": pgWrites,
+  "pg-replicas": pgReplicas,
   sockets,
   storm,
   "ws-pg": wsCallsPg,

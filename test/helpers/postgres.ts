@@ -49,6 +49,10 @@ if (!postgresBinDir) {
 
 export interface TestPostgres {
   port: number;
+  /** The server's data directory (a standby is made from it, `postgres-standby.ts`). */
+  dataDir: string;
+  /** The directory holding the data directory, the log and the Unix socket. */
+  dir: string;
   /** Creates an empty database and returns its `postgres://` URL. */
   createDatabase(): Promise<string>;
   /** Runs one SQL statement on `url` (or the maintenance database) and returns the rows. */
@@ -56,7 +60,7 @@ export interface TestPostgres {
   stop(): Promise<void>;
 }
 
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once("error", reject);
@@ -70,14 +74,15 @@ function freePort(): Promise<number> {
 }
 
 /** Runs a server binary, as the `postgres` user when we are root. */
-function runBin(name: string, args: string[]): string {
+export function runBin(name: string, args: string[]): string {
   const bin = join(postgresBinDir as string, name);
   const asRoot = process.getuid?.() === 0;
   const [cmd, argv] = asRoot ? ["runuser", ["-u", "postgres", "--", bin, ...args]] : [bin, args];
   return execFileSync(cmd, argv, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
 }
 
-function chownToPostgres(dir: string): void {
+/** Hands `dir` to the `postgres` user when we are root (the server refuses to run as root). */
+export function chownToPostgres(dir: string): void {
   if (process.getuid?.() !== 0) return;
   const uid = Number(execFileSync("id", ["-u", "postgres"], { encoding: "utf8" }).trim());
   const gid = Number(execFileSync("id", ["-g", "postgres"], { encoding: "utf8" }).trim());
@@ -86,36 +91,38 @@ function chownToPostgres(dir: string): void {
 
 let databases = 0;
 
-export interface StartPostgresOptions {
-  /**
-   * Durable as in production (fsync, synchronous_commit and full_page_writes on): for benchmarks
-   * whose figures depend on the cost of a commit (`npm run bench -- pg-writes`). Default off.
-   */
-  durable?: boolean;
+/** A running server: where it listens and how to stop it (at once, `-m immediate`). */
+export interface ServerProcess {
+  port: number;
+  /** The server's log file. */
+  log: string;
+  stopSync(): void;
 }
 
-/** Starts a new PostgreSQL server in a temp dir. */
-export async function startPostgres(options: StartPostgresOptions = {}): Promise<TestPostgres> {
-  if (!postgresBinDir) throw new Error("PostgreSQL is not installed (apt-get install -y postgresql)");
-  const dir = tempDir("service-auth-pg-");
-  chownToPostgres(dir);
-  const data = join(dir, "data");
+/**
+ * Starts the server of data directory `data` (inside `dir`) on a free loopback port with
+ * `settings` (`-c name=value` each) and waits until it accepts connections; stopped when the
+ * process exits at the latest.
+ */
+export async function startServerAt(
+  dir: string,
+  data: string,
+  settings: string[] = [],
+): Promise<ServerProcess> {
   const log = join(dir, "server.log");
-  runBin("initdb", ["-D", data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync"]);
   let port = 0;
   for (let attempt = 1; ; attempt++) {
     port = await freePort();
-    const serverOptions = [
+    const options = [
       "-c listen_addresses=127.0.0.1",
       `-p ${port}`,
       `-c unix_socket_directories=${dir}`,
-      // Durability is not under test here (unless asked for); speed is welcome.
-      options.durable
-        ? "-c fsync=on -c synchronous_commit=on -c full_page_writes=on"
-        : "-c fsync=off -c synchronous_commit=off -c full_page_writes=off",
+      // Durability is not under test here; speed is welcome.
+      "-c fsync=off -c synchronous_commit=off -c full_page_writes=off",
+      ...settings.map((setting) => `-c ${setting}`),
     ].join(" ");
     try {
-      runBin("pg_ctl", ["-D", data, "-l", log, "-w", "-t", "60", "-o", serverOptions, "start"]);
+      runBin("pg_ctl", ["-D", data, "-l", log, "-w", "-t", "60", "-o", options, "start"]);
       break;
     } catch (error) {
       // Most likely someone took the port between our probe and the server's bind: try another.
@@ -136,6 +143,32 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
     }
   };
   process.once("exit", stopSync);
+  return { port, log, stopSync };
+}
+
+/**
+ * Server settings for a durable server as in production (fsync, synchronous_commit and
+ * full_page_writes on): for tests and benchmarks whose figures depend on the cost of a commit
+ * (`npm run bench -- pg-writes`). Pass them to {@link startPostgres}.
+ */
+export const DURABLE_SETTINGS: readonly string[] = [
+  "fsync=on",
+  "synchronous_commit=on",
+  "full_page_writes=on",
+];
+
+/**
+ * Starts a new PostgreSQL server in a temp dir. `settings` (`name=value`) come after the
+ * defaults, so they may override them (e.g. `synchronous_commit=on`, which lets a streaming
+ * standby receive each commit at once instead of with the WAL writer's next flush).
+ */
+export async function startPostgres(settings: string[] = []): Promise<TestPostgres> {
+  if (!postgresBinDir) throw new Error("PostgreSQL is not installed (apt-get install -y postgresql)");
+  const dir = tempDir("service-auth-pg-");
+  chownToPostgres(dir);
+  const data = join(dir, "data");
+  runBin("initdb", ["-D", data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync"]);
+  const { port, stopSync } = await startServerAt(dir, data, settings);
   const urlOf = (db: string) => `postgres://postgres@127.0.0.1:${port}/${db}`;
   const sql = async (text: string, values: unknown[] = [], url = urlOf("postgres")) => {
     const client = new pg.Client({ connectionString: url });
@@ -148,6 +181,8 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
   };
   return {
     port,
+    dataDir: data,
+    dir,
     sql,
     async createDatabase() {
       const name = `test_${process.pid}_${++databases}`;
@@ -161,13 +196,13 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
 }
 
 /**
- * Starts a server before the tests of the enclosing `describe` (or file) and stops it after them.
- * Call it inside `describe.skipIf(!postgresBinDir)(…)`.
+ * Starts a server (with `settings`, see {@link startPostgres}) before the tests of the enclosing
+ * `describe` (or file) and stops it after them. Call it inside `describe.skipIf(!postgresBinDir)(…)`.
  */
-export function usePostgres(): () => TestPostgres {
+export function usePostgres(settings: string[] = []): () => TestPostgres {
   let server: TestPostgres | undefined;
   beforeAll(async () => {
-    server = await startPostgres();
+    server = await startPostgres(settings);
   });
   afterAll(async () => {
     await server?.stop();

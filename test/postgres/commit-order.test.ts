@@ -14,7 +14,7 @@ import { COMMIT_LOG_TABLE } from "../../src/backend/storage/commit-log/log.ts";
 import { decodeWrites, encodeWrites } from "../../src/backend/storage/commit-log/payload.ts";
 import { PostgresEngine } from "../../src/backend/storage/postgres/engine.ts";
 import { v } from "../../src/backend/values/index.ts";
-import { postgresBinDir, startPostgres, type TestPostgres } from "../helpers/postgres.ts";
+import { DURABLE_SETTINGS, postgresBinDir, startPostgres, type TestPostgres } from "../helpers/postgres.ts";
 import { eventually } from "../helpers/wait.ts";
 
 const schema = defineSchema({ people: defineTable({ name: v.string() }) });
@@ -52,7 +52,7 @@ function heardBy(engine: PostgresEngine): string[] {
 describe.skipIf(!postgresBinDir)("commit log order without a lock (durable PostgreSQL)", () => {
   let server: TestPostgres;
   beforeAll(async () => {
-    server = await startPostgres({ durable: true });
+    server = await startPostgres([...DURABLE_SETTINGS]);
   });
   afterAll(async () => {
     await server?.stop();

@@ -1,13 +1,15 @@
 /**
  * Every setting the platform reads from the environment, read and checked in one go: `PORT`,
  * `WORKERS`, `SHUTDOWN_TIMEOUT_MS`, `SHUTDOWN_DELAY_MS`, `KEEP_ALIVE_TIMEOUT_MS`, `METRICS_PORT`,
- * `METRICS_HOST`, `METRICS_TOKEN`, `DATABASE_URL` and the settings of its engine. An entry point reads them with a {@link SettingsCheck}, adds its own (the auth's,
+ * `METRICS_HOST`, `METRICS_TOKEN`, `DATABASE_URL` and the settings of its engine (read replicas:
+ * `DATABASE_READ_URLS`, `DATABASE_READ_WAIT_MS`). An entry point reads them with a {@link SettingsCheck}, adds its own (the auth's,
  * the mail's) and refuses once, naming all of them.
  */
 import { workersSetting } from "../cluster/workers-setting.ts";
 import { type MetricsOptions, metricsSetting } from "../metrics/endpoint.ts";
 import { databaseTarget, durationSetting, postgresSettings } from "../storage/open.ts";
 import { type SettingsCheck, settingProblem } from "./problems.ts";
+import { readReplicaSettings } from "./read-replicas.ts";
 
 /** What {@link readServiceSettings} found; a bad setting's default stands in for it. */
 export interface ServiceSettings {
@@ -61,6 +63,7 @@ export function readServiceSettings(
       check.read(() => durationSetting(name, env));
   } else if (target?.kind === "sqlite") {
     check.read(() => durationSetting("DATABASE_BUSY_TIMEOUT_MS", env));
+    check.read(() => readReplicaSettings(env, "sqlite"));
     const synchronous = env.SQLITE_SYNCHRONOUS?.trim().toUpperCase();
     if (synchronous && synchronous !== "FULL" && synchronous !== "NORMAL") {
       check.add(

@@ -47,6 +47,8 @@ import { type CommitChannelHealth, CrossInstance, MIGRATION_LOCK_SQL } from "./c
 import { PostgresBuildSteps } from "./index-build.ts";
 import type { PostgresOptions } from "./options.ts";
 import { PostgresPools } from "./pools.ts";
+import { ReadReplicas } from "./read-replicas.ts";
+import type { ReplicaState } from "./replica.ts";
 import { PgReader, PgWriter } from "./transaction.ts";
 import { runTransaction, type TransactionKind } from "./transaction-loop.ts";
 
@@ -79,6 +81,8 @@ export class PostgresEngine implements StorageEngine {
   private readonly options: PostgresOptions;
   private readonly building = new BuildingIndexes();
   private builder?: IndexBuilder;
+  /** Streaming standbys serving fresh read snapshots (`DATABASE_READ_URLS`); absent without them. */
+  private readonly replicas?: ReadReplicas;
 
   /** Read snapshots once the commit log exists: with its head, which confirms cached identities. */
   private readonly readWithHead: TransactionKind<PgReader> = {
@@ -107,6 +111,25 @@ export class PostgresEngine implements StorageEngine {
     this.maxWriteAttempts = options.maxWriteAttempts ?? 30;
     this.crossInstanceCheck = options.crossInstanceCheck ?? true;
     this.breaker = new OutageBreaker({ probe: () => this.pools.probe() });
+    if (options.readConnectionStrings?.length) {
+      this.replicas = new ReadReplicas(options.readConnectionStrings, {
+        options,
+        queryPrimary: async (sql) => {
+          try {
+            return (await this.pools.follower.query(sql)).rows;
+          } catch (error) {
+            throw classifyDatabaseError(error);
+          }
+        },
+        statements: () => this.sql,
+        confirm: (tx) => this.readWithHead.confirm?.(tx),
+      });
+    }
+  }
+
+  /** Each read replica's state, in `DATABASE_READ_URLS` order (empty without replicas). */
+  replicaStates(): ReplicaState[] {
+    return this.replicas?.states() ?? [];
   }
 
   /** Backend pid of the LISTEN connection (tests terminate it to prove reconnection). */
@@ -165,6 +188,13 @@ export class PostgresEngine implements StorageEngine {
     await this.instances.install(layout);
     this.logInstalled = true;
     await this.instances.follow();
+    if (this.replicas) {
+      // After the migration: a replica serves reads once it replayed it (DDL has no log row).
+      const { rows } = await this.pools.main.query<{ system: string; lsn: string }>(
+        "SELECT (pg_control_system()).system_identifier::text AS system, pg_current_wal_insert_lsn()::text AS lsn",
+      );
+      await this.replicas.start({ systemIdentifier: rows[0].system, migratedAt: rows[0].lsn });
+    }
     await this.builder?.stop();
     if (building.length) {
       const steps = new PostgresBuildSteps(this.options, this.pools.main, layout, keysOf);
@@ -182,7 +212,14 @@ export class PostgresEngine implements StorageEngine {
 
   async read<T>(fn: (tx: ReadTransaction) => Promise<T>): Promise<T> {
     const kind = this.logInstalled && this.crossInstanceCheck ? this.readWithHead : plainRead;
-    return this.breaker.run(() => runTransaction(this.pools, this.sql, kind, this.maxWriteAttempts, fn));
+    const onPrimary = () => runTransaction(this.pools, this.sql, kind, this.maxWriteAttempts, fn);
+    // A replica needs the commit log (freshness) and never serves a read opened inside a
+    // transaction's body, which already holds a primary connection.
+    if (this.replicas && kind === this.readWithHead && !this.pools.inTransactionNow()) {
+      const replicas = this.replicas;
+      return this.breaker.run(() => replicas.read(fn, onPrimary));
+    }
+    return this.breaker.run(onPrimary);
   }
 
   /**
@@ -300,6 +337,7 @@ export class PostgresEngine implements StorageEngine {
     this.breaker.close();
     await this.builder?.stop();
     await this.instances.close();
+    await this.replicas?.close();
     await this.pools.end();
   }
 }

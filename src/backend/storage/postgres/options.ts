@@ -44,6 +44,17 @@ export interface PostgresOptions {
    */
   crossInstanceCheck?: boolean;
   /**
+   * Streaming standbys of the server that serve read snapshots (`DATABASE_READ_URLS`), each only
+   * when fresh: it has replayed the primary's commit log head read at the read's start
+   * (`postgres/read-replicas.ts`). Empty or absent: every read runs on the primary.
+   */
+  readConnectionStrings?: readonly string[];
+  /**
+   * How long a read waits for a replica to replay what it must see before the primary answers it
+   * instead, ms (default 50; 0: never wait; `DATABASE_READ_WAIT_MS`).
+   */
+  readWaitMs?: number;
+  /**
    * How indexes added to tables that hold documents are built online (`INDEX_BUILD_BATCH`). The
    * builder's session lock and `CREATE INDEX CONCURRENTLY` need a session of their own: behind a
    * transaction pooler it connects to `listenConnectionString`.

@@ -96,6 +96,11 @@ export class PostgresPools {
     }
   }
 
+  /** Whether the caller runs inside a transaction's body (see {@link insideTransaction}). */
+  inTransactionNow(): boolean {
+    return this.inTransaction.getStore() === true;
+  }
+
   /** Runs `fn` as a transaction's body: transactions it opens take `nested` connections. */
   insideTransaction<T>(fn: () => Promise<T>): Promise<T> {
     return this.inTransaction.run(true, fn);

@@ -28,8 +28,12 @@ export interface TransactionKind<Tx extends PgReader> {
   /** The opening statements (one round trip). */
   begin: string;
   Transaction: new (client: pg.PoolClient, sql: SqlStatements) => Tx;
-  /** Reads what the opening statements answered (e.g. the commit log head). */
-  onBegin?: (tx: Tx, begun: unknown) => void;
+  /**
+   * Reads what the opening statements answered (e.g. the commit log head); a promise it returns
+   * is part of the opening (the body's statements answer once it resolved; rejected, the
+   * transaction fails with its reason).
+   */
+  onBegin?: (tx: Tx, begun: unknown) => void | Promise<void>;
   /**
    * For a body that trusted something before `begin` was answered (`tx.trustedAt`): undefined
    * when that stands, else a promise to await before the body runs again, non-speculatively.
@@ -109,7 +113,8 @@ export async function runTransaction<T, Tx extends PgReader>(
         result = outcome.value;
       } else {
         const begun = await client.query(kind.begin);
-        kind.onBegin?.(tx, begun);
+        const ready = kind.onBegin?.(tx, begun);
+        if (ready) await ready;
         phase = "body";
         result = await pools.insideTransaction(() => fn(tx));
       }

@@ -68,13 +68,16 @@ export class PgReader implements ReadTransaction {
 
   /**
    * Sends `begin` without waiting for its answer (the body's statements go out right behind it);
-   * `onBegin` reads the answer when it arrives. Returns the outcome, for the transaction loop.
+   * `onBegin` reads the answer when it arrives (the opening lasts until a promise it returns
+   * settles). Returns the outcome, for the transaction loop.
    */
-  open(begin: string, onBegin?: (tx: this, begun: unknown) => void): Promise<void> {
+  open(begin: string, onBegin?: (tx: this, begun: unknown) => void | Promise<void>): Promise<void> {
     const opening = this.client.query(begin).then(
       (begun) => {
-        onBegin?.(this, begun);
-        this.opening = undefined;
+        // A promise (a replica snapshot's freshness): the statements wait for it too.
+        const ready = onBegin?.(this, begun);
+        if (ready) return ready.then(() => this.opened());
+        this.opened();
       },
       (error) => {
         this.openFailure = { error };
@@ -101,6 +104,10 @@ export class PgReader implements ReadTransaction {
     const stream = this.corked;
     this.corked = undefined;
     stream?.uncork();
+  }
+
+  private opened(): void {
+    this.opening = undefined;
   }
 
   protected async run<R extends pg.QueryResultRow>(

@@ -1,0 +1,170 @@
+/**
+ * Read snapshots on streaming standbys (`DATABASE_READ_URLS`), without weakening what a read on
+ * the primary promises: it sees every commit acknowledged before it was asked for — revocations
+ * and bans for step 2, the caller's own mutation for its next query.
+ *
+ * A read takes a stamp (the primary's commit log head, `read-freshness.ts`) and opens its replica
+ * snapshot at the same time, so the two round trips overlap. The snapshot's statements answer the
+ * body only once the stamp arrived and the snapshot proved fresh; a stale one is rolled back, the
+ * read waits (at most `DATABASE_READ_WAIT_MS` from its start) for the replica to replay the
+ * stamp, and runs again there — or on the primary when the wait runs out or the replica fails.
+ * A primary that cannot be asked for the stamp fails the read (503), as a primary read would.
+ */
+import { logger } from "../../logger.ts";
+import { replicaMetrics } from "../../metrics/metrics.ts";
+import { READ_BEGIN, snapshotHead } from "../commit-log/log.ts";
+import { classifyDatabaseError, isConnectionFault } from "../db-errors.ts";
+import type { SqlStatements } from "../sql/statements.ts";
+import type { PostgresOptions } from "./options.ts";
+import {
+  confirmFresh,
+  FreshnessStamps,
+  headOf,
+  LOG_HEAD_SQL,
+  StaleSnapshot,
+  StampUnavailable,
+} from "./read-freshness.ts";
+import { ForeignReplica, Replica, type ReplicaGate, type ReplicaState } from "./replica.ts";
+import { PgReader } from "./transaction.ts";
+import { runTransaction, type TransactionKind } from "./transaction-loop.ts";
+
+/** Default bound on a read's wait for a replica to replay its stamp, ms (`DATABASE_READ_WAIT_MS`). */
+export const DEFAULT_READ_WAIT_MS = 50;
+
+/** Attempts of a replica read before the primary takes over (recovery conflicts are 40001). */
+const REPLICA_ATTEMPTS = 3;
+
+/** What the engine lends the replicas. */
+export interface ReadReplicasDeps {
+  options: PostgresOptions;
+  /** Runs one statement on the primary, outside any transaction (the stamps). */
+  queryPrimary(sql: string): Promise<Record<string, unknown>[]>;
+  /** The statements of the migrated layout (they change at migration). */
+  statements(): SqlStatements;
+  /** The engine's confirmation of identities trusted before the snapshot's head was known. */
+  confirm(tx: PgReader): Promise<void> | undefined;
+}
+
+export class ReadReplicas {
+  private readonly replicas: Replica[];
+  private readonly stamps: FreshnessStamps;
+  private readonly waitMs: number;
+  private next = 0;
+
+  constructor(
+    urls: readonly string[],
+    private readonly deps: ReadReplicasDeps,
+  ) {
+    this.replicas = urls.map((url, i) => new Replica(url, deps.options, i));
+    this.stamps = new FreshnessStamps(async () => headOf(await deps.queryPrimary(LOG_HEAD_SQL)));
+    this.waitMs = deps.options.readWaitMs ?? DEFAULT_READ_WAIT_MS;
+  }
+
+  /**
+   * Checks every replica against `gate` (the primary's identity and position after the
+   * migration). An unreachable or not yet migrated replica is checked again later; a server of
+   * another cluster refuses the start.
+   */
+  async start(gate: ReplicaGate): Promise<void> {
+    const checks = await Promise.allSettled(this.replicas.map((r) => r.check(gate)));
+    for (const check of checks) {
+      if (check.status === "rejected" && check.reason instanceof ForeignReplica) throw check.reason;
+    }
+  }
+
+  /** Each replica's state, in `DATABASE_READ_URLS` order. */
+  states(): ReplicaState[] {
+    return this.replicas.map((r) => r.status);
+  }
+
+  /** The next ready replica, round robin; undefined when none is. */
+  private pick(): Replica | undefined {
+    const n = this.replicas.length;
+    for (let i = 0; i < n; i++) {
+      const replica = this.replicas[(this.next + i) % n];
+      if (replica.ready) {
+        this.next = (this.next + i + 1) % n;
+        return replica;
+      }
+    }
+    return undefined;
+  }
+
+  /** Why no replica takes a read now. */
+  private noneReason() {
+    return this.replicas.some((r) => r.status === "lagging") ? "primary_lagging" : "primary_none_ready";
+  }
+
+  /**
+   * Runs `fn` in a read snapshot on a replica that is fresh for this moment, else through
+   * `primary` (the engine's own read).
+   */
+  async read<T>(fn: (tx: PgReader) => Promise<T>, primary: () => Promise<T>): Promise<T> {
+    const replica = this.pick();
+    if (!replica) {
+      replicaMetrics.read(this.noneReason());
+      return primary();
+    }
+    const started = performance.now();
+    const stamp = this.stamps.stamp();
+    const kind = this.snapshotKind(stamp, replica);
+    let waited = false;
+    for (;;) {
+      try {
+        const value = await runTransaction(replica.pools, this.deps.statements(), kind, REPLICA_ATTEMPTS, fn);
+        replicaMetrics.read(waited ? "replica_waited" : "replica_fresh");
+        if (waited) replicaMetrics.waited((performance.now() - started) / 1000);
+        return value;
+      } catch (error) {
+        if (error instanceof StaleSnapshot) {
+          replica.saw(error.head);
+          waited = true;
+          if (await replica.caughtUp(error.required, started + this.waitMs)) continue;
+          replicaMetrics.waited((performance.now() - started) / 1000);
+          replicaMetrics.read("primary_stale");
+          return primary();
+        }
+        if (error instanceof StampUnavailable) throw classifyDatabaseError(error.cause);
+        if (isConnectionFault(error) || isReplicaConflict(error)) {
+          // The replica's trouble, not the read's: the primary answers it.
+          replica.failed(error);
+          replicaMetrics.read("primary_unavailable");
+          logger.warn("read replica failed; the primary answers", {
+            replica: replica.label,
+            error: String(error),
+          });
+          return primary();
+        }
+        throw error;
+      }
+    }
+  }
+
+  /**
+   * The snapshot of one read: `READ_BEGIN` (with the head the snapshot sees), fresh only for
+   * `stamp`; its statements answer only once that is proven.
+   */
+  private snapshotKind(stamp: Promise<number>, replica: Replica): TransactionKind<PgReader> {
+    return {
+      begin: READ_BEGIN,
+      Transaction: PgReader,
+      pipelined: true,
+      onBegin: (tx, begun) => {
+        const head = snapshotHead(begun);
+        tx.logHead = head;
+        if (head !== undefined) replica.saw(head);
+        return stamp.then((required) => confirmFresh(head, required));
+      },
+      confirm: this.deps.confirm,
+    };
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.replicas.map((r) => r.close()));
+  }
+}
+
+/** A replica read given up after its attempts (recovery conflicts cancel standby queries with 40001). */
+function isReplicaConflict(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === "CONFLICT";
+}

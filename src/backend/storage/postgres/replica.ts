@@ -1,0 +1,248 @@
+/**
+ * One read replica (a streaming standby of `DATABASE_URL`'s server): its connections, whether it
+ * may serve reads now, and waiting until it has replayed a commit.
+ *
+ * It serves reads only once checked: the same cluster as the primary (system identifier), still
+ * a standby, and past this instance's migration in the WAL (DDL has no commit log row, see
+ * `read-freshness.ts`). A replica that fails (connection lost, unreachable) rests for a growing
+ * while before it is checked again; one that could not catch up within a read's wait is
+ * "lagging" and skipped until it has replayed what that read needed, so a paused replay costs one
+ * wait, not one per read.
+ */
+import { logger } from "../../logger.ts";
+import { maskSettingValue } from "../../settings/mask.ts";
+import { StartRefusal } from "../../start-refusal.ts";
+import type { PostgresOptions } from "./options.ts";
+import { PostgresPools } from "./pools.ts";
+import { headOf, LOG_HEAD_SQL } from "./read-freshness.ts";
+
+/** How often a replica's head is read while a read waits for it, ms. */
+const POLL_MS = 2;
+/** How often a lagging replica's head is read, ms. */
+const LAGGING_POLL_MS = 25;
+/** Rest after the first failure, ms; doubled per failure in a row, at most {@link MAX_REST_MS}. */
+const FIRST_REST_MS = 250;
+const MAX_REST_MS = 10_000;
+/** A replica not ready yet (migration not replayed) is checked again after this long, ms. */
+const RECHECK_MS = 100;
+
+/** What a replica must match before it serves reads; read from the primary after the migration. */
+export interface ReplicaGate {
+  /** `pg_control_system().system_identifier` of the primary: the same for all its standbys. */
+  systemIdentifier: string;
+  /** The primary's WAL insert position after this instance's migration. */
+  migratedAt: string;
+}
+
+/** Why a replica does not serve reads now (`ready` when it does). */
+export type ReplicaState = "unchecked" | "ready" | "lagging" | "resting" | "refused";
+
+/** The replica's answer to the check. */
+const CHECK_SQL = `SELECT (pg_control_system()).system_identifier::text AS system,
+  pg_is_in_recovery() AS recovery,
+  coalesce(pg_last_wal_replay_lsn() >= $1::pg_lsn, false) AS migrated`;
+
+interface Waiter {
+  needs: number;
+  timer: NodeJS.Timeout;
+  resolve(caughtUp: boolean): void;
+}
+
+/** The check found a server that must never serve reads for this primary: the start is refused. */
+export class ForeignReplica extends StartRefusal {
+  override name = "ForeignReplica";
+}
+
+export class Replica {
+  readonly pools: PostgresPools;
+  /** The URL with its password masked, for logs. */
+  readonly label: string;
+  private state: ReplicaState = "unchecked";
+  private gate?: ReplicaGate;
+  private checking?: Promise<void>;
+  private nextCheckAt = 0;
+  private failures = 0;
+  /** The newest commit number known replayed here. */
+  private replayed = 0;
+  /** A commit number a read could not wait for: skipped until replayed. */
+  private lagging?: number;
+  private readonly waiters: Waiter[] = [];
+  private polling = false;
+  private timer?: NodeJS.Timeout;
+  private closed = false;
+
+  constructor(
+    url: string,
+    options: PostgresOptions,
+    /** Position in `DATABASE_READ_URLS`, for messages. */
+    readonly index: number,
+  ) {
+    this.pools = new PostgresPools({ ...options, connectionString: url });
+    this.label = maskSettingValue("DATABASE_READ_URLS", url);
+  }
+
+  /** Whether reads may go here now; starts a check when one is due. */
+  get ready(): boolean {
+    if (this.state === "ready") return true;
+    if ((this.state === "unchecked" || this.state === "resting") && Date.now() >= this.nextCheckAt)
+      void this.check().catch(() => {});
+    return false;
+  }
+
+  /** Where the replica stands (metrics, tests). */
+  get status(): ReplicaState {
+    return this.state;
+  }
+
+  /**
+   * Checks the replica against `gate` (kept for later checks); resolves once done, whatever the
+   * outcome. Rejects with {@link ForeignReplica} for a server of another cluster.
+   */
+  check(gate?: ReplicaGate): Promise<void> {
+    if (gate) this.gate = gate;
+    if (!this.gate || this.state === "refused" || this.closed) return Promise.resolve();
+    this.checking ??= this.runCheck(this.gate).finally(() => {
+      this.checking = undefined;
+    });
+    return this.checking;
+  }
+
+  private async runCheck(gate: ReplicaGate): Promise<void> {
+    this.nextCheckAt = Date.now() + RECHECK_MS;
+    let row: { system: string; recovery: boolean; migrated: boolean };
+    try {
+      [row] = (await this.pools.follower.query(CHECK_SQL, [gate.migratedAt])).rows;
+    } catch (error) {
+      this.failed(error);
+      return;
+    }
+    if (row.system !== gate.systemIdentifier) {
+      this.state = "refused";
+      logger.error("read replica refused: not a standby of DATABASE_URL's server", {
+        replica: this.label,
+      });
+      throw new ForeignReplica(
+        `DATABASE_READ_URLS entry ${this.index + 1} (${this.label}) is not a standby of DATABASE_URL's server (another system identifier)`,
+      );
+    }
+    if (!row.recovery) {
+      // A promoted standby (or the primary's own address): its log may have gone its own way.
+      this.rest("not a standby (not in recovery)");
+      return;
+    }
+    if (!row.migrated) return;
+    if (this.state !== "ready") logger.info("read replica serving reads", { replica: this.label });
+    this.failures = 0;
+    this.lagging = undefined;
+    this.state = "ready";
+  }
+
+  /** The replica failed (connection lost, unreachable): rests before it is checked again. */
+  failed(error: unknown): void {
+    this.rest(String(error));
+  }
+
+  private rest(why: string): void {
+    if (this.state === "refused") return;
+    this.failures++;
+    const ms = Math.min(MAX_REST_MS, FIRST_REST_MS * 2 ** (this.failures - 1));
+    if (this.state !== "resting") logger.warn("read replica not used", { replica: this.label, why, ms });
+    this.state = "resting";
+    this.nextCheckAt = Date.now() + ms;
+    this.lagging = undefined;
+    this.finishWaiters(false);
+  }
+
+  /** A snapshot here saw commit `head`. */
+  saw(head: number): void {
+    if (head > this.replayed) this.replayed = head;
+  }
+
+  /**
+   * Resolves true once the replica has replayed commit `needs`, false when `deadline`
+   * (`performance.now()` time) passed first or the replica failed; false marks it lagging.
+   */
+  caughtUp(needs: number, deadline: number): Promise<boolean> {
+    if (needs <= this.replayed) return Promise.resolve(true);
+    const left = deadline - performance.now();
+    if (this.state !== "ready" || left <= 0) return Promise.resolve(this.lag(needs));
+    return new Promise((resolve) => {
+      const waiter: Waiter = {
+        needs,
+        // Its own timer: a replica that stops answering must not hold the read past its bound.
+        timer: setTimeout(() => {
+          const at = this.waiters.indexOf(waiter);
+          if (at >= 0) this.waiters.splice(at, 1);
+          resolve(this.lag(needs));
+        }, left),
+        resolve,
+      };
+      this.waiters.push(waiter);
+      this.poll();
+    });
+  }
+
+  /** Marks the replica lagging behind `needs`: skipped, and its head read now and then, until replayed. */
+  private lag(needs: number): false {
+    if (this.state === "ready" || this.state === "lagging") {
+      this.state = "lagging";
+      this.lagging = Math.max(this.lagging ?? 0, needs);
+      this.poll();
+    }
+    return false;
+  }
+
+  /** Reads the head until no read waits and the replica is not lagging. */
+  private poll(): void {
+    if (this.polling || this.closed) return;
+    this.polling = true;
+    void this.pollOnce();
+  }
+
+  private async pollOnce(): Promise<void> {
+    try {
+      this.saw(headOf((await this.pools.follower.query(LOG_HEAD_SQL)).rows));
+    } catch (error) {
+      this.polling = false;
+      this.failed(error);
+      return;
+    }
+    this.polling = false;
+    if (this.closed) return;
+    if (this.state === "lagging" && this.lagging !== undefined && this.replayed >= this.lagging) {
+      this.lagging = undefined;
+      this.state = "ready";
+    }
+    for (let i = this.waiters.length - 1; i >= 0; i--) {
+      const waiter = this.waiters[i];
+      if (waiter.needs > this.replayed) continue;
+      this.waiters.splice(i, 1);
+      clearTimeout(waiter.timer);
+      waiter.resolve(true);
+    }
+    if (this.waiters.length || this.state === "lagging") {
+      this.timer = setTimeout(
+        () => {
+          this.timer = undefined;
+          this.poll();
+        },
+        this.waiters.length ? POLL_MS : LAGGING_POLL_MS,
+      );
+      this.timer.unref();
+    }
+  }
+
+  private finishWaiters(caughtUp: boolean): void {
+    for (const waiter of this.waiters.splice(0)) {
+      clearTimeout(waiter.timer);
+      waiter.resolve(caughtUp);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.finishWaiters(false);
+    await this.pools.end();
+  }
+}

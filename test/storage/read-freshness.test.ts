@@ -1,0 +1,62 @@
+/**
+ * The stamps of replica reads (`storage/postgres/read-freshness.ts`): a read never joins a head
+ * statement already sent (it may have been answered from before the read's caller saw its commit
+ * acknowledged); reads arriving together share one statement; a failed statement is a typed
+ * `StampUnavailable`, and the next read sends a new one.
+ */
+import { describe, expect, it } from "vitest";
+import {
+  confirmFresh,
+  FreshnessStamps,
+  StaleSnapshot,
+  StampUnavailable,
+} from "../../src/backend/storage/postgres/read-freshness.ts";
+
+/** A head reader whose statements the test answers one by one, in order. */
+function headReader() {
+  const sent: { answer(head: number): void; fail(error: Error): void }[] = [];
+  const read = () => new Promise<number>((resolve, reject) => sent.push({ answer: resolve, fail: reject }));
+  return { read, sent };
+}
+
+describe("freshness stamps", () => {
+  it("a read arriving while a statement is on its way waits for the next one, shared by all such reads", async () => {
+    const { read, sent } = headReader();
+    const stamps = new FreshnessStamps(read);
+    const first = stamps.stamp();
+    expect(sent).toHaveLength(1);
+    const later = [stamps.stamp(), stamps.stamp()];
+    // Not sent yet: only one statement in flight.
+    expect(sent).toHaveLength(1);
+    sent[0].answer(7);
+    expect(await first).toBe(7);
+    await new Promise((r) => setImmediate(r));
+    expect(sent).toHaveLength(2);
+    sent[1].answer(9);
+    expect(await Promise.all(later)).toEqual([9, 9]);
+    // Idle again: the next read sends at once.
+    const again = stamps.stamp();
+    expect(sent).toHaveLength(3);
+    sent[2].answer(10);
+    expect(await again).toBe(10);
+  });
+
+  it("a failed statement rejects its reads with StampUnavailable; the next read asks again", async () => {
+    const { read, sent } = headReader();
+    const stamps = new FreshnessStamps(read);
+    const failing = stamps.stamp();
+    const queued = stamps.stamp();
+    sent[0].fail(new Error("connection refused"));
+    await expect(failing).rejects.toBeInstanceOf(StampUnavailable);
+    await new Promise((r) => setImmediate(r));
+    sent[1].answer(3);
+    expect(await queued).toBe(3);
+  });
+
+  it("a snapshot is fresh when its head reached the stamp", () => {
+    expect(() => confirmFresh(5, 5)).not.toThrow();
+    expect(() => confirmFresh(6, 5)).not.toThrow();
+    expect(() => confirmFresh(4, 5)).toThrow(StaleSnapshot);
+    expect(() => confirmFresh(undefined, 0)).toThrow(StaleSnapshot);
+  });
+});
