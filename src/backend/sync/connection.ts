@@ -1,7 +1,8 @@
 /**
  * One WebSocket connection: the socket, the handshake, reading client messages and dispatching
- * them, and timeouts. Its parts hold the rest: `connection-identity.ts` (token, identity, the
- * gate while a check runs), `connection-subscriptions.ts` (shared query groups, held updates) and
+ * them, and timeouts. Its parts hold the rest, each given what it needs as functions rather than
+ * the server: `connection-identity.ts` (who the calls run as: one explicit state, anonymous to
+ * refused), `connection-subscriptions.ts` (shared query groups, held updates) and
  * `connection-calls.ts` (function calls, close at shutdown). Small on purpose: a server holds tens
  * of thousands of these, so it keeps no timers of its own (the server's sweep checks deadlines).
  */
