@@ -101,6 +101,7 @@ describe("commit history", () => {
   it("says whether a commit after a sequence touched a read set: by id, by index range, or unknown", () => {
     const commits = new Commits(catalog, alone);
     const start = commits.lastSequence;
+    commits.history.retain(start); // as a reactor run does: range reads are matched exactly
     commits.publish([write("messages", "m1", "general")]);
     const afterFirst = commits.lastSequence;
     commits.publish([write("messages", "m2", "random")]);
@@ -114,6 +115,19 @@ describe("commit history", () => {
     expect(history.touchedSince(commits.lastSequence, channelRead("random"))).toBe(false);
     commits.publish([], true);
     expect(history.touchedSince(afterFirst + 1, channelRead("nothing-wrote-here"))).toBe(true);
+  });
+
+  it("without a retained reader it keeps no documents: a range read of a written table counts as touched", () => {
+    const commits = new Commits(catalog, alone);
+    const start = commits.lastSequence;
+    commits.publish([write("messages", "m1", "general")]);
+    const { history } = commits;
+    expect(history.touchedSince(start, channelRead("random"))).toBe(true); // assumed, not matched
+    expect(
+      history.touchedSince(start, { ids: [], ranges: [{ ...channelRead("x").ranges[0], table: "notes" }] }),
+    ).toBe(false);
+    expect(history.touchedSince(start, byId("messages", "m1"))).toBe(true);
+    expect(history.touchedSince(start, byId("messages", "m2"))).toBe(false);
   });
 
   it("keeps the latest commits, and every commit after a retained sequence until it is released", () => {
