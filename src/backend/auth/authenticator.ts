@@ -5,7 +5,7 @@
  * rows); the per-token identity cache (identity-cache.ts) remembers the result. A cached result
  * is served only once the commits core confirmed the request's stamp (`Commits.confirm`: where
  * other instances share the database, every commit made before the request has been delivered
- * here), so a session revoked on another instance is refused on the very next request.
+ * here); the invariant this keeps is stated in commits/commits.ts.
  */
 import type { Commits, Stamp } from "../commits/commits.ts";
 import type { Catalog } from "../db/catalog.ts";
