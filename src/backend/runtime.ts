@@ -1,12 +1,12 @@
 /**
- * The function runtime: resolves `module:name` paths, validates arguments, runs queries in read
- * snapshots and mutations in write transactions. It wires the platform's parts together: the
- * authenticator (steps 1+2 and the identity cache), the commit bus and the env store.
+ * The backend: wires the platform's parts together (the consistency core in commits/, the
+ * authenticator, the env store, the transaction scope) and runs functions: resolves `module:name`
+ * paths, validates arguments, runs queries in read snapshots and mutations in write transactions.
  */
 
-import { AsyncLocalStorage } from "node:async_hooks";
 import { type AuthConfig, type Authenticated, Authenticator } from "./auth/authenticator.ts";
-import { CommitBus, type CommitListener } from "./commit-bus.ts";
+import { type CommitListener, Commits, type Stamp } from "./commits/commits.ts";
+import { Phases } from "./commits/phases.ts";
 import { Catalog } from "./db/catalog.ts";
 import { connectionsReader, connectionsWriter } from "./db/connections.ts";
 import { DatabaseReaderImpl, DatabaseWriterImpl } from "./db/database.ts";
@@ -28,9 +28,9 @@ import { logger } from "./logger.ts";
 import { scheduledJobsReader } from "./scheduler/jobs-reader.ts";
 import { type Scheduler, schedulerOn } from "./scheduler/schedule.ts";
 import type { SchemaDefinition } from "./schema.ts";
-import { decodeWrites, encodeWrites } from "./storage/commit-log/payload.ts";
 import type { ReadTransaction, StorageEngine, WriteTransaction } from "./storage/engine.ts";
 import { inChildSpan, type TraceParent } from "./tracing/tracing.ts";
+import { TransactionScope } from "./transaction-scope.ts";
 
 // Backend's API speaks these (options, `authenticate`); transports import them from here.
 export type { AuthConfig, Authenticated, IdentityResolver } from "./auth/authenticator.ts";
@@ -58,68 +58,59 @@ export interface Caller {
   trace?: TraceParent;
 }
 
-/** The write transaction of a `runInTransaction` scope, which its queries and mutations join. */
-interface OpenTransaction {
-  tx: WriteTransaction;
-  writes: DocumentWrite[];
-  /** The first error of a mutation inside: the transaction must not commit without its writes. */
-  failed?: { error: unknown };
-  /** The joined calls take turns: each sees the writes of those before it, none interleaves. */
-  turn: Promise<unknown>;
-}
-
-/** Where an async context stands in a scope: inside one of its calls (`inTurn`), or waiting for one. */
-interface ScopeEntry {
-  scope: OpenTransaction;
-  inTurn: boolean;
-}
+/**
+ * The phases of an env store change, in order: `reconfigure` rebuilds what follows the env (the
+ * JWT verifier, e.g. after a new `JWKS`), then `recheck` re-examines what was decided with the old
+ * configuration (the sync server re-checks every live identity with the rebuilt verifier).
+ */
+export const ENV_PHASES = ["reconfigure", "recheck"] as const;
+export type EnvPhase = (typeof ENV_PHASES)[number];
 
 export class Backend {
   readonly catalog: Catalog;
   readonly engine: StorageEngine;
   readonly env: EnvStore;
+  /** The consistency core: commit numbering and phases, history, freshness stamps. */
+  readonly commits: Commits;
   private readonly functions: FunctionRegistry;
-  private readonly commits: CommitBus;
   private readonly authenticator: Authenticator;
+  private readonly transactions: TransactionScope;
+  private readonly envChanges = new Phases<EnvPhase, void>(ENV_PHASES);
   private readonly authSource?: BackendOptions["auth"];
-  /** The transaction scope the current async context runs in, if any (see `runInTransaction`). */
-  private readonly openTransaction = new AsyncLocalStorage<ScopeEntry>();
 
   constructor(options: BackendOptions) {
     this.catalog = new Catalog(options.schema);
     this.engine = options.engine;
     this.env = new EnvStore(this);
     this.authSource = options.auth;
+    this.commits = new Commits(this.catalog, this.engine);
+    // The identity cache registers itself in the commits' `invalidate` phase.
     this.authenticator = new Authenticator({
       catalog: this.catalog,
       engine: this.engine,
       env: this.env,
-      lastSequence: () => this.commits.lastSequence,
+      commits: this.commits,
     });
-    this.commits = new CommitBus([
-      // Before anyone hears of the commit: a revoked session or banned user must not hit the cache.
-      (commit) => this.authenticator.heard(commit),
-      (commit) => {
-        if (!commit.unknown && commit.writes.some((w) => w.table === "_env")) this.reloadEnv();
-      },
-    ]);
+    this.commits.on("invalidate", (commit) => {
+      if (commit.unknown || commit.writes.some((w) => w.table === "_env")) this.reloadEnv();
+    });
+    this.envChanges.on("reconfigure", () => this.configureAuth());
+    this.transactions = new TransactionScope(this.engine, this.commits);
     this.functions = new FunctionRegistry(options.modules);
   }
 
-  /** Migrates storage, loads the env store and watches for commits of other processes. */
+  /** Migrates storage, loads the env store and follows the commits of other processes. */
   async start(): Promise<void> {
     await this.engine.migrate(this.catalog.layout(), this.catalog.keysOf);
     await this.env.load();
-    this.env.onChange(() => this.configureAuth());
-    this.engine.onExternalCommit((payload) => {
-      // Another instance's exact write set when it was sent (`_env` writes reload env when
-      // published); otherwise re-check everything.
-      const writes = decodeWrites(payload);
-      if (writes) return this.commits.publish(writes);
-      this.reloadEnv();
-      this.commits.publish([], true);
-    });
+    this.env.onChange(() => this.envChanges.deliver());
+    this.commits.followOtherInstances();
     this.configureAuth();
+  }
+
+  /** Calls `listener` after every env store change, in `phase` (see {@link ENV_PHASES}). */
+  onEnvChange(phase: EnvPhase, listener: () => void): () => void {
+    return this.envChanges.on(phase, listener);
   }
 
   private reloadEnv(): void {
@@ -151,9 +142,9 @@ export class Backend {
     return this.functions.paths();
   }
 
-  /** Calls `listener` after every commit (after the identity cache and the env store heard it). */
+  /** Calls `listener` after every commit, in its `notify` phase (after the invalidations). */
   onCommit(listener: CommitListener): () => void {
-    return this.commits.onCommit(listener);
+    return this.commits.on("notify", listener);
   }
 
   /** The sequence number of the last published commit. */
@@ -184,18 +175,18 @@ export class Backend {
 
   /**
    * Identity for one call: given by the caller, else steps 1+2 for its token in `tx` (the call's
-   * snapshot; `since` is the commit sequence taken before it began). Not async: a cached identity
-   * is returned as is, without a promise per call.
+   * snapshot; `stamp` was taken before it began). Not async: a cached identity is returned as is,
+   * without a promise per call.
    */
   private identityFor(
     caller: Caller,
     tx: ReadTransaction,
-    since: number,
+    stamp: Stamp,
   ): UserIdentity | null | Promise<UserIdentity | null> {
     if (caller.identity !== undefined) return caller.identity;
     if (caller.lazyIdentity) return caller.lazyIdentity();
     if (!caller.token) return null;
-    return this.authenticator.identity(caller.token, caller.meta, tx, since, caller.trace);
+    return this.authenticator.identity(caller.token, caller.meta ?? {}, tx, stamp, caller.trace);
   }
 
   // ------------------------------------------------------------------------------ execution
@@ -210,18 +201,21 @@ export class Backend {
   ): Promise<{ value: unknown; readSet: ReadSet }> {
     const fn = this.lookup(functionPath(ref), "query", caller.allowInternal);
     const parsed = parseArgs(fn, args);
-    const since = this.commits.lastSequence;
-    const entry = this.openTransaction.getStore();
+    const stamp = this.commits.stamp();
+    const entry = this.transactions.current();
     // Inside a transaction scope the query reads the scope's transaction, its writes included.
     // The callbacks stay inline and unnamed: tsx keeps the names of named closures, which costs
     // a defineProperty per closure per call.
-    if (entry) return this.inTurn(entry, () => this.queryIn(entry.scope.tx, fn, parsed, caller, since, into));
+    if (entry)
+      return this.transactions.inTurn(entry, () =>
+        this.queryIn(entry.scope.tx, fn, parsed, caller, stamp, into),
+      );
     if (caller.trace) {
       return inChildSpan(caller.trace, "db.transaction read", () =>
-        this.engine.read((tx) => this.queryIn(tx, fn, parsed, caller, since, into)),
+        this.engine.read((tx) => this.queryIn(tx, fn, parsed, caller, stamp, into)),
       );
     }
-    return this.engine.read((tx) => this.queryIn(tx, fn, parsed, caller, since, into));
+    return this.engine.read((tx) => this.queryIn(tx, fn, parsed, caller, stamp, into));
   }
 
   /** Runs a query's handler in `tx` (see {@link runQuery}). */
@@ -230,14 +224,14 @@ export class Backend {
     fn: RegisteredFunction,
     args: unknown,
     caller: Caller,
-    since: number,
+    stamp: Stamp,
     into: ReadSet | undefined,
   ): Promise<{ value: unknown; readSet: ReadSet }> {
     // Identity reads are not part of the query's read set: the connection watches them itself.
     // An anonymous caller skips the call (and its await): nothing to resolve.
     const identity =
       caller.token || caller.identity !== undefined || caller.lazyIdentity
-        ? await this.identityFor(caller, tx, since)
+        ? await this.identityFor(caller, tx, stamp)
         : null;
     const readSet = into ?? emptyReadSet();
     const db = new DatabaseReaderImpl(this.catalog, tx, readSet);
@@ -262,32 +256,21 @@ export class Backend {
   ): Promise<{ value: unknown; sequence: number }> {
     const fn = this.lookup(functionPath(ref), "mutation", caller.allowInternal);
     const parsed = parseArgs(fn, args);
-    const entry = this.openTransaction.getStore();
+    const entry = this.transactions.current();
     if (entry) {
       // Joins the scope's transaction: committed (and published) with it, never on its own.
       const { scope } = entry;
-      const value = await this.inTurn(entry, () =>
-        this.mutate(fn, parsed, caller, scope.tx, scope.writes, this.commits.lastSequence).catch((error) => {
-          scope.failed ??= { error };
-          throw error;
-        }),
+      const value = await this.transactions.mutateInTurn(entry, () =>
+        this.mutate(fn, parsed, caller, scope.tx, scope.writes, this.commits.stamp()),
       );
       return { value: value === undefined ? null : value, sequence: this.commits.lastSequence };
     }
-    let writes: DocumentWrite[] = [];
-    const since = this.commits.lastSequence;
+    const stamp = this.commits.stamp();
     const transaction = () =>
-      this.engine.write(
-        async (tx) => {
-          writes = [];
-          return this.mutate(fn, parsed, caller, tx, writes, since);
-        },
-        this.writeSetOf(() => writes),
-      );
+      this.transactions.write((tx, writes) => this.mutate(fn, parsed, caller, tx, writes, stamp));
     const value = await (caller.trace
       ? inChildSpan(caller.trace, "db.transaction write", transaction)
       : transaction());
-    if (writes.length) this.commits.publish(writes);
     return { value: value === undefined ? null : value, sequence: this.commits.lastSequence };
   }
 
@@ -298,9 +281,9 @@ export class Backend {
     caller: Caller,
     tx: WriteTransaction,
     writes: DocumentWrite[],
-    since: number,
+    stamp: Stamp,
   ): Promise<unknown> {
-    const identity = await this.identityFor(caller, tx, since);
+    const identity = await this.identityFor(caller, tx, stamp);
     const db = new DatabaseWriterImpl(this.catalog, tx, emptyReadSet(), writes);
     let scheduler: Scheduler | undefined;
     const backend = this;
@@ -339,40 +322,13 @@ export class Backend {
   ): Promise<{ ran: boolean; value: unknown }> {
     const fn = this.lookup(path, "mutation", true);
     const parsed = parseArgs(fn, args);
-    let writes: DocumentWrite[] = [];
-    const since = this.commits.lastSequence;
-    const outcome = await this.engine.write(
-      async (tx) => {
-        writes = [];
-        if (!(await claim(new DatabaseWriterImpl(this.catalog, tx, emptyReadSet(), writes, true))))
-          return { ran: false, value: null };
-        const value = await this.mutate(fn, parsed, { allowInternal: true }, tx, writes, since);
-        return { ran: true, value: value === undefined ? null : value };
-      },
-      this.writeSetOf(() => writes),
-    );
-    if (writes.length) this.commits.publish(writes);
-    return outcome;
-  }
-
-  /** The engine's `writeSet` callback: the encoded writes, computed only if the engine asks. */
-  private writeSetOf(writes: () => DocumentWrite[]): () => string | undefined {
-    return () => {
-      const w = writes();
-      return w.length ? encodeWrites(w) : undefined;
-    };
-  }
-
-  /**
-   * Runs a joined call when the calls before it in the scope are done. A call made from inside
-   * another (an action's closure) runs at once: waiting for its caller would never end.
-   */
-  private inTurn<T>(entry: ScopeEntry, call: () => Promise<T>): Promise<T> {
-    if (entry.inTurn) return call();
-    const { scope } = entry;
-    const result = scope.turn.then(() => this.openTransaction.run({ scope, inTurn: true }, call));
-    scope.turn = result.catch(() => undefined);
-    return result;
+    const stamp = this.commits.stamp();
+    return this.transactions.write(async (tx, writes) => {
+      if (!(await claim(new DatabaseWriterImpl(this.catalog, tx, emptyReadSet(), writes, true))))
+        return { ran: false, value: null };
+      const value = await this.mutate(fn, parsed, { allowInternal: true }, tx, writes, stamp);
+      return { ran: true, value: value === undefined ? null : value };
+    });
   }
 
   /**
@@ -380,22 +336,8 @@ export class Backend {
    * `ActionCtx.runInTransaction`); publishes the writes after the commit. Inside a scope already,
    * `fn` simply runs in it.
    */
-  async runInTransaction<T>(fn: () => Promise<T>): Promise<T> {
-    if (this.openTransaction.getStore()) return fn();
-    let open: OpenTransaction | undefined;
-    const value = await this.engine.write(
-      async (tx) => {
-        open = { tx, writes: [], turn: Promise.resolve() };
-        const scope = open;
-        const result = await this.openTransaction.run({ scope, inTurn: false }, fn);
-        // A mutation inside failed and `fn` went on: committing would keep only part of its work.
-        if (scope.failed) throw scope.failed.error;
-        return result;
-      },
-      this.writeSetOf(() => open?.writes ?? []),
-    );
-    if (open?.writes.length) this.commits.publish(open.writes);
-    return value;
+  runInTransaction<T>(fn: () => Promise<T>): Promise<T> {
+    return this.transactions.run(fn);
   }
 
   /** Runs an action: no database, but it can call queries, mutations and other actions. */
@@ -446,17 +388,10 @@ export class Backend {
   }
 
   /** Internal writes outside any registered function; published like a mutation's. */
-  async write<T>(fn: (db: DatabaseWriterImpl) => Promise<T>): Promise<T> {
-    let writes: DocumentWrite[] = [];
-    const value = await this.engine.write(
-      async (tx) => {
-        writes = [];
-        return fn(new DatabaseWriterImpl(this.catalog, tx, emptyReadSet(), writes, true));
-      },
-      this.writeSetOf(() => writes),
+  write<T>(fn: (db: DatabaseWriterImpl) => Promise<T>): Promise<T> {
+    return this.transactions.write((tx, writes) =>
+      fn(new DatabaseWriterImpl(this.catalog, tx, emptyReadSet(), writes, true)),
     );
-    if (writes.length) this.commits.publish(writes);
-    return value;
   }
 
   async close(): Promise<void> {

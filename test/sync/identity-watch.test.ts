@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { ReadSet } from "../../src/backend/db/read-write-sets.ts";
 import type { Authenticated, Backend, IdentityResolver } from "../../src/backend/runtime.ts";
 import { ServiceError } from "../../src/backend/server.ts";
-import { type IdentityOwner, IdentityWatch, sameIdentity } from "../../src/backend/sync/identity-watch.ts";
+import { IdentityWatch, sameIdentity, type WatchedIdentity } from "../../src/backend/sync/identity-watch.ts";
 import type { WireError } from "../../src/backend/sync/protocol.ts";
 import { Reactor, Watch } from "../../src/backend/sync/reactor.ts";
 import { startTestBackend } from "../helpers/service.ts";
@@ -24,16 +24,14 @@ type Heard =
 
 function connection(backend: Backend, token: string | null) {
   const heard: Heard[] = [];
-  const owner: IdentityOwner & { token: string | null } = {
+  const owner: WatchedIdentity & { token: string | null } = {
     token,
-    meta: {},
-    host: { backend },
     holdUpdates: () => heard.push({ kind: "hold" }),
     authSucceeded: (auth) => heard.push({ kind: "succeeded", auth }),
     authFailed: (error) => heard.push({ kind: "failed", error }),
     authUnavailable: () => heard.push({ kind: "unavailable" }),
   };
-  return { owner, heard, watch: new IdentityWatch(owner) };
+  return { owner, heard, watch: new IdentityWatch(owner, (t) => backend.authenticate(t, {})) };
 }
 
 let backend: Backend;
@@ -210,7 +208,7 @@ describe("IdentityWatch in the reactor", () => {
 
   it("an identity check jumps the queue of query re-runs", async () => {
     const { token } = await liveSession();
-    const reactor = new Reactor(backend.catalog, () => backend.lastSequence, { concurrency: 1 });
+    const reactor = new Reactor(backend.catalog, backend.commits, { concurrency: 1 });
     const busy = new Blocker();
     reactor.add(busy); // takes the only slot
     const queued = new Blocker();
@@ -231,7 +229,7 @@ describe("IdentityWatch in the reactor", () => {
 
   it("a revocation committed while a check is in flight holds the connection's updates at once", async () => {
     const { token, sessionId } = await liveSession();
-    const reactor = new Reactor(backend.catalog, () => backend.lastSequence);
+    const reactor = new Reactor(backend.catalog, backend.commits);
     const off = backend.onCommit((commit) => reactor.onCommit(commit));
     try {
       const { watch, heard } = connection(backend, token);

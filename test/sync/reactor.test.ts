@@ -83,7 +83,7 @@ const r = {
 };
 
 let backend: Backend;
-/** The reactor's sequence: the backend's commits and the test's own (unknown) commits share it. */
+/** The last commit sequence the reactor heard: the backend's commits and the test's own. */
 let seq = 0;
 let reactor: Reactor;
 let stopListening: () => void = () => {};
@@ -98,10 +98,15 @@ afterAll(async () => {
 
 function newReactor(concurrency?: number): Reactor {
   stopListening();
-  const made = new Reactor(backend.catalog, () => seq, concurrency === undefined ? {} : { concurrency });
+  const made = new Reactor(
+    backend.catalog,
+    backend.commits,
+    concurrency === undefined ? {} : { concurrency },
+  );
+  seq = backend.commits.lastSequence;
   stopListening = backend.onCommit((commit) => {
-    seq++;
-    made.onCommit({ ...commit, sequence: seq });
+    seq = commit.sequence;
+    made.onCommit(commit);
   });
   return made;
 }
@@ -112,8 +117,7 @@ beforeEach(() => {
 
 /** Publishes a commit the backend did not make (another instance's, or one crafted for a rule). */
 function inject(commit: Omit<Commit, "sequence">): void {
-  seq++;
-  reactor.onCommit({ ...commit, sequence: seq });
+  backend.commits.publish(commit.writes, commit.unknown);
 }
 
 const insert = (table: "messages" | "notes" | "others", channel: string, body = "x") =>

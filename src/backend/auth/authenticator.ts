@@ -2,15 +2,16 @@
  * Authentication of a bearer token, in one place for every transport (HTTP calls, the WebSocket,
  * actions): step 1 verifies the JWT (signature, expiry, issuer, audience), step 2 runs the
  * installed identity resolver, which confirms the caller against the database (session and user
- * rows); the per-token identity cache (identity-cache.ts) remembers the result. Where other
- * instances share the database, a cached result is trusted only after the engine confirmed that
- * every commit made before the request has been heard here (`syncExternalCommits`): a session
- * revoked on another instance is refused on the very next request.
+ * rows); the per-token identity cache (identity-cache.ts) remembers the result. A cached result
+ * is served only once the commits core confirmed the request's stamp (`Commits.confirm`: where
+ * other instances share the database, every commit made before the request has been delivered
+ * here); the invariant this keeps is stated in commits/commits.ts.
  */
+import type { Commits, Stamp } from "../commits/commits.ts";
 import type { Catalog } from "../db/catalog.ts";
 import { connectionsReader } from "../db/connections.ts";
 import { DatabaseReaderImpl } from "../db/database.ts";
-import { type Commit, emptyReadSet, type ReadSet } from "../db/read-write-sets.ts";
+import { emptyReadSet, type ReadSet } from "../db/read-write-sets.ts";
 import { ServiceError } from "../errors.ts";
 import type { EnvReader, QueryCtx, RequestMeta, UserIdentity } from "../functions/define.ts";
 import { staticAuth } from "../functions/static-auth.ts";
@@ -51,17 +52,19 @@ export interface AuthenticatorDeps {
   catalog: Catalog;
   engine: StorageEngine;
   env: EnvReader;
-  /** The sequence number of the last commit delivered to the identity cache (the commit bus). */
-  lastSequence: () => number;
+  /** Stamps, confirms and invalidates (the identity cache listens in its `invalidate` phase). */
+  commits: Commits;
 }
 
 export class Authenticator {
   private config?: AuthConfig;
   private verifier?: JwtVerifier;
   /** Steps 1+2 results per token; see identity-cache.ts for why this is safe. */
-  private readonly cache = new IdentityCache();
+  private readonly cache: IdentityCache;
 
-  constructor(private readonly deps: AuthenticatorDeps) {}
+  constructor(private readonly deps: AuthenticatorDeps) {
+    this.cache = new IdentityCache(deps.commits);
+  }
 
   /** Installs a new auth config (new key set or settings): nothing verified before may be reused. */
   configure(config: AuthConfig): void {
@@ -73,11 +76,6 @@ export class Authenticator {
   /** Drops every cached steps-1+2 result. */
   forget(): void {
     this.cache.clear();
-  }
-
-  /** A commit's invalidations; must be heard before anyone else learns of the commit. */
-  heard(commit: Commit): void {
-    this.cache.commit(commit.sequence, commit.unknown ? null : commit.writes);
   }
 
   /** Step 1: verifies the token's signature, expiry, issuer and audience. */
@@ -101,13 +99,13 @@ export class Authenticator {
     return this.confirmCached(token, meta, tx);
   }
 
-  /** `authenticate` with a cached result: trusted once other instances' commits are heard. */
+  /** `authenticate` with a cached result: trusted once the request's stamp is confirmed. */
   private async confirmCached(
     token: string,
     meta: RequestMeta,
     tx?: ReadTransaction,
   ): Promise<Authenticated> {
-    await this.deps.engine.syncExternalCommits?.(tx);
+    await this.deps.commits.confirm(this.deps.commits.stamp(), tx);
     const cached = this.cache.get(token);
     if (cached) return { identity: cached.identity, readSet: cached.readSet, expiresAt: cached.exp };
     return this.verifyAndResolve(token, meta, tx);
@@ -116,30 +114,30 @@ export class Authenticator {
   /**
    * `authenticate`'s identity alone. A cache hit answers synchronously: it is the hot path of every
    * function call with a token, where a promise and a result object per call are measurable.
-   * `since`: the commit bus sequence taken before `tx` began (its snapshot may be older than this
+   * `stamp`: taken when the call arrived, before `tx` began (its snapshot may be older than this
    * call: PostgreSQL's read snapshot starts at BEGIN, which asks for the commit log's head).
    */
   identity(
     token: string,
-    meta: RequestMeta = {},
-    tx?: ReadTransaction,
-    since?: number,
+    meta: RequestMeta,
+    tx: ReadTransaction,
+    stamp: Stamp,
     trace?: TraceParent,
   ): UserIdentity | Promise<UserIdentity> {
     const cached = this.cache.get(token);
     if (!cached) {
       authMetrics.cacheMiss();
-      return this.verifyAndResolve(token, meta, tx, since, trace).then((a) => a.identity);
+      return this.verifyAndResolve(token, meta, tx, stamp, trace).then((a) => a.identity);
     }
     if (trace) trace.span.setAttribute("service_auth.identity_cache", "hit");
     authMetrics.cacheHit();
-    const syncing = this.deps.engine.syncExternalCommits?.(tx);
-    if (!syncing) return cached.identity;
+    const confirming = this.deps.commits.confirm(stamp, tx);
+    if (!confirming) return cached.identity;
     // Caught up: the commits that arrived may have dropped the entry (a revocation elsewhere).
-    return syncing.then(
-      () =>
-        this.cache.get(token)?.identity ??
-        this.verifyAndResolve(token, meta, tx, since, trace).then((a) => a.identity),
+    return confirming.then(
+      (moved) =>
+        (moved ? this.cache.get(token)?.identity : cached.identity) ??
+        this.verifyAndResolve(token, meta, tx, stamp, trace).then((a) => a.identity),
     );
   }
 
@@ -152,15 +150,14 @@ export class Authenticator {
     token: string,
     meta: RequestMeta,
     tx?: ReadTransaction,
-    sinceSequence?: number,
+    given?: Stamp,
     trace?: TraceParent,
   ): Promise<Authenticated> {
-    // Both taken before step 1 and before any await: a key rotation, or a commit touching what step
-    // 2 reads, while this runs keeps the result out of the cache. `since` must not count a commit
+    // Taken before step 1 and before any await: a key rotation, or a commit touching what step 2
+    // reads, while this runs keeps the result out of the cache. The stamp must not count a commit
     // the snapshot misses: for a given `tx` the caller took it before the transaction began;
     // otherwise the snapshot (`engine.read` below) starts later than now.
-    const since = sinceSequence ?? this.deps.lastSequence();
-    const epoch = this.cache.epoch;
+    const stamp = given ?? this.deps.commits.stamp();
     const verified = trace
       ? inChildSpan(trace, "auth.verify_token", () => this.verifyToken(token))
       : this.verifyToken(token);
@@ -184,7 +181,7 @@ export class Authenticator {
         const resolved = trace ? inChildSpan(trace, "auth.resolve_identity", resolveIn) : resolveIn();
         return resolved.then((identity): Authenticated => {
           const exp = typeof claims.exp === "number" ? claims.exp : undefined;
-          this.cache.set(token, identity, readSet, exp, since, epoch);
+          this.cache.set(token, identity, readSet, exp, stamp);
           authMetrics.tokenAccepted();
           return { identity, readSet, expiresAt: exp };
         });

@@ -2,19 +2,28 @@
  * Remembers, per bearer token, the identity that steps 1 and 2 established, so a client that sends
  * the same token again skips the signature check and the session lookup.
  *
- * Safe because an entry dies as soon as anything it depended on may have changed:
- * - a commit of this process that writes a document step 2 read (the session, the user) drops it
- *   before the mutation's caller gets its answer, so revocation and bans apply on the next request;
+ * Safe because an entry dies as soon as anything it depended on may have changed (the invariant
+ * is stated once, in commits/commits.ts):
+ * - a commit that writes a document step 2 read drops it in the commit's `invalidate` phase,
+ *   before the mutation's caller or anyone else hears of the commit;
  * - a commit of another process or instance whose write set is unknown clears everything;
- * - a change of the key set (rotation) clears everything, and a result verified before that
- *   change (still in flight when it happened) is never stored;
+ * - a change of the key set (rotation) clears everything and starts a new epoch, so a result
+ *   verified before that change (still in flight when it happened) is never stored;
  * - it expires at the token's `exp` and at the identity's `sessionExpiresAt`.
  * Only identities whose step 2 read documents by id are cached (no range reads to track). A
- * result computed from a snapshot that a later commit touched is never cached: the cache keeps the
- * doc keys of recent commits and checks those newer than the snapshot before storing.
+ * result computed from a snapshot that a later commit touched is never cached: `set` asks the
+ * commits core whether anything changed since the result's stamp.
  */
-import type { DocumentWrite, ReadSet } from "../db/read-write-sets.ts";
+import type { CommitListener, Stamp } from "../commits/commits.ts";
+import type { Commit, ReadSet } from "../db/read-write-sets.ts";
 import type { UserIdentity } from "../functions/define.ts";
+
+/** What the cache needs from the consistency core (commits/commits.ts). */
+export interface CacheFreshness {
+  on(phase: "invalidate", listener: CommitListener): () => void;
+  changedSince(stamp: Stamp, readSet: ReadSet): boolean;
+  newEpoch(): void;
+}
 
 interface Entry {
   identity: UserIdentity;
@@ -28,25 +37,20 @@ interface Entry {
 
 const docKey = (table: string, id: string) => `${table}\u0000${id}`;
 
-const RECENT_COMMITS = 256;
-
 export class IdentityCache {
   private readonly entries = new Map<string, Entry>();
   private readonly byDoc = new Map<string, Set<string>>();
-  /** Doc keys written by the latest commits (null: unknown write set), oldest first. */
-  private readonly recent: { sequence: number; keys: Set<string> | null }[] = [];
-  /** Bumped by every `clear()`; a result computed before a clear must not be stored after it. */
-  private generation = 0;
 
-  constructor(private readonly maxEntries = 10_000) {}
+  /** Hears every commit in its `invalidate` phase. */
+  constructor(
+    private readonly freshness: CacheFreshness,
+    private readonly maxEntries = 10_000,
+  ) {
+    freshness.on("invalidate", (commit) => this.invalidate(commit));
+  }
 
   get size(): number {
     return this.entries.size;
-  }
-
-  /** Take before step 1 and pass to `set`, so a key-set change during steps 1+2 is noticed. */
-  get epoch(): number {
-    return this.generation;
   }
 
   /** The cached identity for `token`, if still valid at `now` (ms). */
@@ -64,21 +68,14 @@ export class IdentityCache {
   }
 
   /**
-   * Caches a successful steps 1+2 computed from a snapshot taken after commit `sinceSequence`;
-   * ignored when step 2 read index ranges (not tracked here), a newer commit touched its reads, or
-   * the cache was cleared (e.g. new signing keys) since `epoch` was taken.
+   * Caches a successful steps 1+2 computed from a snapshot no older than `stamp` (taken before
+   * step 1); ignored when step 2 read index ranges (not tracked here), a newer commit touched its
+   * reads, or the cache was cleared (e.g. new signing keys) since `stamp` was taken.
    */
-  set(
-    token: string,
-    identity: UserIdentity,
-    readSet: ReadSet,
-    exp: number | undefined,
-    sinceSequence: number,
-    epoch = this.generation,
-  ): void {
-    if (epoch !== this.generation || readSet.ranges.length > 0 || typeof exp !== "number") return;
+  set(token: string, identity: UserIdentity, readSet: ReadSet, exp: number | undefined, stamp: Stamp): void {
+    if (readSet.ranges.length > 0 || typeof exp !== "number") return;
+    if (this.freshness.changedSince(stamp, readSet)) return;
     const docKeys = readSet.ids.map((r) => docKey(r.table, r.id));
-    if (this.touchedSince(sinceSequence, docKeys)) return;
     const sessionEnd =
       typeof identity.sessionExpiresAt === "number" ? identity.sessionExpiresAt : Number.POSITIVE_INFINITY;
     const validUntil = Math.min(exp * 1000, sessionEnd);
@@ -96,44 +93,26 @@ export class IdentityCache {
     }
   }
 
-  private touchedSince(sequence: number, docKeys: string[]): boolean {
-    const oldest = this.recent[0]?.sequence;
-    // History older than what we keep: assume the worst.
-    if (oldest !== undefined && oldest > sequence + 1) return true;
-    for (const commit of this.recent) {
-      if (commit.sequence <= sequence) continue;
-      if (!commit.keys) return true;
-      for (const key of docKeys) if (commit.keys.has(key)) return true;
-    }
-    return false;
-  }
-
   /**
-   * Records commit `sequence` and drops every entry that read a document it wrote; `writes`
-   * null means another process committed something unknown, which drops everything.
+   * A commit's `invalidate` phase: drops every entry that read a document it wrote; a commit of
+   * another process with an unknown write set drops everything.
    */
-  commit(sequence: number, writes: readonly DocumentWrite[] | null): void {
-    this.recent.push({ sequence, keys: writes ? new Set(writes.map((w) => docKey(w.table, w.id))) : null });
-    if (this.recent.length > RECENT_COMMITS) this.recent.shift();
-    if (!writes) {
+  private invalidate(commit: Commit): void {
+    if (commit.unknown) {
       this.clear();
       return;
     }
-    this.invalidate(writes);
-  }
-
-  /** Drops every entry that read a document written by `writes`. */
-  private invalidate(writes: readonly DocumentWrite[]): void {
     if (this.entries.size === 0) return;
-    for (const w of writes) {
+    for (const w of commit.writes) {
       const tokens = this.byDoc.get(docKey(w.table, w.id));
       if (!tokens) continue;
       for (const token of [...tokens]) this.delete(token);
     }
   }
 
+  /** Drops every entry and starts a new epoch: nothing computed before may be stored after. */
   clear(): void {
-    this.generation++;
+    this.freshness.newEpoch();
     this.entries.clear();
     this.byDoc.clear();
   }

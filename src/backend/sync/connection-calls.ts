@@ -17,8 +17,12 @@ import type { TierLimits } from "./limits.ts";
 import { wireError } from "./wire-error.ts";
 
 /** What the calls need from their connection. */
-export interface CallsPort {
-  readonly backend: Backend;
+export interface CallsConnection {
+  /** Runs the functions (the backend). */
+  readonly functions: Pick<
+    Backend,
+    "functionLabel" | "runQuery" | "runMutation" | "runAction" | "lastSequence"
+  >;
   readonly meta: RequestMeta;
   /** The limits in force (they follow the connection's tier). */
   tier(): TierLimits;
@@ -35,7 +39,7 @@ export class ConnectionCalls {
   private goingAway: string | null = null;
 
   constructor(
-    private readonly port: CallsPort,
+    private readonly connection: CallsConnection,
     private readonly identity: ConnectionIdentity,
     private readonly subscriptions: ConnectionSubscriptions,
   ) {}
@@ -46,13 +50,13 @@ export class ConnectionCalls {
    */
   closeWhenIdle(reason: string): void {
     this.goingAway = reason;
-    if (this.inFlight === 0) this.port.close(CloseCode.GOING_AWAY, reason);
+    if (this.inFlight === 0) this.connection.close(CloseCode.GOING_AWAY, reason);
   }
 
   /** Runs one call and sends its `result`. */
   async call(message: CallMessage): Promise<void> {
     const { id, path } = message;
-    const max = this.port.tier().maxInFlight;
+    const max = this.connection.tier().maxInFlight;
     if (this.inFlight >= max) {
       return this.sendResult(id, {
         error: { code: "TOO_MANY_REQUESTS", message: `At most ${max} requests in flight` },
@@ -60,7 +64,7 @@ export class ConnectionCalls {
     }
     this.inFlight++;
     const startedAt = performance.now();
-    const fn = this.port.backend.functionLabel(path);
+    const fn = this.connection.functions.functionLabel(path);
     // Undefined unless an OpenTelemetry SDK records this call.
     const traced = startRequestSpan(message.type, undefined, WS_SPAN);
     try {
@@ -72,7 +76,7 @@ export class ConnectionCalls {
         if (traced) endFailed(traced.span, this.identity.failed.code);
         return this.sendResult(id, { error: this.identity.failed });
       }
-      const caller: Caller = { ...this.identity.principal(), meta: this.port.meta };
+      const caller: Caller = { ...this.identity.principal(), meta: this.connection.meta };
       let value: unknown;
       if (traced) {
         traced.span.updateName(`${message.type} ${fn}`);
@@ -91,27 +95,27 @@ export class ConnectionCalls {
       this.sendResult(id, { error: wireError(e) });
     } finally {
       if (--this.inFlight === 0 && this.goingAway !== null)
-        this.port.close(CloseCode.GOING_AWAY, this.goingAway);
+        this.connection.close(CloseCode.GOING_AWAY, this.goingAway);
     }
   }
 
   /** Runs the call's function; a write's answer waits until the subscriptions show it. */
   private async run(message: CallMessage, caller: Caller): Promise<unknown> {
     const { path, args } = message;
-    const backend = this.port.backend;
-    if (message.type === "query") return (await backend.runQuery(path, args, caller)).value;
+    const functions = this.connection.functions;
+    if (message.type === "query") return (await functions.runQuery(path, args, caller)).value;
     if (message.type === "mutation") {
-      const result = await backend.runMutation(path, args, caller);
+      const result = await functions.runMutation(path, args, caller);
       await this.whenFresh(result.sequence);
       return result.value;
     }
-    const value = await backend.runAction(path, args, caller);
-    await this.whenFresh(backend.lastSequence);
+    const value = await functions.runAction(path, args, caller);
+    await this.whenFresh(functions.lastSequence);
     return value;
   }
 
   private sendResult(id: RequestId, body: Outcome): void {
-    this.port.sendMessage({ type: "result", id, ...body });
+    this.connection.sendMessage({ type: "result", id, ...body });
   }
 
   /**

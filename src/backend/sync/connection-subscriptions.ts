@@ -4,8 +4,8 @@
  * updates back while the connection's identity is being checked.
  */
 import type { RequestId, ServerMessage, SubscribeMessage, WireError } from "../../protocol/messages.ts";
+import type { RegisteredFunction } from "../functions/registered.ts";
 import { parseArgs } from "../functions/registry.ts";
-import type { Backend } from "../runtime.ts";
 import { BytePool, type Reservation } from "./budget.ts";
 import type { TierLimits } from "./limits.ts";
 import type { Principal, QueryGroups, Subscriber, Subscription } from "./query-group.ts";
@@ -13,8 +13,9 @@ import type { Reactor } from "./reactor.ts";
 import { wireError } from "./wire-error.ts";
 
 /** What the subscriptions need from their connection. */
-export interface SubscriptionsPort {
-  readonly backend: Backend;
+export interface SubscriptionsConnection {
+  /** The query registered at `path`, or a 404 error. */
+  lookup(path: string): RegisteredFunction;
   readonly groups: QueryGroups;
   readonly reactor: Reactor;
   /** The limits in force (they follow the connection's tier). */
@@ -34,11 +35,11 @@ export class ConnectionSubscriptions implements Subscriber {
   /** The bytes each subscription holds in the budgets, given back when it ends. */
   private readonly subBytes = new Map<RequestId, Reservation>();
   // The ceiling follows the tier: a connection gets the wider limits once it has an identity.
-  private readonly pool = new BytePool(() => this.port.tier().maxSubscriptionBytes);
+  private readonly pool = new BytePool(() => this.connection.tier().maxSubscriptionBytes);
   /** Updates held back while the identity is being (re-)checked: the newest body per subscription. */
   private held: Map<Subscription, string> | null = null;
 
-  constructor(private readonly port: SubscriptionsPort) {}
+  constructor(private readonly connection: SubscriptionsConnection) {}
 
   get count(): number {
     return this.subs.size;
@@ -53,7 +54,7 @@ export class ConnectionSubscriptions implements Subscriber {
       this.held.set(sub, body);
       return;
     }
-    this.port.send(`{"type":"update","id":${sub.idJson},${body.slice(1)}`);
+    this.connection.send(`{"type":"update","id":${sub.idJson},${body.slice(1)}`);
   }
 
   /** Holds updates back until {@link release} or {@link discardHeld}. */
@@ -79,33 +80,33 @@ export class ConnectionSubscriptions implements Subscriber {
    */
   subscribe(message: SubscribeMessage, size: number, pending: Reservation | undefined): void {
     if (this.subs.has(message.id)) {
-      this.port.sendError(message.id, {
+      this.connection.sendError(message.id, {
         code: "DUPLICATE_ID",
         message: "Subscription id already in use",
       });
       return;
     }
-    const max = this.port.tier().maxSubscriptions;
+    const max = this.connection.tier().maxSubscriptions;
     if (this.subs.size >= max) {
-      this.port.sendError(message.id, {
+      this.connection.sendError(message.id, {
         code: "TOO_MANY_SUBSCRIPTIONS",
-        message: `At most ${max} subscriptions per connection${this.port.principal().identity ? "" : " before authenticating"}`,
+        message: `At most ${max} subscriptions per connection${this.connection.principal().identity ? "" : " before authenticating"}`,
       });
       return;
     }
     // A subscription that can never run (no such query, arguments its validator refuses) is
     // answered with its error and not kept: holding it would cost memory for nothing.
     try {
-      parseArgs(this.port.backend.lookup(message.path, "query"), message.args);
+      parseArgs(this.connection.lookup(message.path), message.args);
     } catch (e) {
-      this.port.sendMessage({ type: "update", id: message.id, error: wireError(e) });
+      this.connection.sendMessage({ type: "update", id: message.id, error: wireError(e) });
       return;
     }
     // The message's bytes move from pending to the subscription: not counted twice.
     pending?.release();
-    const held = this.port.reserve(size, this.pool);
+    const held = this.connection.reserve(size, this.pool);
     if (!held) {
-      this.port.sendError(message.id, {
+      this.connection.sendError(message.id, {
         code: "BUDGET_EXCEEDED",
         message: "The connection's (or the server's) subscriptions hold too many bytes",
       });
@@ -114,7 +115,7 @@ export class ConnectionSubscriptions implements Subscriber {
     this.subBytes.set(message.id, held);
     this.subs.set(
       message.id,
-      this.port.groups.join(this, message.id, message.path, message.args, this.port.principal()),
+      this.connection.groups.join(this, message.id, message.path, message.args, this.connection.principal()),
     );
   }
 
@@ -128,7 +129,7 @@ export class ConnectionSubscriptions implements Subscriber {
   private leave(sub: Subscription): void {
     this.subs.delete(sub.id);
     this.held?.delete(sub);
-    this.port.groups.leave(sub);
+    this.connection.groups.leave(sub);
     this.subBytes.get(sub.id)?.release();
     this.subBytes.delete(sub.id);
   }
@@ -143,11 +144,11 @@ export class ConnectionSubscriptions implements Subscriber {
     this.subs.clear();
     for (const sub of subs) {
       this.held?.delete(sub);
-      this.port.groups.leave(sub);
+      this.connection.groups.leave(sub);
       const group = sub.group;
       this.subs.set(
         sub.id,
-        this.port.groups.join(this, sub.id, group.path, group.args, this.port.principal()),
+        this.connection.groups.join(this, sub.id, group.path, group.args, this.connection.principal()),
       );
     }
   }
@@ -155,8 +156,8 @@ export class ConnectionSubscriptions implements Subscriber {
   /** Same caller, changed identity fields (e.g. a renamed user): re-run the shared queries with it. */
   refreshPrincipal(): void {
     for (const sub of this.subs.values()) {
-      sub.group.principal = this.port.principal();
-      this.port.reactor.invalidate(sub.group);
+      sub.group.principal = this.connection.principal();
+      this.connection.reactor.invalidate(sub.group);
     }
   }
 
@@ -164,7 +165,7 @@ export class ConnectionSubscriptions implements Subscriber {
   async whenFresh(seq: number): Promise<void> {
     const waits: Promise<void>[] = [];
     for (const sub of this.subs.values()) {
-      if (sub.group.dirty || sub.group.running) waits.push(this.port.reactor.whenFresh(sub.group, seq));
+      if (sub.group.dirty || sub.group.running) waits.push(this.connection.reactor.whenFresh(sub.group, seq));
     }
     if (waits.length) await Promise.all(waits);
   }

@@ -1,7 +1,8 @@
 /**
  * One WebSocket connection: the socket, the handshake, reading client messages and dispatching
- * them, and timeouts. Its parts hold the rest: `connection-identity.ts` (token, identity, the
- * gate while a check runs), `connection-subscriptions.ts` (shared query groups, held updates) and
+ * them, and timeouts. Its parts hold the rest, each given what it needs as functions rather than
+ * the server: `connection-identity.ts` (who the calls run as: one explicit state, anonymous to
+ * refused), `connection-subscriptions.ts` (shared query groups, held updates) and
  * `connection-calls.ts` (function calls, close at shutdown). Small on purpose: a server holds tens
  * of thousands of these, so it keeps no timers of its own (the server's sweep checks deadlines).
  */
@@ -16,7 +17,7 @@ import {
   type WireError,
 } from "../../protocol/messages.ts";
 import type { RequestMeta, UserIdentity } from "../functions/define.ts";
-import type { Backend } from "../runtime.ts";
+import type { Authenticated, Backend } from "../runtime.ts";
 import { BytePool, type Reservation, reserve, type SyncBudget } from "./budget.ts";
 import { ConnectionCalls } from "./connection-calls.ts";
 import { ConnectionIdentity } from "./connection-identity.ts";
@@ -28,8 +29,12 @@ import type { Reactor } from "./reactor.ts";
 import { wireError } from "./wire-error.ts";
 
 /** What a connection needs from its server. */
-export interface ConnectionHost {
+export interface ConnectionServer {
   backend: Backend;
+  /** Steps 1 and 2 for a token. */
+  authenticate(token: string, meta: RequestMeta): Promise<Authenticated>;
+  /** Catches up with other instances' commits made before now; undefined when nothing to do. */
+  catchUp(): Promise<unknown> | undefined;
   reactor: Reactor;
   groups: QueryGroups;
   limits: SyncLimits;
@@ -40,7 +45,8 @@ export interface ConnectionHost {
 
 export class Connection {
   state: "handshake" | "open" | "closed" = "handshake";
-  private readonly auth: ConnectionIdentity;
+  /** Who the connection's calls run as: token, identity, the check in progress. */
+  private readonly caller: ConnectionIdentity;
   private readonly subscriptions: ConnectionSubscriptions;
   private readonly calls: ConnectionCalls;
   // The ceiling follows the tier: a connection gets the wider limits once it has an identity.
@@ -51,7 +57,7 @@ export class Connection {
   private lastSeen = this.openedAt;
 
   constructor(
-    readonly host: ConnectionHost,
+    readonly server: ConnectionServer,
     private readonly ws: WebSocket,
     readonly meta: RequestMeta,
     /** The client address the server counts this connection under. */
@@ -60,20 +66,22 @@ export class Connection {
     const tier = () => this.tier;
     const sendMessage = (message: ServerMessage) => this.sendMessage(message);
     this.subscriptions = new ConnectionSubscriptions({
-      backend: host.backend,
-      groups: host.groups,
-      reactor: host.reactor,
+      lookup: (path) => server.backend.lookup(path, "query"),
+      groups: server.groups,
+      reactor: server.reactor,
       tier,
-      principal: () => this.auth.principal(),
+      principal: () => this.caller.principal(),
       reserve: (bytes, pool) => this.reserve(bytes, pool),
       send: (text) => this.send(text),
       sendMessage,
       sendError: (id, error) => this.sendError(id, error),
     });
-    this.auth = new ConnectionIdentity(
+    this.caller = new ConnectionIdentity(
       {
-        host,
-        meta,
+        authenticate: (token) => server.authenticate(token, meta),
+        catchUp: server.catchUp,
+        reactor: server.reactor,
+        identityRecheckMs: server.limits.identityRecheckMs,
         closed: () => this.state === "closed",
         sendConnected: (authenticated) => this.sendConnected(authenticated),
         sendMessage,
@@ -81,8 +89,14 @@ export class Connection {
       this.subscriptions,
     );
     this.calls = new ConnectionCalls(
-      { backend: host.backend, meta, tier, sendMessage, close: (code, reason) => this.close(code, reason) },
-      this.auth,
+      {
+        functions: server.backend,
+        meta,
+        tier,
+        sendMessage,
+        close: (code, reason) => this.close(code, reason),
+      },
+      this.caller,
       this.subscriptions,
     );
     ws.on("message", (data, isBinary) => this.onMessage(data as Buffer, isBinary));
@@ -104,22 +118,22 @@ export class Connection {
 
   /** The token the connection authenticated with (null: anonymous). */
   get token(): string | null {
-    return this.auth.token;
+    return this.caller.token;
   }
 
   /** The identity resolved from the token; null while anonymous or refused. */
   get identity(): UserIdentity | null {
-    return this.auth.identity;
+    return this.caller.identity;
   }
 
   /** The limits in force: tighter while the connection has no identity. */
   private get tier(): TierLimits {
-    return this.auth.identity ? this.host.budget.identified : this.host.budget.anonymous;
+    return this.caller.identity ? this.server.budget.identified : this.server.budget.anonymous;
   }
 
   /** Takes `bytes` from one of this connection's pools and from the server-wide ones. */
   private reserve(bytes: number, pool: BytePool): Reservation | undefined {
-    return reserve(bytes, [pool, ...this.host.budget.pools(this.auth.identity === null)]);
+    return reserve(bytes, [pool, ...this.server.budget.pools(this.caller.identity === null)]);
   }
 
   // ------------------------------------------------------------------------------ sending
@@ -147,7 +161,7 @@ export class Connection {
 
   /** The limits of the tier the connection is in when `connected` is sent. */
   private limitsInfo(): ConnectionLimits {
-    const l = this.host.limits;
+    const l = this.server.limits;
     const tier = this.tier;
     return {
       idleTimeoutMs: l.idleTimeoutMs,
@@ -178,12 +192,12 @@ export class Connection {
    * refuses ends the identity with an auth error, like a revocation.
    */
   recheckIdentity(): void {
-    this.auth.recheck();
+    this.caller.recheck();
   }
 
   /** Called by the server's sweep: idle and handshake timeouts, token and session expiry. */
   sweep(now: number): void {
-    const l = this.host.limits;
+    const l = this.server.limits;
     if (this.state === "handshake" && now - this.openedAt > l.handshakeTimeoutMs) {
       this.close(CloseCode.HANDSHAKE_REQUIRED, "no connect message");
       return;
@@ -192,17 +206,17 @@ export class Connection {
       this.close(CloseCode.IDLE_TIMEOUT, "idle timeout");
       return;
     }
-    this.auth.sweep(now);
+    this.caller.sweep(now);
   }
 
   private dispose(): void {
     if (this.state === "closed") return;
     this.state = "closed";
-    this.auth.stopWatching();
+    this.caller.stopWatching();
     this.subscriptions.leaveAll();
     this.subscriptions.discardHeld();
-    this.auth.release();
-    this.host.closed(this);
+    this.caller.close();
+    this.server.closed(this);
   }
 
   // ------------------------------------------------------------------------------ messages
@@ -220,7 +234,7 @@ export class Connection {
         this.close(CloseCode.HANDSHAKE_REQUIRED, "expected a connect message");
         return;
       }
-      if (++this.protocolErrors > this.host.limits.maxProtocolErrors) {
+      if (++this.protocolErrors > this.server.limits.maxProtocolErrors) {
         this.close(CloseCode.PROTOCOL_ERROR, "too many malformed messages");
         return;
       }
@@ -263,7 +277,7 @@ export class Connection {
       return;
     }
     this.state = "open";
-    this.auth.authenticate(token, "connect");
+    this.caller.authenticate(token, "connect");
   }
 
   /**
@@ -277,22 +291,22 @@ export class Connection {
         this.sendError(undefined, { code: "PROTOCOL_ERROR", message: "Already connected" });
         return;
       case "authenticate":
-        this.auth.authenticate(message.token, "authenticate");
+        this.caller.authenticate(message.token, "authenticate");
         return;
       case "ping":
         this.sendMessage({ type: "pong" });
         return;
       case "unsubscribe": {
-        const settling = this.auth.settling;
+        const settling = this.caller.settling;
         if (settling) await settling;
         this.subscriptions.unsubscribe(message.id);
         return;
       }
       case "subscribe": {
-        const current = this.auth.whenCurrent();
+        const current = this.caller.whenCurrent();
         if (current) await current;
         if (this.state === "closed") return;
-        if (this.auth.failed) return this.sendError(message.id, this.auth.failed);
+        if (this.caller.failed) return this.sendError(message.id, this.caller.failed);
         this.subscriptions.subscribe(message, size, pending);
         return;
       }

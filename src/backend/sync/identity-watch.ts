@@ -5,18 +5,16 @@
 
 import { emptyReadSet, type ReadSet } from "../db/read-write-sets.ts";
 import { isUnavailableError } from "../errors.ts";
-import type { RequestMeta, UserIdentity } from "../functions/define.ts";
-import type { Authenticated, Backend } from "../runtime.ts";
+import type { UserIdentity } from "../functions/define.ts";
+import type { Authenticated } from "../runtime.ts";
 import type { WireError } from "./protocol.ts";
 import { Watch } from "./reactor.ts";
 import { wireError } from "./wire-error.ts";
 
-/** The connection side of the watch. */
-export interface IdentityOwner {
+/** The identity the watch keeps current: a connection's (connection-identity.ts). */
+export interface WatchedIdentity {
   /** The token to check; a check of a token since replaced reports nothing. */
   readonly token: string | null;
-  readonly meta: RequestMeta;
-  readonly host: { readonly backend: Backend };
   /** A commit touched the identity's reads: hold updates back until the check settles. */
   holdUpdates(): void;
   authSucceeded(auth: Authenticated): void;
@@ -29,38 +27,42 @@ export class IdentityWatch extends Watch {
   readonly priority = true;
   private succeeded: Authenticated | null = null;
 
-  constructor(private readonly owner: IdentityOwner) {
+  /** @param authenticate steps 1 and 2 for a token (with the connection's request meta). */
+  constructor(
+    private readonly identity: WatchedIdentity,
+    private readonly authenticate: (token: string) => Promise<Authenticated>,
+  ) {
     super();
   }
 
   async execute(): Promise<ReadSet> {
-    const token = this.owner.token;
+    const token = this.identity.token;
     if (!token) return emptyReadSet();
     try {
-      const auth = await this.owner.host.backend.authenticate(token, this.owner.meta);
-      if (!this.removed && token === this.owner.token) this.succeeded = auth;
+      const auth = await this.authenticate(token);
+      if (!this.removed && token === this.identity.token) this.succeeded = auth;
       return auth.readSet;
     } catch (e) {
       // An outage decides nothing: neither a refusal (that would sign the user out) nor a pass.
       if (isUnavailableError(e)) {
-        if (!this.removed && token === this.owner.token) this.owner.authUnavailable();
+        if (!this.removed && token === this.identity.token) this.identity.authUnavailable();
         return emptyReadSet();
       }
       // A failure ends the identity at once, even if newer commits are queued: revocation is urgent.
-      if (!this.removed && token === this.owner.token) this.owner.authFailed(wireError(e));
+      if (!this.removed && token === this.identity.token) this.identity.authFailed(wireError(e));
       return emptyReadSet();
     }
   }
 
   onInvalidated(): void {
     this.succeeded = null;
-    this.owner.holdUpdates();
+    this.identity.holdUpdates();
   }
 
   onSettled(): void {
     const auth = this.succeeded;
     this.succeeded = null;
-    if (auth) this.owner.authSucceeded(auth);
+    if (auth) this.identity.authSucceeded(auth);
   }
 }
 

@@ -188,7 +188,7 @@ export class Presence {
   }
 
   /** Acts on the disconnect requests of a commit (re-read when its write set is unknown). */
-  heard(commit: Commit): void {
+  actOnDisconnects(commit: Commit): void {
     if (commit.unknown) {
       void this.rereadDisconnects().catch((error) =>
         logger.warn("presence: reading disconnects failed", { error: String(error) }),

@@ -22,7 +22,7 @@ export interface Subscriber {
 export interface Subscription {
   id: RequestId;
   idJson: string;
-  owner: Subscriber;
+  subscriber: Subscriber;
   group: QueryGroup;
 }
 
@@ -59,7 +59,7 @@ export class QueryGroup extends Watch {
     }
     if (!this.removed && body !== this.body) {
       this.body = body;
-      for (const sub of this.subs) sub.owner.deliver(sub, body);
+      for (const sub of this.subs) sub.subscriber.deliver(sub, body);
     }
     return readSet;
   }
@@ -85,7 +85,7 @@ export class QueryGroups {
 
   /** Adds a subscription; a late joiner gets the group's current result at once. */
   join(
-    owner: Subscriber,
+    subscriber: Subscriber,
     id: RequestId,
     path: string,
     args: Record<string, unknown>,
@@ -98,10 +98,10 @@ export class QueryGroups {
       group = new QueryGroup(this.backend, key, path, args, principal);
       this.groups.set(key, group);
     }
-    const sub: Subscription = { id, idJson: JSON.stringify(id), owner, group };
+    const sub: Subscription = { id, idJson: JSON.stringify(id), subscriber, group };
     group.subs.add(sub);
     if (fresh) this.reactor.add(group);
-    else if (group.body !== null) owner.deliver(sub, group.body);
+    else if (group.body !== null) subscriber.deliver(sub, group.body);
     return sub;
   }
 

@@ -2,17 +2,17 @@
  * The reactive engine: keeps "watches" (a shared query execution, or a connection's identity)
  * current with the database. A watch is re-run when a commit's write set touches its read set.
  *
- * No update is ever missed: a run records the last published sequence before it starts; commits
- * published while it runs are logged and checked against the run's new read set when it ends,
- * and a touched watch runs again. Re-runs go through a bounded queue (identity re-checks first),
+ * No update is ever missed: a run records the last published sequence before it starts and
+ * retains the commits history from there; when it ends, the history says whether a commit made
+ * meanwhile touched the run's new read set (`touchedSince`), and a touched watch runs again. Re-runs go through a bounded queue (identity re-checks first),
  * so a burst of commits never opens more read transactions than `concurrency`.
  */
-import { type Catalog, indexKey } from "../db/catalog.ts";
-import type { Commit, DocumentWrite, ReadSet } from "../db/read-write-sets.ts";
+import { CommitMatcher } from "../commits/history.ts";
+import type { Catalog } from "../db/catalog.ts";
+import type { Commit, ReadSet } from "../db/read-write-sets.ts";
 import { tablesOf } from "../db/read-write-sets.ts";
 import { logger } from "../logger.ts";
 import { observeReruns } from "../metrics/metrics.ts";
-import { inRange } from "../storage/indexes/key.ts";
 
 /** Something kept current by the reactor. `execute` must not throw; it returns what it read. */
 export abstract class Watch {
@@ -35,42 +35,16 @@ export abstract class Watch {
   onSettled?(): void;
 }
 
-/**
- * `commitTouches` with the index keys of each write computed once per commit rather than once per
- * watch: a commit is checked against every watch of its tables, possibly thousands.
- */
-class CommitMatcher {
-  private readonly keys = new Map<DocumentWrite, Map<string, (Buffer | null)[]>>();
-
-  constructor(
-    private readonly catalog: Catalog,
-    readonly commit: Commit,
-  ) {}
-
-  private keysOf(write: DocumentWrite, index: string, fields: string[]): (Buffer | null)[] {
-    let byIndex = this.keys.get(write);
-    if (!byIndex) this.keys.set(write, (byIndex = new Map()));
-    let k = byIndex.get(index);
-    if (!k) {
-      k = [write.before && indexKey(write.before, fields), write.after && indexKey(write.after, fields)];
-      byIndex.set(index, k);
-    }
-    return k;
-  }
-
-  touches(readSet: ReadSet): boolean {
-    if (this.commit.unknown) return true;
-    for (const w of this.commit.writes) {
-      for (const r of readSet.ids) if (r.id === w.id && r.table === w.table) return true;
-      for (const r of readSet.ranges) {
-        if (r.table !== w.table) continue;
-        const fields = this.catalog.table(r.table).indexes.get(r.index);
-        if (!fields) return true;
-        for (const key of this.keysOf(w, r.index, fields)) if (key && inRange(key, r.range)) return true;
-      }
-    }
-    return false;
-  }
+/** What the reactor needs of the commits core (commits/commits.ts). */
+export interface ReactorCommits {
+  readonly lastSequence: number;
+  readonly history: {
+    /** The matcher of the commit just published, when it is the one being delivered. */
+    latest(): CommitMatcher | undefined;
+    touchedSince(sequence: number, readSet: ReadSet): boolean;
+    retain(sequence: number): void;
+    release(sequence: number): void;
+  };
 }
 
 export interface ReactorOptions {
@@ -84,8 +58,6 @@ export class Reactor {
   private readonly urgent: Watch[] = [];
   private readonly queue: Watch[] = [];
   private readonly running = new Set<Watch>();
-  /** Commits published while some watch was running, oldest first. */
-  private log: Commit[] = [];
   private readonly concurrency: number;
   /** Executions started, for tests and benchmarks (precision: no re-run for unrelated writes). */
   executions = 0;
@@ -94,7 +66,7 @@ export class Reactor {
 
   constructor(
     private readonly catalog: Catalog,
-    private readonly lastSequence: () => number,
+    private readonly commits: ReactorCommits,
     options: ReactorOptions = {},
   ) {
     this.concurrency = options.concurrency ?? 8;
@@ -136,16 +108,16 @@ export class Reactor {
     });
   }
 
-  /** The commit listener: call for every published commit, synchronously. */
+  /** The commit listener: call for every published commit, synchronously (its `notify` phase). */
   onCommit(commit: Commit): void {
-    if (this.running.size > 0) this.log.push(commit);
     const before = this.invalidations;
     if (commit.unknown) {
       for (const w of this.all) if (!w.running) this.invalidate(w);
       observeReruns(this.invalidations - before);
       return;
     }
-    const matcher = new CommitMatcher(this.catalog, commit);
+    const latest = this.commits.history.latest();
+    const matcher = latest?.commit === commit ? latest : new CommitMatcher(this.catalog, commit);
     let tables: Set<string> | string[];
     if (commit.writes.length === 1) tables = [commit.writes[0].table];
     else tables = new Set(commit.writes.map((w) => w.table));
@@ -153,7 +125,7 @@ export class Reactor {
       const bucket = this.byTable.get(table);
       if (!bucket) continue;
       for (const w of bucket) {
-        // Running watches are checked against the log when they finish (their read set is changing).
+        // Running watches are checked against the history when they finish (their read set is changing).
         // An identity check in flight must still hold its connection's updates at once, though:
         // a revocation committed now must not let other updates through until the check re-runs.
         if (w.running && w.priority && w.readSet && matcher.touches(w.readSet)) w.onInvalidated?.();
@@ -181,7 +153,9 @@ export class Reactor {
   private async run(watch: Watch): Promise<void> {
     watch.dirty = false;
     watch.running = true;
-    watch.startSeq = this.lastSequence();
+    const startSeq = this.commits.lastSequence;
+    watch.startSeq = startSeq;
+    this.commits.history.retain(startSeq);
     this.running.add(watch);
     this.executions++;
     let readSet: ReadSet | null = null;
@@ -196,14 +170,7 @@ export class Reactor {
       // A failed execution (a bug: execute must not throw) keeps its old read set rather than
       // re-running in a hot loop.
       if (readSet) this.rebucket(watch, readSet);
-      if (!watch.dirty && readSet) {
-        for (const c of this.log) {
-          if (c.sequence > watch.startSeq && new CommitMatcher(this.catalog, c).touches(readSet)) {
-            watch.dirty = true;
-            break;
-          }
-        }
-      }
+      if (!watch.dirty && readSet && this.commits.history.touchedSince(startSeq, readSet)) watch.dirty = true;
       if (watch.dirty) {
         watch.onInvalidated?.();
         (watch.priority ? this.urgent : this.queue).push(watch);
@@ -212,7 +179,7 @@ export class Reactor {
       }
       this.resolveWaiters(watch, watch.dirty ? watch.startSeq : Number.POSITIVE_INFINITY);
     }
-    this.trimLog();
+    this.commits.history.release(startSeq);
     this.pump();
   }
 
@@ -222,18 +189,6 @@ export class Reactor {
     const keep = waiters.filter((w) => w.seq > upTo);
     for (const w of waiters) if (w.seq <= upTo) w.resolve();
     watch.waiters = keep.length ? keep : null;
-  }
-
-  private trimLog(): void {
-    if (this.running.size === 0) {
-      this.log = [];
-      return;
-    }
-    let min = Number.POSITIVE_INFINITY;
-    for (const w of this.running) min = Math.min(min, w.startSeq);
-    let drop = 0;
-    while (drop < this.log.length && this.log[drop].sequence <= min) drop++;
-    if (drop) this.log = this.log.slice(drop);
   }
 
   private rebucket(watch: Watch, readSet: ReadSet): void {

@@ -13,7 +13,7 @@ import { logger } from "../logger.ts";
 import { watchSync } from "../metrics/metrics.ts";
 import type { Backend } from "../runtime.ts";
 import { SyncBudget } from "./budget.ts";
-import { Connection, type ConnectionHost } from "./connection.ts";
+import { Connection, type ConnectionServer } from "./connection.ts";
 import { resolveLimits, type SyncLimitOptions, type SyncLimits } from "./limits.ts";
 import { Presence, type PresenceOptions } from "./presence.ts";
 import { QueryGroups } from "./query-group.ts";
@@ -57,15 +57,15 @@ export function attachSync(backend: Backend, http: RunningHttpServer, options: S
   const path = options.path ?? "/api/sync";
   const limits = resolveLimits(options);
   const budget = new SyncBudget(limits);
-  const reactor = new Reactor(backend.catalog, () => backend.lastSequence, {
-    concurrency: options.concurrency,
-  });
+  const reactor = new Reactor(backend.catalog, backend.commits, { concurrency: options.concurrency });
   const groups = new QueryGroups(backend, reactor);
   const connections = new Set<Connection>();
   const presence = new Presence(backend, connections, options.presence);
   let allClosed: (() => void) | undefined;
-  const host: ConnectionHost = {
+  const server: ConnectionServer = {
     backend,
+    authenticate: (token, meta) => backend.authenticate(token, meta),
+    catchUp: () => backend.commits.confirm(backend.commits.stamp()),
     reactor,
     groups,
     limits,
@@ -79,7 +79,7 @@ export function attachSync(backend: Backend, http: RunningHttpServer, options: S
   };
   const unsubscribe = backend.onCommit((commit) => {
     reactor.onCommit(commit);
-    presence.heard(commit);
+    presence.actOnDisconnects(commit);
   });
   presence.start().catch((error) => logger.warn("presence: start failed", { error: String(error) }));
   const unwatchMetrics = watchSync({
@@ -91,9 +91,9 @@ export function attachSync(backend: Backend, http: RunningHttpServer, options: S
     },
   });
   // The verifier follows the env store (e.g. a new `JWKS` after key rotation), but no identity's
-  // read set covers it: re-check every live identity so tokens of retired keys end at once.
-  // Registered after the backend's own listener, so the re-checks use the rebuilt verifier.
-  const unwatchEnv = backend.env.onChange(() => {
+  // read set covers it: re-check every live identity so tokens of retired keys end at once. In
+  // the `recheck` phase, after `reconfigure` rebuilt the verifier the re-checks use.
+  const unwatchEnv = backend.onEnvChange("recheck", () => {
     for (const c of connections) c.recheckIdentity();
   });
 
@@ -136,7 +136,7 @@ export function attachSync(backend: Backend, http: RunningHttpServer, options: S
         ws.close(CloseCode.TOO_MANY_CONNECTIONS, "too many connections from this address");
         return;
       }
-      connections.add(new Connection(host, ws, meta, address));
+      connections.add(new Connection(server, ws, meta, address));
     });
   };
   http.server.on("upgrade", onUpgrade);
