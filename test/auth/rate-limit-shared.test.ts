@@ -4,7 +4,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { authClient } from "../../examples/app/auth.ts";
-import { type AuthFunctions, createApi, createClient, defineAuthTables } from "../../src/auth/index.ts";
+import { createApi } from "../../src/auth/data/functions.ts";
+import { type AuthFunctions, createClient, defineAuthTables } from "../../src/auth/index.ts";
 import {
   adapterOf,
   databaseRateLimitStore,
