@@ -30,6 +30,7 @@ export type { GetSessionOptions, IdentityCtx, SessionDocument } from "./current-
 export { getAuthUserId, getAuthUserIdentity, getHeaders, getSession } from "./current-user.ts";
 export type { AuthFunctions } from "./data/functions.ts";
 export type { AuthTriggers, ModelTriggers } from "./data/types.ts";
+export { AUTH_ERROR_CODES } from "./error-codes.ts";
 export { freshSessionFor } from "./fresh-session.ts";
 export type { CleanupOptions, CleanupResult } from "./housekeeping.ts";
 export { authHousekeepingCrons, expiredRowsCleanup } from "./housekeeping.ts";

@@ -9,7 +9,7 @@
 export type { Authenticated } from "./auth/authenticator.ts";
 export { TRUSTED_PROXIES_VAR } from "./client-address.ts";
 export { EnvStore, parseEnvFile } from "./env/store.ts";
-export { ERROR_CODES, type ErrorCodeSpec, httpStatusOf, type WsDelivery } from "./errors.ts";
+export { ERROR_CODES, httpStatusOf, registeredErrorCodes } from "./errors.ts";
 export { functionPath, makeReference } from "./functions/references.ts";
 export { isRegisteredFunction } from "./functions/registered.ts";
 export type { BackendOptions, Caller } from "./runtime.ts";

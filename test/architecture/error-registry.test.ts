@@ -1,14 +1,45 @@
 /**
- * Error codes get their HTTP status in one place, `src/backend/errors.ts`: these tests fail when
- * another module pairs a code with a status, when a module sends a code the registry does not
- * list (or, through Better Auth's `APIError`, with another status than the registry's), or when
- * the sync transport borrows the HTTP one's error mapping again.
+ * Error codes get their HTTP status in one registry, which merges the codes each module owns:
+ * the platform's (`src/backend/errors.ts`, token refusals in `src/backend/auth/token-errors.ts`),
+ * the auth integration's (`src/auth/error-codes.ts`) and the Next.js helpers'
+ * (`src/nextjs/error-codes.ts`). These tests fail when another module pairs a code with a status,
+ * when two modules claim one code, when a module sends a code that neither it nor the platform
+ * registers (or, through Better Auth's `APIError`, with another status than the registry's), or
+ * when the sync transport borrows the HTTP one's error mapping again.
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { APIError } from "better-auth/api";
 import { describe, expect, it } from "vitest";
-import { ERROR_CODES } from "../../src/backend/errors.ts";
+import { AUTH_ERROR_CODES } from "../../src/auth/error-codes.ts";
+import { TOKEN_ERROR_CODES } from "../../src/backend/auth/token-errors.ts";
+import {
+  defineErrorCodes,
+  ERROR_CODES,
+  type ErrorCodeSpec,
+  registeredErrorCodes,
+} from "../../src/backend/errors.ts";
+import { NEXTJS_ERROR_CODES } from "../../src/nextjs/error-codes.ts";
+
+/** Where codes are declared with their statuses: the registries, one per owning module. */
+const REGISTRY_FILES = [
+  "src/backend/errors.ts",
+  "src/backend/auth/token-errors.ts",
+  "src/auth/error-codes.ts",
+  "src/nextjs/error-codes.ts",
+];
+
+/** The codes each part of the source may send: the platform's, plus its own module's. */
+const OWN_CODES: [folder: string, codes: Record<string, ErrorCodeSpec>][] = [
+  ["src/auth/", AUTH_ERROR_CODES],
+  ["src/nextjs/", NEXTJS_ERROR_CODES],
+];
+
+/** The merged registry, as the running server and the Next.js helpers see it together. */
+const ALL_CODES: Record<string, ErrorCodeSpec> = {
+  ...Object.fromEntries([...registeredErrorCodes()].map(([code, { spec }]) => [code, spec])),
+  ...NEXTJS_ERROR_CODES,
+};
 
 const root = resolve(import.meta.dirname, "../..");
 
@@ -20,6 +51,17 @@ function files(dir: string): string[] {
     else if (/\.tsx?$/.test(name)) out.push(path);
   }
   return out;
+}
+
+/** A comment line (TSDoc examples show codes and statuses; they send nothing). */
+const COMMENT = /^\s*(\*|\/\/|\/\*)/;
+
+/** The file's text without its comment lines. */
+function codeOf(file: string): string {
+  return readFileSync(file, "utf8")
+    .split("\n")
+    .filter((line) => !COMMENT.test(line))
+    .join("\n");
 }
 
 /** An upper-case code next to a literal 4xx/5xx status: a map entry or a status literal. */
@@ -44,16 +86,16 @@ function argumentsOf(text: string): string {
 }
 
 describe("error registry", () => {
-  it("no module but errors.ts maps error codes to HTTP statuses", () => {
+  it("no module but the registries maps error codes to HTTP statuses", () => {
     const offenders: string[] = [];
     for (const dir of ["src", "examples"]) {
       for (const file of files(join(root, dir))) {
         const name = relative(root, file);
-        if (name === "src/backend/errors.ts") continue;
+        if (REGISTRY_FILES.includes(name)) continue;
         readFileSync(file, "utf8")
           .split("\n")
           .forEach((line, i) => {
-            if (STATUS_MAPPING.some((re) => re.test(line)))
+            if (!COMMENT.test(line) && STATUS_MAPPING.some((re) => re.test(line)))
               offenders.push(`${name}:${i + 1}: ${line.trim()}`);
           });
       }
@@ -68,9 +110,12 @@ describe("error registry", () => {
     const unregistered: string[] = [];
     let seen = 0;
     for (const file of files(join(root, "src"))) {
-      for (const m of readFileSync(file, "utf8").matchAll(SENT_CODE)) {
+      const name = relative(root, file);
+      const own = OWN_CODES.find(([folder]) => name.startsWith(folder))?.[1] ?? {};
+      for (const m of codeOf(file).matchAll(SENT_CODE)) {
         seen++;
-        if (!Object.hasOwn(ERROR_CODES, m[1])) unregistered.push(`${relative(root, file)}: ${m[1]}`);
+        if (!Object.hasOwn(ERROR_CODES, m[1]) && !Object.hasOwn(own, m[1]))
+          unregistered.push(`${name}: ${m[1]}`);
       }
     }
     expect(seen).toBeGreaterThan(50); // the pattern still finds the codes
@@ -90,7 +135,7 @@ describe("error registry", () => {
         const code = /\bcode:\s*["']([A-Z][A-Z0-9_]+)["']/.exec(call)?.[1];
         if (!status || !code) continue;
         seen++;
-        const expected = ERROR_CODES[code as keyof typeof ERROR_CODES]?.status;
+        const expected = ALL_CODES[code]?.status;
         const actual = new APIError(status as "BAD_REQUEST").statusCode;
         if (actual !== expected)
           mismatched.push(`${relative(root, file)}: ${code} sent as ${actual}, registered ${expected}`);
@@ -98,6 +143,39 @@ describe("error registry", () => {
     }
     expect(seen).toBeGreaterThanOrEqual(5);
     expect(mismatched).toEqual([]);
+  });
+
+  it("each code has one owner: the module registries do not overlap, and the merged registry holds them all", () => {
+    const owners = new Map<string, string[]>();
+    const tables: [string, Record<string, ErrorCodeSpec>][] = [
+      [
+        "platform",
+        Object.fromEntries(Object.entries(ERROR_CODES).filter(([c]) => !Object.hasOwn(TOKEN_ERROR_CODES, c))),
+      ],
+      ["token refusals", TOKEN_ERROR_CODES],
+      ["auth", AUTH_ERROR_CODES],
+      ["nextjs", NEXTJS_ERROR_CODES],
+    ];
+    for (const [owner, codes] of tables)
+      for (const code of Object.keys(codes)) owners.set(code, [...(owners.get(code) ?? []), owner]);
+    expect([...owners].filter(([, o]) => o.length > 1)).toEqual([]);
+    const registered = registeredErrorCodes();
+    for (const code of [...Object.keys(ERROR_CODES), ...Object.keys(AUTH_ERROR_CODES)])
+      expect(registered.has(code), code).toBe(true);
+    expect(registered.get("SESSION_NOT_FRESH")?.owner).toBe("service-auth/auth");
+    for (const spec of Object.values(TOKEN_ERROR_CODES))
+      expect(spec).toMatchObject({ status: 401, ws: "auth_error" });
+  });
+
+  it("registering a code another module owns is refused; the same module's codes again change nothing", () => {
+    expect(() =>
+      defineErrorCodes("some-plugin", { FORBIDDEN: { status: 403, ws: "reply", meaning: "mine" } }),
+    ).toThrow(/FORBIDDEN of some-plugin is registered already by service-auth\/server/);
+    expect(() =>
+      defineErrorCodes("some-plugin", { SESSION_NOT_FRESH: AUTH_ERROR_CODES.SESSION_NOT_FRESH }),
+    ).toThrow(/registered already by service-auth\/auth/);
+    expect(defineErrorCodes("service-auth/auth", AUTH_ERROR_CODES)).toBe(AUTH_ERROR_CODES);
+    expect(registeredErrorCodes().get("FORBIDDEN")?.spec.meaning).toBe(ERROR_CODES.FORBIDDEN.meaning);
   });
 
   it("the sync transport imports nothing of the HTTP transport but types", () => {
