@@ -4,6 +4,18 @@
  */
 import { describe, expect, it, vi } from "vitest";
 import {
+  TOKEN_ERROR_CODES,
+  TokenAlgNotAllowed,
+  TokenClaimInvalid,
+  TokenError,
+  TokenExpired,
+  TokenKeysUnavailable,
+  TokenKeyUnknown,
+  TokenMalformed,
+  TokenSignatureInvalid,
+  TokenTooLarge,
+} from "../../src/backend/auth/token-errors.ts";
+import {
   AppError,
   clientErrorOf,
   ERROR_CODES,
@@ -13,6 +25,7 @@ import {
 } from "../../src/backend/errors.ts";
 import { errorResponse } from "../../src/backend/http/json-response.ts";
 import { logger } from "../../src/backend/logger.ts";
+import { classifyDatabaseError } from "../../src/backend/storage/db-errors.ts";
 import { wireError } from "../../src/backend/sync/wire-error.ts";
 
 describe("error registry", () => {
@@ -107,6 +120,54 @@ describe("error registry", () => {
       code: "UNAUTHORIZED",
       message: "Token has expired",
     });
+  });
+
+  it("has one client-visible error class: AppError, which keeps the cause on the server only", () => {
+    // The platform's former name is the same class, not a subclass or a sibling.
+    expect(ServiceError).toBe(AppError);
+    const validation = new ValidationError("INVALID_ARGUMENTS", "args.x", "string", "bad");
+    expect(validation).toBeInstanceOf(AppError);
+    const cause = new Error("connect ECONNREFUSED 10.0.0.7:5432");
+    const unavailable = new AppError("DATABASE_UNAVAILABLE", "The database is unavailable", { cause });
+    expect(unavailable.cause).toBe(cause);
+    expect(unavailable.name).toBe("AppError");
+    expect(new AppError("FORBIDDEN", "no")).not.toHaveProperty("cause");
+    // Clients see code and message; the cause (an address here) never leaves the server.
+    expect(clientErrorOf(unavailable)).toEqual({
+      status: 503,
+      error: { code: "DATABASE_UNAVAILABLE", message: "The database is unavailable" },
+    });
+    expect(JSON.stringify(wireError(unavailable))).not.toContain("10.0.0.7");
+    // A driver's failure, made client-facing, keeps it as the cause.
+    const refused = Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" });
+    const busy = Object.assign(new Error("database is locked"), { code: "SQLITE_BUSY" });
+    expect(classifyDatabaseError(refused)).toMatchObject({ code: "DATABASE_UNAVAILABLE", cause: refused });
+    expect(classifyDatabaseError(busy)).toMatchObject({ code: "DATABASE_BUSY", cause: busy });
+  });
+
+  it("has one class per token refusal, each with its registered code", () => {
+    const classes = [
+      TokenMalformed,
+      TokenExpired,
+      TokenTooLarge,
+      TokenSignatureInvalid,
+      TokenKeyUnknown,
+      TokenAlgNotAllowed,
+      TokenClaimInvalid,
+      TokenKeysUnavailable,
+    ];
+    expect(classes.map((c) => c.code).sort()).toEqual(Object.keys(TOKEN_ERROR_CODES).sort());
+    for (const Refusal of classes) {
+      const error = new Refusal("Token refused");
+      expect(error).toBeInstanceOf(TokenError);
+      expect(error.code).toBe(Refusal.code);
+      expect(error.name).toBe(Refusal.name);
+      expect(ERROR_CODES[error.code]).toEqual({
+        ...TOKEN_ERROR_CODES[error.code],
+        status: 401,
+        ws: "auth_error",
+      });
+    }
   });
 
   it("shows anything else as INTERNAL with a logged request id, and no details", () => {
