@@ -78,6 +78,7 @@ export {
   authEntSchema,
   authEnts,
   authSchema,
+  authTableInfo,
   authTables,
   defineAuthEnts,
   defineAuthTables,

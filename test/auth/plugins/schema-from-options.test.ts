@@ -8,11 +8,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { getAuthTables } from "better-auth/db";
 import { admin, anonymous, organization, siwe, twoFactor, username } from "better-auth/plugins";
-import { defineAuthEnts, defineAuthTables, authTables as specTables } from "service-auth/auth";
+import { authTableInfo, defineAuthEnts, defineAuthTables, authTables as specTables } from "service-auth/auth";
 import { defineEntSchema, defineSchema, type TableDefinition, v } from "service-auth/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApi } from "../../../src/auth/data/functions.ts";
-import { authTableInfo } from "../../../src/auth/schema/auth-schema.ts";
 import { authTablesSource } from "../../../src/auth/schema/source.ts";
 import { apiKey } from "../../helpers/api-key-plugin.ts";
 import { ROOT, runCli } from "../../helpers/process.ts";
@@ -119,7 +118,7 @@ describe("the generated schema file", () => {
 
   it("declares the same tables, indexes and auth models as defineAuthTables", async () => {
     const expected = defineAuthTables(options, extensions);
-    const file = join(dir, "schema/table-specs.ts");
+    const file = join(dir, "auth-tables.ts");
     writeFileSync(file, authTablesSource(expected, "test"));
     const generated = (await import(file)).authTables;
     expect(shapeOf(generated)).toEqual(shapeOf(expected));
