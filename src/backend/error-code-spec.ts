@@ -9,6 +9,11 @@
  * - `auth_error`: also as an `auth_error` message, when the connection's credentials are refused;
  * - `refused`: as an `error` message, when a client message is refused before anything runs;
  * - `http-only`: never; the socket has its own rule (e.g. close 1009 for an oversized frame).
+ *
+ * @example
+ * ```ts
+ * const ws: WsDelivery = "reply"; // a function's own refusal reaches the call that made it
+ * ```
  */
 export type WsDelivery = "reply" | "auth_error" | "refused" | "http-only";
 

@@ -211,6 +211,14 @@ export interface ClientError {
  * What the client is told about any thrown value, and with which HTTP status. An `AppError`
  * is shown as it is (its `data` too, except for `UNAUTHORIZED`, whose data names why a token was
  * refused); anything else is logged with a fresh request id and shown as `INTERNAL` naming it.
+ *
+ * @example
+ * ```ts
+ * app.onError((error, c) => {
+ *   const { status, error: shown } = clientErrorOf(error);
+ *   return c.json({ status: "error", ...shown }, status as ContentfulStatusCode);
+ * });
+ * ```
  */
 export function clientErrorOf(error: unknown): { status: number; error: ClientError } {
   if (error instanceof AppError) {
