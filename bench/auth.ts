@@ -12,7 +12,7 @@
  */
 import { createPublicKey, verify as cryptoVerify, type KeyObject } from "node:crypto";
 import { fileURLToPath } from "node:url";
-import type { Backend } from "service-auth/server";
+import type { Backend } from "service-auth/internal";
 import { createAuth } from "../examples/app/auth.ts";
 import { type SignedUp, signUp, startAuthService } from "./fixtures/auth-app.ts";
 import { LOAD_DEFAULTS, type LoadResult, runLoad } from "./lib/load.ts";

@@ -18,12 +18,12 @@
 import { Hono, type MiddlewareHandler } from "hono";
 import {
   type ActionCtx,
+  type AppError,
   type AuthRouteOutcome,
   countAuthOutcome,
   type EnvReader,
   type HttpRoutes,
-  isServiceError,
-  type ServiceError,
+  isAppError,
   traceHttpRoute,
 } from "service-auth/server";
 import { watchingMailFailures } from "./mail/unavailable.ts";
@@ -96,10 +96,10 @@ function withExposedCookies(response: Response): Response {
 const DATABASE_FAULTS = new Set(["DATABASE_UNAVAILABLE", "DATABASE_BUSY"]);
 
 /** `ctx` with its database calls watched: `fault()` is the first database fault one of them threw. */
-function watchDatabase(ctx: ActionCtx): { ctx: ActionCtx; fault(): ServiceError | undefined } {
-  let fault: ServiceError | undefined;
+function watchDatabase(ctx: ActionCtx): { ctx: ActionCtx; fault(): AppError | undefined } {
+  let fault: AppError | undefined;
   const note = (error: unknown): never => {
-    if (isServiceError(error) && DATABASE_FAULTS.has(error.code)) fault ??= error;
+    if (isAppError(error) && DATABASE_FAULTS.has(error.code)) fault ??= error;
     throw error;
   };
   const watched: ActionCtx = {
@@ -115,7 +115,7 @@ function watchDatabase(ctx: ActionCtx): { ctx: ActionCtx; fault(): ServiceError 
 }
 
 /** The typed 503 of a database fault; no `Set-Cookie`, so the browser keeps its session. */
-function databaseFaultResponse(fault: ServiceError): Response {
+function databaseFaultResponse(fault: AppError): Response {
   return new Response(JSON.stringify({ status: "error", code: fault.code, message: fault.message }), {
     status: fault.status,
     headers: { "content-type": "application/json", "retry-after": "1" },

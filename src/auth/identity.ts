@@ -2,7 +2,7 @@
  * Step 2 of every authenticated request (requirements §1.2): the token's session must exist and be
  * unexpired, and its user must not be banned. The session record, not the JWT, decides access.
  */
-import { type IdentityResolver, ServiceError, type UserIdentity } from "service-auth/server";
+import { AppError, type IdentityResolver, type UserIdentity } from "service-auth/server";
 
 /**
  * True for a user whose ban is in force (`banned` set, `banExpires` absent or in the future). The
@@ -31,7 +31,7 @@ export interface AuthIdentity extends UserIdentity {
  * it for the platform's metrics.
  */
 const unauthorized = (message: string, reason?: "SESSION_MISSING" | "SESSION_EXPIRED" | "USER_MISSING") =>
-  new ServiceError("UNAUTHORIZED", message, reason ? { data: { reason } } : undefined);
+  new AppError("UNAUTHORIZED", message, reason ? { data: { reason } } : undefined);
 
 /**
  * Resolves verified claims against the `user` and `session` tables. The user is read first so a
@@ -46,7 +46,7 @@ export const resolveIdentity: IdentityResolver = async (claims, ctx): Promise<Au
   const user = await ctx.db.get("user", userId);
   if (!user) throw unauthorized("User not found", "USER_MISSING");
   if (isBanned(user as { banned?: unknown; banExpires?: unknown }))
-    throw new ServiceError("ACCOUNT_BANNED", BANNED_MESSAGE);
+    throw new AppError("ACCOUNT_BANNED", BANNED_MESSAGE);
   const session = await ctx.db.get("session", sessionId);
   if (!session || session.userId !== userId) throw unauthorized("Session not found", "SESSION_MISSING");
   const expiresAt = Number(session.expiresAt);

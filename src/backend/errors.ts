@@ -1,52 +1,29 @@
 /**
  * Typed errors and the one registry of error codes. Every error a client can see carries a stable
- * `code`; {@link ERROR_CODES} gives each code its HTTP status and how it reaches a WebSocket client,
- * and nothing else maps codes to statuses. Anything that is not a `ServiceError` is an internal
- * error: it is logged with a request id and the client only sees `INTERNAL`.
+ * `code`; the registry gives each code its HTTP status and how it reaches a WebSocket client, and
+ * nothing else maps codes to statuses. Each module owns its codes, as Better Auth's plugins do:
+ * the platform's are below, token refusals are in `auth/token-errors.ts`, the auth integration's
+ * in `src/auth/error-codes.ts` (registered with {@link defineErrorCodes}), the Next.js helpers'
+ * in `src/nextjs/error-codes.ts`; registering a code twice throws. Anything that is not an
+ * {@link AppError} is an internal error: it is logged with a request id and the client only sees
+ * `INTERNAL`.
  */
 import { randomUUID } from "node:crypto";
-import type { TokenErrorCode } from "./auth/jwks-source.ts";
+import { TOKEN_ERROR_CODES } from "./auth/token-errors.ts";
+import type { ErrorCodeSpec, WsDelivery } from "./error-code-spec.ts";
 import { logger } from "./logger.ts";
 
-/**
- * How an error reaches a WebSocket client (docs/protocol.md):
- * - `reply`: as the `error` of the `result` / `update` answering a call or subscription;
- * - `auth_error`: also as an `auth_error` message, when the connection's credentials are refused;
- * - `refused`: as an `error` message, when a client message is refused before anything runs;
- * - `http-only`: never; the socket has its own rule (e.g. close 1009 for an oversized frame).
- */
-export type WsDelivery = "reply" | "auth_error" | "refused" | "http-only";
-
-/** One registered error code. */
-export interface ErrorCodeSpec {
-  /** HTTP status of a response carrying this code. */
-  readonly status: number;
-  readonly ws: WsDelivery;
-  /** When a client sees this code. */
-  readonly meaning: string;
-}
+export type { ErrorCodeSpec, WsDelivery } from "./error-code-spec.ts";
 
 const spec = (status: number, ws: WsDelivery, meaning: string): ErrorCodeSpec => ({ status, ws, meaning });
 
-/** Reasons a bearer token is refused; clients see them as `UNAUTHORIZED` (401). */
-const TOKEN_ERRORS = {
-  TOKEN_MALFORMED: spec(401, "auth_error", "the token is not a well-formed JWS"),
-  TOKEN_EXPIRED: spec(401, "auth_error", "the token's `exp` has passed"),
-  TOKEN_TOO_LARGE: spec(401, "auth_error", "the token exceeds the size limit"),
-  INVALID_SIGNATURE: spec(401, "auth_error", "the signature does not verify"),
-  UNKNOWN_KEY: spec(401, "auth_error", "no key of the issuer's key set matches the token"),
-  ALG_NOT_ALLOWED: spec(401, "auth_error", "the token's algorithm is not accepted"),
-  CLAIM_INVALID: spec(401, "auth_error", "a claim (iss, aud, nbf, iat, sub) is missing or wrong"),
-  NO_KEYS: spec(401, "auth_error", "the issuer's key set is missing, invalid or unreachable"),
-} as const satisfies Record<TokenErrorCode, ErrorCodeSpec>;
-
-/** Every error code the platform sends, with its HTTP status and WebSocket delivery. */
+/** The platform's own codes, with their HTTP status and WebSocket delivery. */
 export const ERROR_CODES = {
   BAD_REQUEST: spec(400, "reply", "the request is malformed (body not JSON, wrong shape)"),
   INVALID_ARGUMENTS: spec(400, "reply", "a function's arguments fail its validator"),
   SCHEMA_VIOLATION: spec(400, "reply", "a write does not match the table's schema"),
   UNAUTHORIZED: spec(401, "auth_error", "no acceptable credentials (token refused or missing)"),
-  ...TOKEN_ERRORS,
+  ...TOKEN_ERROR_CODES,
   FORBIDDEN: spec(403, "reply", "the caller may not do this"),
   ACCOUNT_BANNED: spec(403, "auth_error", "the caller's account is banned"),
   NOT_FOUND: spec(404, "reply", "no such route or document"),
@@ -80,61 +57,112 @@ export const ERROR_CODES = {
     "refused",
     "the connection or the server holds the most bytes allowed (subscriptions, requests awaiting an answer)",
   ),
-  // Sent on Better Auth's routes (`/api/auth/*`) by the auth integration, in Better Auth's error
-  // shape: they are thrown as Better Auth's `APIError` (from its hooks and middleware, where only
-  // an `APIError` becomes Better Auth's answer), and never reach a socket. Each throw's status
-  // name is checked against these by test/architecture/error-registry.test.ts.
-  FIELD_TOO_LONG: spec(
-    400,
-    "http-only",
-    "a user field (name, email, image, username) exceeds its length limit",
-  ),
-  INVALID_TOKEN: spec(
-    401,
-    "http-only",
-    "a magic-link token that is not one (Better Auth's own code and message)",
-  ),
-  EMAIL_NOT_VERIFIED: spec(403, "http-only", "an invitation is used before the email address is verified"),
-  SESSION_NOT_FRESH: spec(403, "http-only", "a sensitive account change needs a recent sign-in"),
-  MAIL_UNAVAILABLE: spec(
-    503,
-    "http-only",
-    "an auth email (verification, reset, magic link) could not be sent",
-  ),
-  // The Next.js route handler (`src/nextjs`, bundled into the Next app without the platform).
-  BACKEND_UNREACHABLE: spec(502, "http-only", "the Next.js auth route cannot reach the backend"),
 } as const satisfies Record<string, ErrorCodeSpec>;
 
 /** A registered code, or an application's own (which answers 400 unless given a status). */
 export type ErrorCode = keyof typeof ERROR_CODES | (string & {});
+
+/** Every registered code: the platform's, and those modules added with {@link defineErrorCodes}. */
+const registry = new Map<string, { owner: string; spec: ErrorCodeSpec }>(
+  Object.entries(ERROR_CODES).map(([code, spec]) => [code, { owner: "service-auth/server", spec }]),
+);
+
+/**
+ * Registers a module's own error codes with their HTTP status and WebSocket delivery, so every
+ * transport answers them alike; returns them as given. A code that another module registered
+ * already is refused: one code, one meaning. Registering the same codes again (the same module
+ * loaded twice) changes nothing.
+ *
+ * @example
+ * ```ts
+ * export const BILLING_ERROR_CODES = defineErrorCodes("billing", {
+ *   CARD_DECLINED: { status: 402, ws: "reply", meaning: "the card was declined" },
+ * });
+ * throw new AppError("CARD_DECLINED", "Your card was declined"); // answers 402
+ * ```
+ */
+export function defineErrorCodes<const C extends Record<string, ErrorCodeSpec>>(owner: string, codes: C): C {
+  for (const [code, spec] of Object.entries(codes)) {
+    const known = registry.get(code);
+    if (!known) continue;
+    const same =
+      known.owner === owner &&
+      known.spec.status === spec.status &&
+      known.spec.ws === spec.ws &&
+      known.spec.meaning === spec.meaning;
+    if (!same) throw new Error(`Error code ${code} of ${owner} is registered already by ${known.owner}`);
+  }
+  for (const [code, spec] of Object.entries(codes)) registry.set(code, { owner, spec });
+  return codes;
+}
+
+/** The registered codes by code: the platform's and every registered module's. */
+export function registeredErrorCodes(): ReadonlyMap<string, { owner: string; spec: ErrorCodeSpec }> {
+  return registry;
+}
 
 /** Status of a code without a registry entry or explicit status. */
 const DEFAULT_STATUS = 400;
 
 /** The HTTP status of an error code. */
 export function httpStatusOf(code: ErrorCode): number {
-  // Own properties only: an application code such as "constructor" must not find Object's.
-  return Object.hasOwn(ERROR_CODES, code)
-    ? ERROR_CODES[code as keyof typeof ERROR_CODES].status
-    : DEFAULT_STATUS;
+  // A Map, not an object: an application code such as "constructor" must not find Object's.
+  return registry.get(code)?.spec.status ?? DEFAULT_STATUS;
 }
 
-/** An error meant for the caller: its code and message are sent to the client as they are. */
-export class ServiceError extends Error {
+/**
+ * An error meant for the caller: its code, message and `data` are sent to the client as they
+ * are; the HTTP status is the code's (registered, else 400) unless `status` is given. `cause`
+ * stays on the server (logs, debuggers); clients never see it.
+ *
+ * @example
+ * ```ts
+ * import { AppError } from "service-auth/server";
+ *
+ * if (!userId) throw new AppError("UNAUTHORIZED", "Sign in first");
+ * throw new AppError("USERNAME_TAKEN", "Pick another name", { status: 409, data: { username } });
+ * ```
+ */
+export class AppError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
   readonly data?: unknown;
-  constructor(code: ErrorCode, message: string, options?: { status?: number; data?: unknown }) {
-    super(message);
-    this.name = "ServiceError";
+  constructor(
+    code: ErrorCode,
+    message: string,
+    options?: { status?: number; data?: unknown; cause?: unknown },
+  ) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.name = "AppError";
     this.code = code;
     this.status = options?.status ?? httpStatusOf(code);
     this.data = options?.data;
   }
 }
 
-/** A value that failed a validator: `path` names the offending field (e.g. `args.body`). */
-export class ValidationError extends ServiceError {
+/**
+ * The platform's former name of {@link AppError} (the same class), kept so its modules and
+ * branches written against it keep compiling; not exported by `service-auth/server`.
+ * @deprecated Use {@link AppError}.
+ * @internal
+ */
+export const ServiceError = AppError;
+/** @deprecated Use {@link AppError}. @internal */
+export type ServiceError = AppError;
+
+/**
+ * A value that failed a validator: `path` names the offending field (e.g. `args.body`).
+ *
+ * @example
+ * ```ts
+ * try {
+ *   await ctx.runMutation(api.messages.send, { body: 42 });
+ * } catch (error) {
+ *   if (error instanceof ValidationError) console.log(error.path, error.expected); // "args.body", "string"
+ * }
+ * ```
+ */
+export class ValidationError extends AppError {
   readonly path: string;
   readonly expected: string;
   constructor(
@@ -149,20 +177,28 @@ export class ValidationError extends ServiceError {
   }
 }
 
-/** Error thrown by application code, e.g. `throw new AppError("UNAUTHORIZED", "Sign in first")`. */
-export class AppError extends ServiceError {}
-
 /**
  * Whether `error` says the database could not answer right now (outage, foreign lock): nothing
  * was decided, so callers retry later instead of treating it as a refusal (e.g. a sign-out).
  */
 export function isUnavailableError(error: unknown): boolean {
-  return isServiceError(error) && (error.code === "DATABASE_UNAVAILABLE" || error.code === "DATABASE_BUSY");
+  return isAppError(error) && (error.code === "DATABASE_UNAVAILABLE" || error.code === "DATABASE_BUSY");
 }
 
-export function isServiceError(e: unknown): e is ServiceError {
-  return e instanceof ServiceError;
+/**
+ * Whether `e` is an {@link AppError} (an error whose code and message the client sees).
+ *
+ * @example
+ * ```ts
+ * if (isAppError(error) && error.code === "UNAUTHORIZED") return redirect("/sign-in");
+ * ```
+ */
+export function isAppError(e: unknown): e is AppError {
+  return e instanceof AppError;
 }
+
+/** @deprecated Use {@link isAppError}. @internal */
+export const isServiceError = isAppError;
 
 /** An error as every transport shows it: the HTTP body (plus `status`) and the WebSocket `error`. */
 export interface ClientError {
@@ -172,12 +208,20 @@ export interface ClientError {
 }
 
 /**
- * What the client is told about any thrown value, and with which HTTP status. A `ServiceError`
+ * What the client is told about any thrown value, and with which HTTP status. An `AppError`
  * is shown as it is (its `data` too, except for `UNAUTHORIZED`, whose data names why a token was
  * refused); anything else is logged with a fresh request id and shown as `INTERNAL` naming it.
+ *
+ * @example
+ * ```ts
+ * app.onError((error, c) => {
+ *   const { status, error: shown } = clientErrorOf(error);
+ *   return c.json({ status: "error", ...shown }, status as ContentfulStatusCode);
+ * });
+ * ```
  */
 export function clientErrorOf(error: unknown): { status: number; error: ClientError } {
-  if (error instanceof ServiceError) {
+  if (error instanceof AppError) {
     const shown: ClientError = { code: error.code, message: error.message };
     if (error.data !== undefined && error.code !== "UNAUTHORIZED") shown.data = error.data;
     return { status: error.status, error: shown };

@@ -1,11 +1,16 @@
 /**
  * Public server API of the platform (`service-auth/server`): schema, function builders, typed
  * references, errors, and starting a service. The auth integration uses only this entry point.
+ * Its exports are a contract (test/package/public-exports.test.ts snapshots them); what only the
+ * project's own packages need is in `service-auth/internal` (`./internal.ts`).
  */
 
-export type { AuthConfig, Authenticated, IdentityResolver } from "./auth/authenticator.ts";
+export type { Backend, BackendEnv, CallOptions } from "./api/backend.ts";
+export type { ClusterServiceOptions, RunningService, ServiceOptions } from "./api/service.ts";
+export { startService } from "./api/service.ts";
+export type { AuthConfig, IdentityResolver } from "./auth/authenticator.ts";
 export type { JwtProviderConfig } from "./auth/jwt-verifier.ts";
-export { rateLimitKey, TRUSTED_PROXIES_VAR } from "./client-address.ts";
+export { rateLimitKey } from "./client-address.ts";
 export type { RunningCluster } from "./cluster/primary.ts";
 export { workersSetting } from "./cluster/workers-setting.ts";
 export type {
@@ -16,9 +21,8 @@ export type {
 } from "./db/connections.ts";
 export type { DatabaseReader, DatabaseWriter } from "./db/database.ts";
 export type { IndexRangeBuilder, PaginationOptions, PaginationResult, Query } from "./db/query.ts";
-export { EnvStore, parseEnvFile } from "./env/store.ts";
-export type { ErrorCode } from "./errors.ts";
-export { AppError, clientErrorOf, isServiceError, ServiceError, ValidationError } from "./errors.ts";
+export type { ErrorCode, ErrorCodeSpec, WsDelivery } from "./errors.ts";
+export { AppError, clientErrorOf, defineErrorCodes, isAppError, ValidationError } from "./errors.ts";
 export type { Migration, MigrationPatch } from "./evolution/migration.ts";
 export { defineMigration } from "./evolution/migration.ts";
 export type { SchemaCheckMode } from "./evolution/startup-check.ts";
@@ -39,9 +43,8 @@ export type {
 } from "./functions/define.ts";
 export { customMutation, functionsFor } from "./functions/define.ts";
 export type { ApiOf, FunctionReference, InternalApiOf } from "./functions/references.ts";
-export { anyApi, functionPath, makeReference } from "./functions/references.ts";
+export { anyApi } from "./functions/references.ts";
 export type { RegisteredFunction } from "./functions/registered.ts";
-export { isRegisteredFunction } from "./functions/registered.ts";
 export type { Change, Trigger } from "./functions/triggers.ts";
 export { Triggers } from "./functions/triggers.ts";
 export type { HttpRoutes } from "./http/app.ts";
@@ -52,8 +55,6 @@ export type { MetricsOptions } from "./metrics/endpoint.ts";
 export { metricsSetting } from "./metrics/endpoint.ts";
 export type { AuthRouteOutcome } from "./metrics/metrics.ts";
 export { countAuthOutcome, watchQueue } from "./metrics/metrics.ts";
-export type { Caller } from "./runtime.ts";
-export { Backend } from "./runtime.ts";
 export type { CronJobs, IntervalSpec } from "./scheduler/crons.ts";
 export { cronJobs } from "./scheduler/crons.ts";
 export type { ScheduledJobsFilter, ScheduledJobsReader, ScheduledJobView } from "./scheduler/jobs-reader.ts";
@@ -62,9 +63,6 @@ export type { Scheduler } from "./scheduler/schedule.ts";
 export type { JobState } from "./scheduler/tables.ts";
 export type { DataModelOf, DocOf, EdgeDefinition, GenericDataModel, SchemaDefinition } from "./schema.ts";
 export { defineEnt, defineEntSchema, defineSchema, defineTable, TableDefinition } from "./schema.ts";
-export type { Attached, ClusterServiceOptions, RunningService, ServiceOptions } from "./service.ts";
-export { startService } from "./service.ts";
-export { isSecretSetting, maskSettingValue } from "./settings/mask.ts";
 export type { SettingProblem } from "./settings/problems.ts";
 export { SettingError, SettingsCheck, SettingsRefusal, settingProblem } from "./settings/problems.ts";
 export type { ServiceSettings } from "./settings/service-settings.ts";

@@ -5,6 +5,7 @@
  * the same program, reaches this function again and serves the whole service on the shared port.
  */
 import cluster from "node:cluster";
+import type { Backend as BackendApi } from "./api/backend.ts";
 import { type RunningCluster, startPrimary } from "./cluster/primary.ts";
 import { onStopRequest, workerWakeups } from "./cluster/worker-wakeups.ts";
 
@@ -29,12 +30,16 @@ import type { StorageEngine } from "./storage/engine.ts";
 import { openEngine } from "./storage/open.ts";
 import { attachSync, type SyncOptions } from "./sync/server.ts";
 
-export interface ServiceOptions extends Omit<BackendOptions, "engine"> {
+/**
+ * What `startService` starts. `B` is what its callbacks receive: the runtime here (the
+ * platform's own code and tests), the {@link BackendApi} interface in `service-auth/server`.
+ */
+export interface ServiceOptions<B extends BackendApi = Backend> extends Omit<BackendOptions, "engine"> {
   /** Storage engine; default from `databaseUrl` (SQLite file by default). */
   engine?: StorageEngine;
   databaseUrl?: string;
   /** Application HTTP routes; may be built from the started backend (e.g. for the auth middleware). */
-  routes?: HttpRoutes | ((backend: Backend) => HttpRoutes);
+  routes?: HttpRoutes | ((backend: B) => HttpRoutes);
   port?: number;
   hostname?: string;
   maxBodyBytes?: number;
@@ -57,20 +62,17 @@ export interface ServiceOptions extends Omit<BackendOptions, "engine"> {
    * `env sync --auth`: generates the variables the auth integration needs when they are absent;
    * returns the names it generated.
    */
-  onAuthSync?: (backend: Backend) => Promise<string[]>;
+  onAuthSync?: (backend: B) => Promise<string[]>;
   /**
    * CLI `run --as <email|userId>`: a real session and JWT for that user (the auth integration's
    * `runAsUser`); `end()` deletes the session after the call.
    */
-  runAs?: (backend: Backend, user: string) => Promise<{ token: string; end(): Promise<void> }>;
+  runAs?: (backend: B, user: string) => Promise<{ token: string; end(): Promise<void> }>;
   /**
    * CLI `env set|remove|sync`: told which variables changed (names only, never values), after
    * the change, e.g. to record it in an audit trail.
    */
-  onEnvChange?: (
-    backend: Backend,
-    change: { action: "set" | "remove" | "sync"; names: string[] },
-  ) => Promise<void>;
+  onEnvChange?: (backend: B, change: { action: "set" | "remove" | "sync"; names: string[] }) => Promise<void>;
   /** Env values used when neither the process env nor the store has one. */
   envDefaults?: Record<string, string>;
   /**
@@ -82,10 +84,11 @@ export interface ServiceOptions extends Omit<BackendOptions, "engine"> {
   /** Online migrations by name, run with `service-auth migrate NAME` (see `defineMigration`). */
   migrations?: Record<string, Migration<any>>;
   /** Runs after storage is ready and before the server listens; throw to refuse to start. */
-  prepare?: (backend: Backend) => Promise<void>;
+  prepare?: (backend: B) => Promise<void>;
   /**
    * Extra setup once the HTTP server listens. Default: the live sync server (`attachSync`) with
    * the `sync` options; pass your own to replace it.
+   * @internal It gets the runtime and the HTTP server, whatever `B` is.
    */
   attach?: (
     backend: Backend,
@@ -111,11 +114,11 @@ export interface ServiceOptions extends Omit<BackendOptions, "engine"> {
    * Work the service does while it serves (e.g. a periodic sweep): started once the server
    * listens; the function it returns stops it when the service closes, before the database does.
    */
-  background?: (backend: Backend) => (() => void | Promise<void>) | undefined;
+  background?: (backend: B) => (() => void | Promise<void>) | undefined;
 }
 
 /** {@link ServiceOptions} with the number of worker processes (cluster mode). */
-export interface ClusterServiceOptions extends ServiceOptions {
+export interface ClusterServiceOptions<B extends BackendApi = Backend> extends ServiceOptions<B> {
   /**
    * Cluster mode (the `WORKERS` setting): how many worker processes serve `port` (default 1: this
    * process serves alone). With N ≥ 2, `startService` in the calling process forks N workers
@@ -134,8 +137,9 @@ export interface Attached {
   close(deadline?: number): Promise<void>;
 }
 
-export interface RunningService {
-  backend: Backend;
+/** A started service (see `startService`). */
+export interface RunningService<B extends BackendApi = Backend> {
+  backend: B;
   http: RunningHttpServer;
   url: string;
   port: number;

@@ -4,6 +4,7 @@
  * request goes to the backend's same path with its method, body, cookies and headers, and the
  * answer comes back as is (status, body, every `Set-Cookie`, redirects unfollowed).
  */
+import { NEXTJS_ERROR_CODES } from "./error-codes.ts";
 import { backendUrl, DEFAULT_BASE_PATH, type NextjsAuthOptions } from "./options.ts";
 
 /** Hop-by-hop headers (RFC 9110 §7.6.1) and what `fetch` sets itself: never forwarded. */
@@ -29,11 +30,10 @@ const RESPONSE_HEADERS_NOT_FORWARDED = new Set([
 
 /**
  * The proxy's own answers, before the backend is asked: the statuses are this gateway's (the
- * platform's error registry is backend code, which the Next app does not load).
+ * platform's error registry is backend code, which the Next app does not load; its own codes
+ * are in `error-codes.ts`).
  */
 const HTTP_NOT_FOUND = 404;
-/** The backend cannot be reached: the gateway's failure, not the backend's. */
-const HTTP_BAD_GATEWAY = 502;
 
 const notFound = () =>
   Response.json(
@@ -77,7 +77,7 @@ export function authRouteHandlers(options: NextjsAuthOptions): AuthRouteHandlers
     } catch {
       return Response.json(
         { status: "error", code: "BACKEND_UNREACHABLE", message: "The auth server cannot be reached" },
-        { status: HTTP_BAD_GATEWAY },
+        { status: NEXTJS_ERROR_CODES.BACKEND_UNREACHABLE.status },
       );
     }
     const out = new Headers();

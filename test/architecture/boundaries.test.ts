@@ -54,6 +54,45 @@ describe("architecture boundaries", () => {
     expect(offenders).toEqual([]);
   });
 
+  it("`service-auth/internal` is the project's own: no package entry, client or example imports it", () => {
+    // The auth integration is held to the same API as an app (the test above); clients and the
+    // examples too. Only the CLI, tests and benchmarks may use the internal entry point.
+    const offenders: string[] = [];
+    for (const dir of ["src/auth", "src/client", "src/react", "src/nextjs", "src/protocol", "examples"]) {
+      for (const file of files(join(root, dir)).filter((f) => !/[/\\]\.next[/\\]/.test(f))) {
+        for (const { spec } of imports(file)) {
+          const target = spec.startsWith(".") ? resolveRelative(file, spec) : spec;
+          if (target === "service-auth/internal" || target === "src/backend/internal.ts")
+            offenders.push(`${relative(root, file)} -> ${spec}`);
+        }
+      }
+    }
+    expect(offenders).toEqual([]);
+  });
+
+  it("the public server entry does not export the runtime class or anything of the internal entry", () => {
+    const server = readFileSync(join(root, "src/backend/server.ts"), "utf8");
+    const internal = readFileSync(join(root, "src/backend/internal.ts"), "utf8");
+    const exported = (text: string) =>
+      new Set(
+        [...text.matchAll(/export\s+(?:type\s+)?\{([^}]*)\}/g)].flatMap((m) =>
+          m[1]
+            .split(",")
+            .map((n) => n.replace(/^\s*type\s+/, "").trim())
+            .filter(Boolean),
+        ),
+      );
+    const publicNames = exported(server);
+    expect(publicNames.has("Backend")).toBe(true); // the interface (api/backend.ts)
+    expect(server).not.toMatch(/from\s+["']\.\/(runtime|service|internal)\.ts["']/);
+    const both = [...exported(internal)].filter(
+      (n) =>
+        publicNames.has(n) &&
+        !/^(Backend|startService|ServiceOptions|ClusterServiceOptions|RunningService)$/.test(n),
+    );
+    expect(both).toEqual([]);
+  });
+
   it("the platform never imports the auth integration, clients or the example", () => {
     const offenders: string[] = [];
     for (const file of files(join(root, "src/backend"))) {

@@ -1,26 +1,67 @@
 /**
- * The one error registry, `src/backend/errors.ts`, and the one test of it. The registry: every
- * code has one HTTP status and one WebSocket delivery, errors take their status from it, and both
- * transports show an error alike. The sources: these tests fail when another module pairs a code
- * with a status, when a module sends a code the registry does not list (or, through Better Auth's
- * `APIError`, with another status than the registry's), or when the sync transport borrows the
- * HTTP one's error mapping again.
+ * Error codes get their HTTP status in one registry, which merges the codes each module owns:
+ * the platform's (`src/backend/errors.ts`, token refusals in `src/backend/auth/token-errors.ts`),
+ * the auth integration's (`src/auth/error-codes.ts`) and the Next.js helpers'
+ * (`src/nextjs/error-codes.ts`). These tests fail when another module pairs a code with a status,
+ * when two modules claim one code, when a module sends a code that neither it nor the platform
+ * registers (or, through Better Auth's `APIError`, with another status than the registry's), or
+ * when the sync transport borrows the HTTP one's error mapping again. The behaviour: every code has
+ * one HTTP status and one WebSocket delivery, errors take their status from it, and both transports
+ * show an error alike.
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { APIError } from "better-auth/api";
 import { describe, expect, it, vi } from "vitest";
+import { AUTH_ERROR_CODES } from "../../src/auth/error-codes.ts";
+import {
+  TOKEN_ERROR_CODES,
+  TokenAlgNotAllowed,
+  TokenClaimInvalid,
+  TokenError,
+  TokenExpired,
+  TokenKeysUnavailable,
+  TokenKeyUnknown,
+  TokenMalformed,
+  TokenSignatureInvalid,
+  TokenTooLarge,
+} from "../../src/backend/auth/token-errors.ts";
 import {
   AppError,
   clientErrorOf,
+  defineErrorCodes,
   ERROR_CODES,
+  type ErrorCodeSpec,
   httpStatusOf,
+  registeredErrorCodes,
   ServiceError,
   ValidationError,
 } from "../../src/backend/errors.ts";
 import { errorResponse } from "../../src/backend/http/json-response.ts";
 import { logger } from "../../src/backend/logger.ts";
+import { classifyDatabaseError } from "../../src/backend/storage/db-errors.ts";
 import { wireError } from "../../src/backend/sync/wire-error.ts";
+import { NEXTJS_ERROR_CODES } from "../../src/nextjs/error-codes.ts";
+
+/** Where codes are declared with their statuses: the registries, one per owning module. */
+const REGISTRY_FILES = [
+  "src/backend/errors.ts",
+  "src/backend/auth/token-errors.ts",
+  "src/auth/error-codes.ts",
+  "src/nextjs/error-codes.ts",
+];
+
+/** The codes each part of the source may send: the platform's, plus its own module's. */
+const OWN_CODES: [folder: string, codes: Record<string, ErrorCodeSpec>][] = [
+  ["src/auth/", AUTH_ERROR_CODES],
+  ["src/nextjs/", NEXTJS_ERROR_CODES],
+];
+
+/** The merged registry, as the running server and the Next.js helpers see it together. */
+const ALL_CODES: Record<string, ErrorCodeSpec> = {
+  ...Object.fromEntries([...registeredErrorCodes()].map(([code, { spec }]) => [code, spec])),
+  ...NEXTJS_ERROR_CODES,
+};
 
 const root = resolve(import.meta.dirname, "../..");
 
@@ -32,6 +73,17 @@ function files(dir: string): string[] {
     else if (/\.tsx?$/.test(name)) out.push(path);
   }
   return out;
+}
+
+/** A comment line (TSDoc examples show codes and statuses; they send nothing). */
+const COMMENT = /^\s*(\*|\/\/|\/\*)/;
+
+/** The file's text without its comment lines. */
+function codeOf(file: string): string {
+  return readFileSync(file, "utf8")
+    .split("\n")
+    .filter((line) => !COMMENT.test(line))
+    .join("\n");
 }
 
 /** An upper-case code next to a literal 4xx/5xx status: a map entry or a status literal. */
@@ -55,17 +107,17 @@ function argumentsOf(text: string): string {
   return text;
 }
 
-describe("error registry in the sources", () => {
-  it("no module but errors.ts maps error codes to HTTP statuses", () => {
+describe("error registry", () => {
+  it("no module but the registries maps error codes to HTTP statuses", () => {
     const offenders: string[] = [];
     for (const dir of ["src", "examples"]) {
       for (const file of files(join(root, dir))) {
         const name = relative(root, file);
-        if (name === "src/backend/errors.ts") continue;
+        if (REGISTRY_FILES.includes(name)) continue;
         readFileSync(file, "utf8")
           .split("\n")
           .forEach((line, i) => {
-            if (STATUS_MAPPING.some((re) => re.test(line)))
+            if (!COMMENT.test(line) && STATUS_MAPPING.some((re) => re.test(line)))
               offenders.push(`${name}:${i + 1}: ${line.trim()}`);
           });
       }
@@ -80,9 +132,12 @@ describe("error registry in the sources", () => {
     const unregistered: string[] = [];
     let seen = 0;
     for (const file of files(join(root, "src"))) {
-      for (const m of readFileSync(file, "utf8").matchAll(SENT_CODE)) {
+      const name = relative(root, file);
+      const own = OWN_CODES.find(([folder]) => name.startsWith(folder))?.[1] ?? {};
+      for (const m of codeOf(file).matchAll(SENT_CODE)) {
         seen++;
-        if (!Object.hasOwn(ERROR_CODES, m[1])) unregistered.push(`${relative(root, file)}: ${m[1]}`);
+        if (!Object.hasOwn(ERROR_CODES, m[1]) && !Object.hasOwn(own, m[1]))
+          unregistered.push(`${name}: ${m[1]}`);
       }
     }
     expect(seen).toBeGreaterThan(50); // the pattern still finds the codes
@@ -102,7 +157,7 @@ describe("error registry in the sources", () => {
         const code = /\bcode:\s*["']([A-Z][A-Z0-9_]+)["']/.exec(call)?.[1];
         if (!status || !code) continue;
         seen++;
-        const expected = ERROR_CODES[code as keyof typeof ERROR_CODES]?.status;
+        const expected = ALL_CODES[code]?.status;
         const actual = new APIError(status as "BAD_REQUEST").statusCode;
         if (actual !== expected)
           mismatched.push(`${relative(root, file)}: ${code} sent as ${actual}, registered ${expected}`);
@@ -110,6 +165,39 @@ describe("error registry in the sources", () => {
     }
     expect(seen).toBeGreaterThanOrEqual(5);
     expect(mismatched).toEqual([]);
+  });
+
+  it("each code has one owner: the module registries do not overlap, and the merged registry holds them all", () => {
+    const owners = new Map<string, string[]>();
+    const tables: [string, Record<string, ErrorCodeSpec>][] = [
+      [
+        "platform",
+        Object.fromEntries(Object.entries(ERROR_CODES).filter(([c]) => !Object.hasOwn(TOKEN_ERROR_CODES, c))),
+      ],
+      ["token refusals", TOKEN_ERROR_CODES],
+      ["auth", AUTH_ERROR_CODES],
+      ["nextjs", NEXTJS_ERROR_CODES],
+    ];
+    for (const [owner, codes] of tables)
+      for (const code of Object.keys(codes)) owners.set(code, [...(owners.get(code) ?? []), owner]);
+    expect([...owners].filter(([, o]) => o.length > 1)).toEqual([]);
+    const registered = registeredErrorCodes();
+    for (const code of [...Object.keys(ERROR_CODES), ...Object.keys(AUTH_ERROR_CODES)])
+      expect(registered.has(code), code).toBe(true);
+    expect(registered.get("SESSION_NOT_FRESH")?.owner).toBe("service-auth/auth");
+    for (const spec of Object.values(TOKEN_ERROR_CODES))
+      expect(spec).toMatchObject({ status: 401, ws: "auth_error" });
+  });
+
+  it("registering a code another module owns is refused; the same module's codes again change nothing", () => {
+    expect(() =>
+      defineErrorCodes("some-plugin", { FORBIDDEN: { status: 403, ws: "reply", meaning: "mine" } }),
+    ).toThrow(/FORBIDDEN of some-plugin is registered already by service-auth\/server/);
+    expect(() =>
+      defineErrorCodes("some-plugin", { SESSION_NOT_FRESH: AUTH_ERROR_CODES.SESSION_NOT_FRESH }),
+    ).toThrow(/registered already by service-auth\/auth/);
+    expect(defineErrorCodes("service-auth/auth", AUTH_ERROR_CODES)).toBe(AUTH_ERROR_CODES);
+    expect(registeredErrorCodes().get("FORBIDDEN")?.spec.meaning).toBe(ERROR_CODES.FORBIDDEN.meaning);
   });
 
   it("the sync transport imports nothing of the HTTP transport but types", () => {
@@ -216,6 +304,54 @@ describe("error registry", () => {
       code: "UNAUTHORIZED",
       message: "Token has expired",
     });
+  });
+
+  it("has one client-visible error class: AppError, which keeps the cause on the server only", () => {
+    // The platform's former name is the same class, not a subclass or a sibling.
+    expect(ServiceError).toBe(AppError);
+    const validation = new ValidationError("INVALID_ARGUMENTS", "args.x", "string", "bad");
+    expect(validation).toBeInstanceOf(AppError);
+    const cause = new Error("connect ECONNREFUSED 10.0.0.7:5432");
+    const unavailable = new AppError("DATABASE_UNAVAILABLE", "The database is unavailable", { cause });
+    expect(unavailable.cause).toBe(cause);
+    expect(unavailable.name).toBe("AppError");
+    expect(new AppError("FORBIDDEN", "no")).not.toHaveProperty("cause");
+    // Clients see code and message; the cause (an address here) never leaves the server.
+    expect(clientErrorOf(unavailable)).toEqual({
+      status: 503,
+      error: { code: "DATABASE_UNAVAILABLE", message: "The database is unavailable" },
+    });
+    expect(JSON.stringify(wireError(unavailable))).not.toContain("10.0.0.7");
+    // A driver's failure, made client-facing, keeps it as the cause.
+    const refused = Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" });
+    const busy = Object.assign(new Error("database is locked"), { code: "SQLITE_BUSY" });
+    expect(classifyDatabaseError(refused)).toMatchObject({ code: "DATABASE_UNAVAILABLE", cause: refused });
+    expect(classifyDatabaseError(busy)).toMatchObject({ code: "DATABASE_BUSY", cause: busy });
+  });
+
+  it("has one class per token refusal, each with its registered code", () => {
+    const classes = [
+      TokenMalformed,
+      TokenExpired,
+      TokenTooLarge,
+      TokenSignatureInvalid,
+      TokenKeyUnknown,
+      TokenAlgNotAllowed,
+      TokenClaimInvalid,
+      TokenKeysUnavailable,
+    ];
+    expect(classes.map((c) => c.code).sort()).toEqual(Object.keys(TOKEN_ERROR_CODES).sort());
+    for (const Refusal of classes) {
+      const error = new Refusal("Token refused");
+      expect(error).toBeInstanceOf(TokenError);
+      expect(error.code).toBe(Refusal.code);
+      expect(error.name).toBe(Refusal.name);
+      expect(ERROR_CODES[error.code]).toEqual({
+        ...TOKEN_ERROR_CODES[error.code],
+        status: 401,
+        ws: "auth_error",
+      });
+    }
   });
 
   it("shows anything else as INTERNAL with a logged request id, and no details", () => {

@@ -4,7 +4,8 @@
  * values inside, and CLI times parsed or refused.
  */
 import { describe, expect, it } from "vitest";
-import { AUDIT_FIELD_LIMITS, auditRow, parseTime } from "../../src/auth/index.ts";
+import { parseTime } from "../../src/auth/audit/cli.ts";
+import { AUDIT_FIELD_LIMITS, auditRow } from "../../src/auth/audit/events.ts";
 
 describe("audit rows", () => {
   it("clips every field to its limit and leaves absent ones out", () => {

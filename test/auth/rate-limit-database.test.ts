@@ -6,7 +6,7 @@
  */
 import type { BetterAuthOptions } from "better-auth";
 import { memoryAdapter } from "better-auth/adapters/memory";
-import { ServiceError } from "service-auth/server";
+import { AppError } from "service-auth/server";
 import { describe, expect, it } from "vitest";
 import {
   adapterOf,
@@ -33,7 +33,7 @@ function countsDatabase(rows: Row[] = []) {
     return {
       ...inner,
       create: async (args) => {
-        if (db.rateLimit.some((r) => r.key === args.data.key)) throw new ServiceError("CONFLICT", "taken");
+        if (db.rateLimit.some((r) => r.key === args.data.key)) throw new AppError("CONFLICT", "taken");
         return inner.create(args);
       },
     };
@@ -162,7 +162,7 @@ describe("the database store, one process", () => {
   it("a failing create is the database's error, not a lost race", async () => {
     const { adapter } = countsDatabase();
     const down = async (): Promise<never> => {
-      throw new ServiceError("UNAVAILABLE", "database down");
+      throw new AppError("UNAVAILABLE", "database down");
     };
     const { store, reads } = storeOver(adapter, { create: down });
     await expect(store.set(KEY, { key: KEY, count: 1, lastRequest: 1_000 })).rejects.toMatchObject({
@@ -213,8 +213,8 @@ describe("a database without the rateLimit table", () => {
   it("counts in the local store, logging it once; any other refusal is the caller's error", async () => {
     const logs = capture();
     const refusals = [
-      new ServiceError("BAD_REQUEST", "no such model", { data: { model: "rateLimit" } }),
-      new ServiceError("INVALID_ARGUMENTS", "no such model", { data: { path: "args.model" } }),
+      new AppError("BAD_REQUEST", "no such model", { data: { model: "rateLimit" } }),
+      new AppError("INVALID_ARGUMENTS", "no such model", { data: { path: "args.model" } }),
     ];
     for (const refusal of refusals) {
       const { store, local } = storeOver(missing(refusal));
@@ -228,11 +228,11 @@ describe("a database without the rateLimit table", () => {
     }
     expect(logs.filter((line) => line.includes("the schema has no rateLimit table"))).toHaveLength(1);
     const others = [
-      new ServiceError("BAD_REQUEST", "bad", { data: { model: "user" } }),
-      new ServiceError("BAD_REQUEST", "bad"),
-      new ServiceError("INVALID_ARGUMENTS", "bad", { data: { path: "args.where" } }),
-      new ServiceError("INVALID_ARGUMENTS", "bad"),
-      new ServiceError("UNAVAILABLE", "down", { data: { model: "rateLimit", path: "args.model" } }),
+      new AppError("BAD_REQUEST", "bad", { data: { model: "user" } }),
+      new AppError("BAD_REQUEST", "bad"),
+      new AppError("INVALID_ARGUMENTS", "bad", { data: { path: "args.where" } }),
+      new AppError("INVALID_ARGUMENTS", "bad"),
+      new AppError("UNAVAILABLE", "down", { data: { model: "rateLimit", path: "args.model" } }),
       new Error("plain"),
       // Not the platform's refusal, though it carries the same fields.
       Object.assign(new Error("driver"), { code: "INVALID_ARGUMENTS", data: { path: "args.model" } }),

@@ -4,7 +4,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { authData } from "../../examples/app/auth.ts";
-import { type AuthFunctions, bindAuthData, createApi, defineAuthTables } from "../../src/auth/index.ts";
+import { createApi } from "../../src/auth/data/functions.ts";
+import { type AuthFunctions, bindAuthData, defineAuthTables } from "../../src/auth/index.ts";
 import {
   adapterOf,
   databaseRateLimitStore,

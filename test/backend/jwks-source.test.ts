@@ -16,10 +16,9 @@ import {
   parseJwksCached,
   RemoteJwksSource,
   StaticJwksSource,
-  TokenError,
-  type TokenErrorCode,
 } from "../../src/backend/auth/jwks-source.ts";
 import { createJwtVerifier } from "../../src/backend/auth/jwt-verifier.ts";
+import { TokenError, type TokenErrorCode } from "../../src/backend/auth/token-errors.ts";
 
 const ISS = "https://idp.example.test";
 const AUD = "service-api";

@@ -7,7 +7,7 @@
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import type { RequestMeta } from "../../src/backend/functions/define.ts";
 import type { IdentityResolver } from "../../src/backend/runtime.ts";
-import { ServiceError } from "../../src/backend/server.ts";
+import { AppError } from "../../src/backend/server.ts";
 import { startTestService, type TestService } from "../helpers/service.ts";
 import { eventually } from "../helpers/wait.ts";
 import { AUDIENCE, ISSUER, makeKeys, resolveIdentity, signToken, type TestKeys } from "./fixtures/auth.ts";
@@ -18,7 +18,7 @@ import schema from "./fixtures/schema.ts";
 let service: TestService;
 let keys: TestKeys;
 /** Step 2 throws this instead of resolving while set. */
-let outage: ServiceError | null = null;
+let outage: AppError | null = null;
 /** Step 2 runs, and the ones that met the outage. */
 let checks = 0;
 let failedChecks = 0;
@@ -63,7 +63,7 @@ it("holds updates and requests through an outage of the identity check, and deli
   expect(await s.next((m) => m.id === 1)).toEqual({ type: "update", id: 1, value: [] });
 
   // A commit touching the session re-checks the identity, which meets the outage.
-  outage = new ServiceError("DATABASE_UNAVAILABLE", "down");
+  outage = new AppError("DATABASE_UNAVAILABLE", "down");
   const failedBefore = failedChecks;
   await service.backend.write((db) => db.patch("sessions", sessionId, { touchedAt: Date.now() }));
   await eventually(() => expect(failedChecks).toBeGreaterThan(failedBefore));

@@ -6,7 +6,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { ReadSet } from "../../src/backend/db/read-write-sets.ts";
 import type { Authenticated, Backend, IdentityResolver } from "../../src/backend/runtime.ts";
-import { ServiceError } from "../../src/backend/server.ts";
+import { AppError } from "../../src/backend/server.ts";
 import { IdentityWatch, sameIdentity, type WatchedIdentity } from "../../src/backend/sync/identity-watch.ts";
 import type { WireError } from "../../src/backend/sync/protocol.ts";
 import { Reactor, Watch } from "../../src/backend/sync/reactor.ts";
@@ -39,7 +39,7 @@ let keys: TestKeys;
 /** Step 2 waits on this while set, so a test can act while a check is in flight. */
 let gate: Promise<void> | null = null;
 /** Step 2 throws this instead of resolving while set. */
-let outage: ServiceError | null = null;
+let outage: AppError | null = null;
 /** Called as step 2 begins. */
 let enteredStep2: () => void = () => {};
 
@@ -135,7 +135,7 @@ describe("IdentityWatch", () => {
   it("a database outage is reported as unavailable, neither a pass nor a refusal", async () => {
     const { token } = await liveSession();
     const { watch, heard } = connection(backend, token);
-    outage = new ServiceError("DATABASE_UNAVAILABLE", "down");
+    outage = new AppError("DATABASE_UNAVAILABLE", "down");
     try {
       const readSet = await watch.execute();
       expect(readSet).toEqual({ ids: [], ranges: [] });
@@ -149,7 +149,7 @@ describe("IdentityWatch", () => {
   it.each([
     ["passed", () => null],
     ["failed", (sessionId: string) => backend.write((db) => db.delete(sessionId))],
-    ["unavailable", () => (outage = new ServiceError("DATABASE_BUSY", "busy"))],
+    ["unavailable", () => (outage = new AppError("DATABASE_BUSY", "busy"))],
   ])("a %s check of a token replaced meanwhile reports nothing", async (_name, outcome) => {
     const { token, sessionId } = await liveSession();
     const { watch, heard, owner } = connection(backend, token);
@@ -170,7 +170,7 @@ describe("IdentityWatch", () => {
   it.each([
     ["passed", () => null],
     ["failed", (sessionId: string) => backend.write((db) => db.delete(sessionId))],
-    ["unavailable", () => (outage = new ServiceError("DATABASE_BUSY", "busy"))],
+    ["unavailable", () => (outage = new AppError("DATABASE_BUSY", "busy"))],
   ])("a %s check of a removed watch reports nothing", async (_name, outcome) => {
     const { token, sessionId } = await liveSession();
     const { watch, heard } = connection(backend, token);

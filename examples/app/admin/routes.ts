@@ -13,14 +13,14 @@ import { type Context, Hono } from "hono";
 import { type CreateAuth, type HttpEnv, JWKS_VAR, siteUrlOf } from "service-auth/auth";
 import { getRequestToken } from "service-auth/client";
 import {
+  AppError,
   anyApi,
   type Backend,
   bearerToken,
   clientErrorOf,
   type FunctionReference,
-  isServiceError,
+  isAppError,
   logger,
-  ServiceError,
 } from "service-auth/server";
 import { bundled } from "../web/bundle.ts";
 import { pageSecurityHeaders, sendScript } from "../web/routes.ts";
@@ -52,8 +52,8 @@ export function adminConsoleRoutes(options: AdminConsoleOptions): Hono<HttpEnv> 
       await backend.runQuery(viewerRef, {}, { token });
       return "console";
     } catch (error) {
-      if (isServiceError(error) && error.code === "UNAUTHORIZED") return "sign-in";
-      if (isServiceError(error) && (error.code === "FORBIDDEN" || error.code === "ACCOUNT_BANNED"))
+      if (isAppError(error) && error.code === "UNAUTHORIZED") return "sign-in";
+      if (isAppError(error) && (error.code === "FORBIDDEN" || error.code === "ACCOUNT_BANNED"))
         return "forbidden";
       throw error;
     }
@@ -66,7 +66,7 @@ export function adminConsoleRoutes(options: AdminConsoleOptions): Hono<HttpEnv> 
   ): Promise<Response> {
     try {
       const token = bearerToken(c.req.header("authorization"));
-      if (!token) throw new ServiceError("UNAUTHORIZED", "Sign in first");
+      if (!token) throw new AppError("UNAUTHORIZED", "Sign in first");
       const { value: viewer } = await backend.runQuery(viewerRef, {}, { token });
       return c.json({ status: "success", value: await handler(viewer as { _id: string }) });
     } catch (error) {

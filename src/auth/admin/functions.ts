@@ -7,12 +7,12 @@
  * (`/api/auth/admin/*`), which apply the same role rule.
  */
 import {
+  AppError,
   functionsFor,
   type JobState,
   type LiveConnection,
   type QueryCtx,
   type ScheduledJobView,
-  ServiceError,
 } from "service-auth/server";
 import { type Id, v } from "service-auth/values";
 import { auditFilterArgs } from "../audit/functions.ts";
@@ -83,10 +83,10 @@ export async function requireAdmin(
   adminRoles: readonly string[] = ["admin"],
 ): Promise<AdminViewer> {
   const userId = await getAuthUserId(ctx);
-  if (!userId) throw new ServiceError("UNAUTHORIZED", "Sign in first");
+  if (!userId) throw new AppError("UNAUTHORIZED", "Sign in first");
   const user = await ctx.db.get("user", userId);
-  if (!user) throw new ServiceError("UNAUTHORIZED", "Sign in first");
-  if (!hasRole(user.role, adminRoles)) throw new ServiceError("FORBIDDEN", "Administrators only");
+  if (!user) throw new AppError("UNAUTHORIZED", "Sign in first");
+  if (!hasRole(user.role, adminRoles)) throw new AppError("FORBIDDEN", "Administrators only");
   return { _id: user._id, name: String(user.name), email: String(user.email), role: String(user.role) };
 }
 
@@ -130,7 +130,7 @@ export function createAdminFunctions(options: AdminFunctionsOptions = {}) {
         await requireAdmin(ctx, adminRoles);
         const search = (args.search ?? "").trim().toLowerCase();
         if (search.length > MAX_SEARCH_LENGTH) {
-          throw new ServiceError("BAD_REQUEST", `Search text has at most ${MAX_SEARCH_LENGTH} characters`);
+          throw new AppError("BAD_REQUEST", `Search text has at most ${MAX_SEARCH_LENGTH} characters`);
         }
         const numItems = Math.min(MAX_PAGE_SIZE, Math.max(1, Math.floor(args.numItems ?? DEFAULT_PAGE_SIZE)));
         let q = ctx.db.query("user").order("desc");
@@ -206,7 +206,7 @@ export function createAdminFunctions(options: AdminFunctionsOptions = {}) {
       handler: async (ctx, { sessionId }): Promise<null> => {
         await requireAdmin(ctx as unknown as QueryCtx<any>, adminRoles);
         if (sessionId.length === 0 || sessionId.length > MAX_SESSION_ID_LENGTH)
-          throw new ServiceError("BAD_REQUEST", "Not a session id");
+          throw new AppError("BAD_REQUEST", "Not a session id");
         await ctx.connections.disconnect({ sessionId });
         return null;
       },

@@ -5,7 +5,7 @@
  * role changes) and the retention's batch delete (`prune`, and `sweep`, the retention cron's run). The console's live read is
  * `admin:audit` (admin/functions.ts).
  */
-import { type FunctionReference, functionsFor, ServiceError } from "service-auth/server";
+import { AppError, type FunctionReference, functionsFor } from "service-auth/server";
 import { v } from "service-auth/values";
 import { AUDIT_MODEL, type AuditInput, auditRow, isAuditEventType } from "./events.ts";
 import { findAuditEvents, pruneAuditEvents } from "./query.ts";
@@ -31,7 +31,7 @@ type Writer = { insert(table: string, doc: any): Promise<unknown> };
  * itself (e.g. a role set from the CLI). Pass named facts only: never a password, token or secret.
  */
 export async function recordAuditEvent(db: Writer, input: AuditInput): Promise<void> {
-  if (!isAuditEventType(input.type)) throw new ServiceError("BAD_REQUEST", "Unknown audit event type");
+  if (!isAuditEventType(input.type)) throw new AppError("BAD_REQUEST", "Unknown audit event type");
   await db.insert(AUDIT_MODEL, auditRow(input));
 }
 
@@ -62,7 +62,7 @@ export function createAuditFunctions(options: { self?: AuditFunctionRefs } = {})
         details: v.optional(v.any()),
       },
       handler: async (ctx, args) => {
-        if (!isAuditEventType(args.type)) throw new ServiceError("BAD_REQUEST", "Unknown audit event type");
+        if (!isAuditEventType(args.type)) throw new AppError("BAD_REQUEST", "Unknown audit event type");
         const details = args.details && typeof args.details === "object" ? args.details : {};
         await recordAuditEvent(ctx.db as any, { ...args, type: args.type, details });
         return null;

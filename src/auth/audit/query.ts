@@ -3,7 +3,7 @@
  * email, as actor or target), event type and time, through the table's indexes. Used by the admin
  * console's live query, the CLI's internal query and the retention sweep.
  */
-import { ServiceError } from "service-auth/server";
+import { AppError } from "service-auth/server";
 import { AUDIT_MODEL, isAuditEventType } from "./events.ts";
 
 /** Largest number of events one read returns. */
@@ -71,13 +71,13 @@ export function viewOf(row: Record<string, any>): AuditEventView {
 /** Checks a filter's values: a clear `BAD_REQUEST` for anything out of bounds. */
 export function checkAuditFilter(filter: AuditFilter): Required<Pick<AuditFilter, "limit">> & AuditFilter {
   if (filter.type !== undefined && filter.type !== "" && !isAuditEventType(filter.type))
-    throw new ServiceError("BAD_REQUEST", `Unknown audit event type "${String(filter.type).slice(0, 64)}"`);
+    throw new AppError("BAD_REQUEST", `Unknown audit event type "${String(filter.type).slice(0, 64)}"`);
   if (filter.user !== undefined && filter.user.length > MAX_USER_FILTER)
-    throw new ServiceError("BAD_REQUEST", `The user filter has at most ${MAX_USER_FILTER} characters`);
+    throw new AppError("BAD_REQUEST", `The user filter has at most ${MAX_USER_FILTER} characters`);
   for (const key of ["since", "until"] as const) {
     const value = filter[key];
     if (value !== undefined && !Number.isFinite(value))
-      throw new ServiceError("BAD_REQUEST", `${key} must be a time in ms since epoch`);
+      throw new AppError("BAD_REQUEST", `${key} must be a time in ms since epoch`);
   }
   const limit = Math.min(MAX_AUDIT_PAGE, Math.max(1, Math.floor(filter.limit ?? DEFAULT_AUDIT_PAGE)));
   return { ...filter, user: filter.user?.trim() || undefined, type: filter.type || undefined, limit };

@@ -1,5 +1,5 @@
 /** `create`: beforeCreate → unique check → insert → onCreate. */
-import { ServiceError } from "service-auth/server";
+import { AppError } from "service-auth/server";
 import { isObject, project, withoutNulls } from "./documents.ts";
 import { shapeOf, triggersOf } from "./models.ts";
 import type { AnyCtx, CreateArgs, DataConfig, StoredDoc } from "./types.ts";
@@ -10,17 +10,14 @@ import { requireWriter } from "./writer.ts";
 export async function dbCreate(ctx: AnyCtx, config: DataConfig, args: CreateArgs): Promise<StoredDoc> {
   const shape = shapeOf(config, args.model);
   const writer = requireWriter(ctx, "create", args.model);
-  if (!isObject(args.data)) throw new ServiceError("BAD_REQUEST", "create: data must be an object");
+  if (!isObject(args.data)) throw new AppError("BAD_REQUEST", "create: data must be an object");
   const triggers = triggersOf(config, args.model);
   let data = withoutNulls(shape, args.data, false);
   if (triggers.beforeCreate) {
     const replaced = await triggers.beforeCreate(writer, data as any);
     if (replaced !== undefined && replaced !== null) {
       if (!isObject(replaced))
-        throw new ServiceError(
-          "BAD_REQUEST",
-          `beforeCreate of "${args.model}" must return an object or nothing`,
-        );
+        throw new AppError("BAD_REQUEST", `beforeCreate of "${args.model}" must return an object or nothing`);
       data = withoutNulls(shape, replaced, false);
     }
   }

@@ -2,7 +2,7 @@
  * Which tables the auth data layer may touch and what the configuration says about each: its
  * table shape, its triggers and its unique fields.
  */
-import { type MutationCtx, type SchemaDefinition, ServiceError } from "service-auth/server";
+import { AppError, type MutationCtx, type SchemaDefinition } from "service-auth/server";
 import { AUTH_TABLE_NAMES, AUTH_UNIQUE_FIELDS, authTableInfo } from "../schema/auth-schema.ts";
 import type { TableShape } from "../where/index.ts";
 import type { DataConfig, ModelTriggers, StoredDoc } from "./types.ts";
@@ -32,7 +32,7 @@ export function shapeOf(config: DataConfig, model: unknown): TableShape {
     const why = table
       ? `the schema's "${name}" table was not made by defineAuthTables / defineAuthEnts (or marked with markAuthTable)`
       : `the schema has no "${name}" table`;
-    throw new ServiceError(
+    throw new AppError(
       "BAD_REQUEST",
       `Unknown auth model "${name}": ${why}. Declare the auth tables with defineAuthTables(authOptions) using the same plugins and options as betterAuth, or write them with \`npm run cli -- auth generate\`.`,
       { data: { model: name } },

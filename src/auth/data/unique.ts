@@ -1,5 +1,5 @@
 /** Unique fields, enforced on every write: the document store has no unique indexes. */
-import { type MutationCtx, ServiceError } from "service-auth/server";
+import { AppError, type MutationCtx } from "service-auth/server";
 import { findFirst, type TableShape } from "../where/index.ts";
 import { uniqueFieldsOf } from "./models.ts";
 import type { DataConfig } from "./types.ts";
@@ -18,7 +18,7 @@ export async function checkUnique(
     if (value === undefined || value === null) continue;
     const other = await findFirst(ctx.db, model, shape, [{ field, value: value as string, operator: "eq" }]);
     if (other && other._id !== selfId) {
-      throw new ServiceError("CONFLICT", `A ${model} with this ${field} already exists`, {
+      throw new AppError("CONFLICT", `A ${model} with this ${field} already exists`, {
         data: { model, field },
       });
     }

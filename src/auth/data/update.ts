@@ -1,5 +1,5 @@
 /** `updateOne` / `updateMany`: beforeUpdate → unique check → patch → onUpdate, per document. */
-import { type MutationCtx, ServiceError } from "service-auth/server";
+import { AppError, type MutationCtx } from "service-auth/server";
 import { findDocs, findFirst, type TableShape } from "../where/index.ts";
 import { isObject, withoutNulls } from "./documents.ts";
 import { shapeOf, triggersOf } from "./models.ts";
@@ -21,7 +21,7 @@ async function updateDoc(
     const replaced = await triggers.beforeUpdate(ctx, doc, patch as any);
     if (replaced !== undefined && replaced !== null) {
       if (!isObject(replaced))
-        throw new ServiceError("BAD_REQUEST", `beforeUpdate of "${model}" must return an object or nothing`);
+        throw new AppError("BAD_REQUEST", `beforeUpdate of "${model}" must return an object or nothing`);
       patch = withoutNulls(shape, replaced, true);
     }
   }
@@ -33,7 +33,7 @@ async function updateDoc(
 }
 
 function checkUpdate(update: unknown): asserts update is Record<string, unknown> {
-  if (!isObject(update)) throw new ServiceError("BAD_REQUEST", "update must be an object");
+  if (!isObject(update)) throw new AppError("BAD_REQUEST", "update must be an object");
 }
 
 /** Updates the first matching document; returns it updated, or null when none matched. */

@@ -3,7 +3,7 @@
  * strict ones (put together per operation in operations.ts) plus a check of `data` / `update`
  * against exactly the named model's fields.
  */
-import { ServiceError, ValidationError } from "service-auth/server";
+import { AppError, ValidationError } from "service-auth/server";
 import { type PropertyValidators, type Validator, v, validate } from "service-auth/values";
 import { type TableShape, WHERE_MODES, WHERE_OPERATORS } from "../where/index.ts";
 import { acceptsNull } from "./documents.ts";
@@ -94,7 +94,7 @@ export function checkModelArgs(
     shape = shapeOf(config, args.model);
   } catch (e) {
     // Through the functions the model is an argument like any other.
-    if (!(e instanceof ServiceError)) throw e;
+    if (!(e instanceof AppError)) throw e;
     throw new ValidationError("INVALID_ARGUMENTS", "args.model", "an auth model of the schema", e.message);
   }
   const validators = modelValidatorsOf(shape);

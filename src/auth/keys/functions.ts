@@ -3,7 +3,7 @@
  * `npm run --silent cli -- run auth:rotateKeys | npm run --silent cli -- env set JWKS`; and
  * `checkOptions`, which a server runs once at start (`checkAuthStarts`).
  */
-import { type ActionCtx, functionsFor, ServiceError } from "service-auth/server";
+import { type ActionCtx, AppError, functionsFor } from "service-auth/server";
 import { v } from "service-auth/values";
 import { AUTH_ENV_COMMAND, AUTH_SECRET_VAR } from "./auth-env.ts";
 
@@ -27,7 +27,7 @@ const { internalAction } = functionsFor();
  */
 function requireSecret(ctx: ActionCtx): void {
   if (!ctx.env.get(AUTH_SECRET_VAR)) {
-    throw new ServiceError(
+    throw new AppError(
       "BAD_REQUEST",
       `${AUTH_SECRET_VAR} is not set; signing keys are encrypted with it. Create it first with: ${AUTH_ENV_COMMAND}`,
     );

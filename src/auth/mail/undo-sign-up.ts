@@ -5,7 +5,8 @@
  * middleware then deletes them (Better Auth's `deleteUser`: sessions, accounts, the user; one
  * transaction) and answers 503 `MAIL_UNAVAILABLE` without cookies, as 1.4.9's rollback does.
  */
-import { type ActionCtx, logger, ServiceError } from "service-auth/server";
+import { type ActionCtx, AppError, logger } from "service-auth/server";
+import { AUTH_ERROR_CODES } from "../error-codes.ts";
 
 /** The part of a Better Auth instance this uses. */
 export interface UserDeletingAuth {
@@ -14,7 +15,10 @@ export interface UserDeletingAuth {
 
 /** The answer of a sign-up whose verification email was not sent (no `Set-Cookie`). */
 export function mailUnavailableResponse(): Response {
-  const error = new ServiceError("MAIL_UNAVAILABLE", "The email could not be sent; try again later");
+  const { MAIL_UNAVAILABLE } = AUTH_ERROR_CODES; // registered (503) before the error is made
+  const error = new AppError("MAIL_UNAVAILABLE", "The email could not be sent; try again later", {
+    status: MAIL_UNAVAILABLE.status,
+  });
   return new Response(JSON.stringify({ code: error.code, message: error.message }), {
     status: error.status,
     headers: { "content-type": "application/json" },

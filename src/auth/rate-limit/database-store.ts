@@ -19,7 +19,7 @@
  * clients of about one window rather than every client ever seen.
  */
 import type { BetterAuthOptions } from "better-auth";
-import { isServiceError, logger } from "service-auth/server";
+import { isAppError, logger } from "service-auth/server";
 import { clientAndPath, ruleOf } from "./keys.ts";
 import { consumeStep, type RateLimitCount, type RateLimitEntry, type RateLimitStore } from "./store.ts";
 
@@ -102,7 +102,7 @@ class CountsTable {
       await (await this.adapter()).create({ model: RATE_LIMIT_MODEL, data: { key, ...value } });
       return true;
     } catch (error) {
-      if (isServiceError(error) && error.code === "CONFLICT") return false;
+      if (isAppError(error) && error.code === "CONFLICT") return false;
       throw error;
     }
   }
@@ -159,7 +159,7 @@ export function adapterOf(
  * functions (the only model this store asks for).
  */
 function isMissingTable(error: unknown): boolean {
-  if (!isServiceError(error)) return false;
+  if (!isAppError(error)) return false;
   const data = error.data as { model?: unknown; path?: unknown } | undefined;
   return (
     (error.code === "BAD_REQUEST" && data?.model === RATE_LIMIT_MODEL) ||

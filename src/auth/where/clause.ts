@@ -2,7 +2,7 @@
  * What a where is: Better Auth's clause shape (`CleanedWhere`), sortBy, the table shape the planner
  * reads, and the up-front check that turns malformed input into a typed error.
  */
-import { ServiceError } from "service-auth/server";
+import { AppError } from "service-auth/server";
 
 export type WhereOperator =
   | "eq"
@@ -75,21 +75,20 @@ export function checkWhere(
 ): void {
   for (const clause of where ?? []) {
     if (typeof clause?.field !== "string")
-      throw new ServiceError("BAD_REQUEST", "where: every clause needs a field");
+      throw new AppError("BAD_REQUEST", "where: every clause needs a field");
     const op = clause.operator ?? "eq";
-    if (!WHERE_OPERATORS.includes(op))
-      throw new ServiceError("BAD_REQUEST", `where: unknown operator "${op}"`);
+    if (!WHERE_OPERATORS.includes(op)) throw new AppError("BAD_REQUEST", `where: unknown operator "${op}"`);
     if ((op === "in" || op === "not_in") && !Array.isArray(clause.value)) {
-      throw new ServiceError("BAD_REQUEST", `where: "${op}" on "${clause.field}" needs an array value`);
+      throw new AppError("BAD_REQUEST", `where: "${op}" on "${clause.field}" needs an array value`);
     }
     if (clause.connector !== undefined && clause.connector !== "AND" && clause.connector !== "OR") {
-      throw new ServiceError("BAD_REQUEST", `where: unknown connector "${String(clause.connector)}"`);
+      throw new AppError("BAD_REQUEST", `where: unknown connector "${String(clause.connector)}"`);
     }
     if (clause.mode !== undefined && !WHERE_MODES.includes(clause.mode)) {
-      throw new ServiceError("BAD_REQUEST", `where: unknown mode "${String(clause.mode)}"`);
+      throw new AppError("BAD_REQUEST", `where: unknown mode "${String(clause.mode)}"`);
     }
     if (!isKnownField(shape, clause.field)) {
-      throw new ServiceError("BAD_REQUEST", `where: "${table}" has no field "${clause.field}"`);
+      throw new AppError("BAD_REQUEST", `where: "${table}" has no field "${clause.field}"`);
     }
   }
 }

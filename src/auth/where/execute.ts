@@ -3,7 +3,7 @@
  * merges several sources by id, sorts in memory in index key order when no index gave the order,
  * and applies offset/limit, reading no more rows than needed. Counts use index entries when exact.
  */
-import { compareValues, type DatabaseReader, ServiceError } from "service-auth/server";
+import { AppError, compareValues, type DatabaseReader } from "service-auth/server";
 import {
   checkWhere,
   type Doc,
@@ -37,9 +37,9 @@ function checkWindow(options: FindOptions): { offset: number; limit: number } {
   const offset = options.offset ?? 0;
   const limit = options.limit ?? Number.POSITIVE_INFINITY;
   if (!Number.isInteger(offset) || offset < 0)
-    throw new ServiceError("BAD_REQUEST", "offset must be a non-negative integer");
+    throw new AppError("BAD_REQUEST", "offset must be a non-negative integer");
   if (limit !== Number.POSITIVE_INFINITY && (!Number.isInteger(limit) || limit < 0)) {
-    throw new ServiceError("BAD_REQUEST", "limit must be a non-negative integer");
+    throw new AppError("BAD_REQUEST", "limit must be a non-negative integer");
   }
   return { offset, limit };
 }
@@ -104,7 +104,7 @@ export async function findDocs(
   if (limit === 0) return [];
   checkWhere(table, shape, options.where);
   if (options.sortBy && !isKnownField(shape, options.sortBy.field)) {
-    throw new ServiceError("BAD_REQUEST", `sortBy: "${table}" has no field "${options.sortBy.field}"`);
+    throw new AppError("BAD_REQUEST", `sortBy: "${table}" has no field "${options.sortBy.field}"`);
   }
   const plan = planWhere(shape, options.where, options.sortBy);
   const wanted = offset + limit;

@@ -7,7 +7,7 @@
  * in `insensitive` mode compares strings lower-cased, as Better Auth 1.7's memory adapter does,
  * except the ordering comparisons, which it leaves case-sensitive too.
  */
-import { compareValues, ServiceError } from "service-auth/server";
+import { AppError, compareValues } from "service-auth/server";
 import type { WhereClause } from "./clause.ts";
 
 const isNil = (v: unknown) => v === null || v === undefined;
@@ -25,7 +25,7 @@ function ordered(stored: unknown, wanted: unknown, test: (c: number) => boolean)
 
 function asList(clause: WhereClause, value: unknown): unknown[] {
   if (!Array.isArray(value)) {
-    throw new ServiceError(
+    throw new AppError(
       "BAD_REQUEST",
       `where: "${clause.operator}" on "${clause.field}" needs an array value`,
     );
@@ -75,7 +75,7 @@ export function matchesClause(doc: Record<string, unknown>, clause: WhereClause)
     case "ends_with":
       return typeof stored === "string" && typeof value === "string" && stored.endsWith(value);
     default:
-      throw new ServiceError("BAD_REQUEST", `Unknown where operator "${String(operator)}"`);
+      throw new AppError("BAD_REQUEST", `Unknown where operator "${String(operator)}"`);
   }
 }
 

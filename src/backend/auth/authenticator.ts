@@ -20,8 +20,8 @@ import { scheduledJobsReader } from "../scheduler/jobs-reader.ts";
 import type { ReadTransaction, StorageEngine } from "../storage/engine.ts";
 import { inChildSpan, type TraceParent } from "../tracing/tracing.ts";
 import { IdentityCache } from "./identity-cache.ts";
-import { TokenError } from "./jwks-source.ts";
 import { createJwtVerifier, type JwtProviderConfig, type JwtVerifier } from "./jwt-verifier.ts";
+import { TokenError } from "./token-errors.ts";
 
 /**
  * Step 2 of authentication, installed by an auth integration: given the verified claims, confirm

@@ -8,31 +8,7 @@
  * dropped so an HMAC "secret" can never be derived from a key set.
  */
 import { createPublicKey, type KeyObject } from "node:crypto";
-
-/** Error codes shared with the verifier. */
-export type TokenErrorCode =
-  | "TOKEN_MALFORMED"
-  | "TOKEN_EXPIRED"
-  | "INVALID_SIGNATURE"
-  | "UNKNOWN_KEY"
-  | "ALG_NOT_ALLOWED"
-  | "CLAIM_INVALID"
-  | "TOKEN_TOO_LARGE"
-  | "NO_KEYS";
-
-/**
- * Error thrown by token verification. Messages never contain token or key
- * material, so they are safe to log and to return to clients.
- */
-export class TokenError extends Error {
-  /** Machine-readable reason. */
-  readonly code: TokenErrorCode;
-  constructor(code: TokenErrorCode, message: string) {
-    super(message);
-    this.name = "TokenError";
-    this.code = code;
-  }
-}
+import { TokenError, TokenKeysUnavailable } from "./token-errors.ts";
 
 /** Key family an algorithm needs; used to match JWKs to a token's `alg`. */
 interface AlgSpec {
@@ -133,11 +109,11 @@ export function parseJwks(input: string | { keys: unknown[] }): KeySet {
     try {
       doc = JSON.parse(input);
     } catch {
-      throw new TokenError("NO_KEYS", "JWKS is not valid JSON");
+      throw new TokenKeysUnavailable("JWKS is not valid JSON");
     }
   }
   const rawKeys = (doc as { keys?: unknown } | null)?.keys;
-  if (!Array.isArray(rawKeys)) throw new TokenError("NO_KEYS", 'JWKS has no "keys" array');
+  if (!Array.isArray(rawKeys)) throw new TokenKeysUnavailable('JWKS has no "keys" array');
   const keys: ParsedKey[] = [];
   const byKid = new Map<string, ParsedKey[]>();
   for (const raw of rawKeys) {
@@ -150,7 +126,7 @@ export function parseJwks(input: string | { keys: unknown[] }): KeySet {
       else byKid.set(k.kid, [k]);
     }
   }
-  if (keys.length === 0) throw new TokenError("NO_KEYS", "JWKS contains no usable public keys");
+  if (keys.length === 0) throw new TokenKeysUnavailable("JWKS contains no usable public keys");
   return { keys, byKid };
 }
 
@@ -215,7 +191,7 @@ export class DynamicJwksSource implements JwksSource {
   constructor(private readonly getJwks: () => string | undefined) {}
   get(): KeySet {
     const json = this.getJwks();
-    if (json === undefined || json === "") throw new TokenError("NO_KEYS", "No JWKS configured");
+    if (json === undefined || json === "") throw new TokenKeysUnavailable("No JWKS configured");
     if (json === this.lastJson && this.lastSet) return this.lastSet;
     const ks = parseJwksCached(json); // throws NO_KEYS on bad input; keep previous cache untouched
     this.lastJson = json;
@@ -294,7 +270,7 @@ export class RemoteJwksSource implements JwksSource {
     if (this.inflight) return this.inflight;
     // The first load is also rate-limited after a failure, so a down IdP is not hammered.
     if (!this.keySet && this.now() - this.lastAttemptAt < this.minInterval) {
-      return Promise.reject(new TokenError("NO_KEYS", "JWKS endpoint unavailable"));
+      return Promise.reject(new TokenKeysUnavailable("JWKS endpoint unavailable"));
     }
     this.lastAttemptAt = this.now();
     const p = this.doFetch().then(
@@ -306,7 +282,7 @@ export class RemoteJwksSource implements JwksSource {
       },
       (err: unknown) => {
         this.inflight = undefined;
-        throw err instanceof TokenError ? err : new TokenError("NO_KEYS", "JWKS endpoint unavailable");
+        throw err instanceof TokenError ? err : new TokenKeysUnavailable("JWKS endpoint unavailable");
       },
     );
     this.inflight = p;
@@ -319,7 +295,7 @@ export class RemoteJwksSource implements JwksSource {
       headers: { accept: "application/json" },
       signal: AbortSignal.timeout(this.timeout),
     });
-    if (!res.ok) throw new TokenError("NO_KEYS", `JWKS endpoint returned HTTP ${res.status}`);
+    if (!res.ok) throw new TokenKeysUnavailable(`JWKS endpoint returned HTTP ${res.status}`);
     return parseJwks(await readCapped(res));
   }
 }
@@ -340,7 +316,7 @@ async function readCapped(res: Response): Promise<string> {
     if (size > MAX_JWKS_BYTES) {
       // Stop reading and close the connection; the rest is never downloaded.
       reader.cancel().catch(() => {});
-      throw new TokenError("NO_KEYS", "JWKS response too large");
+      throw new TokenKeysUnavailable("JWKS response too large");
     }
     chunks.push(value);
   }

@@ -20,10 +20,19 @@ import {
   type ParsedKey,
   RemoteJwksSource,
   StaticJwksSource,
-  TokenError,
-  type TokenErrorCode,
 } from "./jwks-source.ts";
 import { beyondLeeway, tokenExpired } from "./token-clock.ts";
+import {
+  TokenAlgNotAllowed,
+  TokenClaimInvalid,
+  TokenError,
+  type TokenErrorCode,
+  TokenExpired,
+  TokenKeyUnknown,
+  TokenMalformed,
+  TokenSignatureInvalid,
+  TokenTooLarge,
+} from "./token-errors.ts";
 
 export { TokenError, type TokenErrorCode };
 
@@ -122,26 +131,27 @@ interface Provider {
   source: JwksSource;
 }
 
-function fail(code: TokenErrorCode, message: string): never {
-  throw new TokenError(code, message);
+/** Throws a refusal of the given class (an expression, where `throw` is not). */
+function fail(refusal: new (message: string) => TokenError, message: string): never {
+  throw new refusal(message);
 }
 
 function invalidSignature(): never {
-  throw new TokenError("INVALID_SIGNATURE", "Invalid token signature");
+  throw new TokenSignatureInvalid("Invalid token signature");
 }
 
 /** Decode a base64url JSON object segment; anything else is malformed. */
 function decodeSegment(seg: string, what: string): Record<string, unknown> {
   // Buffer's base64url decoder silently skips invalid characters, so validate first.
-  if (!isCanonicalBase64url(seg)) fail("TOKEN_MALFORMED", `Malformed token ${what}`);
+  if (!isCanonicalBase64url(seg)) fail(TokenMalformed, `Malformed token ${what}`);
   let value: unknown;
   try {
     value = JSON.parse(Buffer.from(seg, "base64url").toString("utf8"));
   } catch {
-    fail("TOKEN_MALFORMED", `Malformed token ${what}`);
+    fail(TokenMalformed, `Malformed token ${what}`);
   }
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
-    fail("TOKEN_MALFORMED", `Malformed token ${what}`);
+    fail(TokenMalformed, `Malformed token ${what}`);
   }
   return value as Record<string, unknown>;
 }
@@ -236,27 +246,27 @@ function checkClaims(payload: Record<string, unknown>, p: Provider): void {
   const { exp, nbf, iat, aud } = payload;
   // Tokens without exp would be valid forever; we never accept them.
   if (typeof exp !== "number" || !Number.isFinite(exp))
-    fail("CLAIM_INVALID", 'Token has no valid "exp" claim');
-  if (tokenExpired(exp, now)) fail("TOKEN_EXPIRED", "Token has expired");
+    fail(TokenClaimInvalid, 'Token has no valid "exp" claim');
+  if (tokenExpired(exp, now)) fail(TokenExpired, "Token has expired");
   if (nbf !== undefined) {
-    if (typeof nbf !== "number" || !Number.isFinite(nbf)) fail("CLAIM_INVALID", 'Invalid "nbf" claim');
-    if (beyondLeeway(nbf, now)) fail("CLAIM_INVALID", "Token is not yet valid");
+    if (typeof nbf !== "number" || !Number.isFinite(nbf)) fail(TokenClaimInvalid, 'Invalid "nbf" claim');
+    if (beyondLeeway(nbf, now)) fail(TokenClaimInvalid, "Token is not yet valid");
   }
   if (iat !== undefined) {
-    if (typeof iat !== "number" || !Number.isFinite(iat)) fail("CLAIM_INVALID", 'Invalid "iat" claim');
+    if (typeof iat !== "number" || !Number.isFinite(iat)) fail(TokenClaimInvalid, 'Invalid "iat" claim');
     // An issuer does not sign tokens in the future; one that claims to is forged or misconfigured.
-    if (beyondLeeway(iat, now)) fail("CLAIM_INVALID", "Token issued in the future");
+    if (beyondLeeway(iat, now)) fail(TokenClaimInvalid, "Token issued in the future");
   }
   if (typeof aud === "string") {
-    if (!p.audiences.has(aud)) fail("CLAIM_INVALID", 'Unexpected "aud" claim');
+    if (!p.audiences.has(aud)) fail(TokenClaimInvalid, 'Unexpected "aud" claim');
   } else if (Array.isArray(aud)) {
     if (!aud.some((a) => typeof a === "string" && p.audiences.has(a)))
-      fail("CLAIM_INVALID", 'Unexpected "aud" claim');
+      fail(TokenClaimInvalid, 'Unexpected "aud" claim');
   } else {
-    fail("CLAIM_INVALID", 'Missing "aud" claim');
+    fail(TokenClaimInvalid, 'Missing "aud" claim');
   }
   if (payload.sub !== undefined && typeof payload.sub !== "string")
-    fail("CLAIM_INVALID", 'Invalid "sub" claim');
+    fail(TokenClaimInvalid, 'Invalid "sub" claim');
 }
 
 /**
@@ -283,33 +293,32 @@ export function createJwtVerifier(
   }
 
   async function verify(token: string): Promise<VerifiedToken> {
-    if (typeof token !== "string" || token.length === 0) fail("TOKEN_MALFORMED", "Malformed token");
+    if (typeof token !== "string" || token.length === 0) fail(TokenMalformed, "Malformed token");
     // Size check before touching the content; UTF-16 length <= UTF-8 byte length,
     // and any non-ASCII character is rejected by the base64url check anyway.
-    if (token.length > maxTokenBytes) fail("TOKEN_TOO_LARGE", "Token too large");
+    if (token.length > maxTokenBytes) fail(TokenTooLarge, "Token too large");
 
     const dot1 = token.indexOf(".");
     const dot2 = dot1 < 0 ? -1 : token.indexOf(".", dot1 + 1);
-    if (dot1 < 0 || dot2 < 0 || token.indexOf(".", dot2 + 1) !== -1)
-      fail("TOKEN_MALFORMED", "Malformed token");
+    if (dot1 < 0 || dot2 < 0 || token.indexOf(".", dot2 + 1) !== -1) fail(TokenMalformed, "Malformed token");
     const header = decodeHeader(token.slice(0, dot1));
     const alg = header.alg;
-    if (typeof alg !== "string") fail("TOKEN_MALFORMED", 'Token header has no "alg"');
+    if (typeof alg !== "string") fail(TokenMalformed, 'Token header has no "alg"');
     // Checked before the signature segment so `alg: none` (empty signature) is reported as such.
-    if (alg.toLowerCase() === "none") fail("ALG_NOT_ALLOWED", "Unsigned tokens are not accepted");
+    if (alg.toLowerCase() === "none") fail(TokenAlgNotAllowed, "Unsigned tokens are not accepted");
     const sigSeg = token.slice(dot2 + 1);
-    if (!isCanonicalBase64url(sigSeg)) fail("TOKEN_MALFORMED", "Malformed token signature");
+    if (!isCanonicalBase64url(sigSeg)) fail(TokenMalformed, "Malformed token signature");
     const payload = decodeSegment(token.slice(dot1 + 1, dot2), "payload");
 
     // We implement no JWS extensions, so any critical one must be refused (RFC 7515 §4.1.11).
-    if (header.crit !== undefined) fail("TOKEN_MALFORMED", "Unsupported critical header parameters");
+    if (header.crit !== undefined) fail(TokenMalformed, "Unsupported critical header parameters");
     const kid = header.kid;
-    if (kid !== undefined && typeof kid !== "string") fail("TOKEN_MALFORMED", 'Invalid "kid" header');
+    if (kid !== undefined && typeof kid !== "string") fail(TokenMalformed, 'Invalid "kid" header');
 
     const iss = payload.iss;
     const provider = typeof iss === "string" ? byIssuer.get(iss) : undefined;
-    if (!provider) fail("CLAIM_INVALID", "Unknown token issuer");
-    if (!provider.algorithms.has(alg)) fail("ALG_NOT_ALLOWED", "Token algorithm not allowed");
+    if (!provider) fail(TokenClaimInvalid, "Unknown token issuer");
+    if (!provider.algorithms.has(alg)) fail(TokenAlgNotAllowed, "Token algorithm not allowed");
 
     let keySet = provider.source.get();
     if (keySet instanceof Promise) keySet = await keySet;
@@ -320,7 +329,7 @@ export function createJwtVerifier(
       if (fresh) keys = candidates(fresh, kid, alg);
     }
     // requirements §7: a token from before a rotation does not match the current key set.
-    if (keys.length === 0) fail("UNKNOWN_KEY", "Invalid token signature");
+    if (keys.length === 0) fail(TokenKeyUnknown, "Invalid token signature");
 
     const data = Buffer.from(token.slice(0, dot2), "latin1");
     const sig = Buffer.from(sigSeg, "base64url");

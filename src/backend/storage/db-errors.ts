@@ -84,21 +84,25 @@ export function isBusy(error: unknown): boolean {
   return BUSY_CODES.has(codeOf(error) ?? "");
 }
 
-/** The client-facing error of an unreachable database; the cause stays in the server log. */
-export function databaseUnavailable(): ServiceError {
-  return new ServiceError("DATABASE_UNAVAILABLE", "The database is unavailable; try again shortly");
+/** The client-facing error of an unreachable database; the `cause` stays on the server. */
+export function databaseUnavailable(cause?: unknown): ServiceError {
+  return new ServiceError("DATABASE_UNAVAILABLE", "The database is unavailable; try again shortly", {
+    cause,
+  });
 }
 
 /** The client-facing error of a write lock held by another process for longer than allowed. */
-export function databaseBusy(): ServiceError {
-  return new ServiceError("DATABASE_BUSY", "The database is locked by another writer; try again shortly");
+export function databaseBusy(cause?: unknown): ServiceError {
+  return new ServiceError("DATABASE_BUSY", "The database is locked by another writer; try again shortly", {
+    cause,
+  });
 }
 
 /** `error` as callers should see it: connection faults become {@link databaseUnavailable}. */
 export function classifyDatabaseError(error: unknown): unknown {
   if (error instanceof ServiceError) return error;
-  if (isConnectionFault(error)) return databaseUnavailable();
-  if (isBusy(error)) return databaseBusy();
+  if (isConnectionFault(error)) return databaseUnavailable(error);
+  if (isBusy(error)) return databaseBusy(error);
   return error;
 }
 

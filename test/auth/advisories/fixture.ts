@@ -12,12 +12,10 @@ import {
   authConfig,
   authHttpRouter,
   backend,
-  createApi,
   defineAuthTables,
   ensureAuthEnv,
   getAuthUserId,
   httpAdapter,
-  keyFunctions,
   siteUrlOf,
 } from "service-auth/auth";
 import {
@@ -30,6 +28,8 @@ import {
 } from "service-auth/server";
 import { it } from "vitest";
 import { ACCEPT_ADVISORIES_VAR } from "../../../src/auth/advisories/catalog.ts";
+import { createApi } from "../../../src/auth/data/functions.ts";
+import { keyFunctions } from "../../../src/auth/keys/functions.ts";
 import { ON_PINNED_LINE } from "../../helpers/better-auth-line.ts";
 import { browserAt, type FixtureBrowser, freePort } from "../../helpers/browser.ts";
 import { PASSWORD } from "../../helpers/example-app.ts";

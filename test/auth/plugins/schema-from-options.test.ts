@@ -8,16 +8,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { getAuthTables } from "better-auth/db";
 import { admin, anonymous, organization, siwe, twoFactor, username } from "better-auth/plugins";
-import {
-  authTableInfo,
-  authTablesSource,
-  createApi,
-  defineAuthEnts,
-  defineAuthTables,
-  authTables as specTables,
-} from "service-auth/auth";
+import { authTableInfo, defineAuthEnts, defineAuthTables, authTables as specTables } from "service-auth/auth";
 import { defineEntSchema, defineSchema, type TableDefinition, v } from "service-auth/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createApi } from "../../../src/auth/data/functions.ts";
+import { authTablesSource } from "../../../src/auth/schema/source.ts";
 import { apiKey } from "../../helpers/api-key-plugin.ts";
 import { ROOT, runCli } from "../../helpers/process.ts";
 import { startTestBackend } from "../../helpers/service.ts";
