@@ -1,7 +1,8 @@
 /**
  * `DATABASE_URL`: a plain path, `sqlite:` / `file:` are SQLite; `postgres:` / `postgresql:` are
- * PostgreSQL; any other `scheme://` (a typo, another database) and a multi-host PostgreSQL URL
- * are refused with the value's password masked, never taken for a file name.
+ * PostgreSQL (several hosts too: a failover formation); any other `scheme://` (a typo, another
+ * database) and a PostgreSQL URL that cannot work are refused with the value's password masked,
+ * never taken for a file name.
  */
 import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -41,11 +42,20 @@ describe("databaseTarget", () => {
     expect(refusal("https://example.com/db").problem.problem).toBe('unknown scheme "https:"');
   });
 
-  it("refuses a multi-host URL, saying to put one endpoint in front", () => {
-    const multi = refusal("postgres://app:pw@127.0.0.1:6001,127.0.0.1:6002/db");
-    expect(multi.problem.value).toBe("postgres://app:****@127.0.0.1:6001,127.0.0.1:6002/db");
-    expect(multi.problem.problem).toMatch(/several hosts/);
-    expect(multi.problem.fix).toMatch(/failover manager's endpoint/);
+  it("accepts a multi-host URL (a failover formation's), refusing one that could write to a standby", () => {
+    const formation = "postgres://app:pw@127.0.0.1:6001,127.0.0.1:6002/db?target_session_attrs=read-write";
+    expect(databaseTarget(formation)).toEqual({ kind: "postgres", connectionString: formation });
+    // Several hosts without target_session_attrs: the engine still looks for the primary.
+    expect(databaseTarget("postgres://app:pw@h1,h2/db").kind).toBe("postgres");
+    const any = refusal("postgres://app:pw@127.0.0.1:6001,127.0.0.1:6002/db?target_session_attrs=any");
+    expect(any.problem.value).toBe("postgres://app:****@127.0.0.1:6001,127.0.0.1:6002/db?target_session_attrs=any");
+    expect(any.problem.problem).toMatch(/writes could land on a standby/);
+    expect(any.problem.fix).toMatch(/target_session_attrs=read-write/);
+    const standby = refusal("postgres://app:pw@h1,h2/db?target_session_attrs=prefer-standby");
+    expect(standby.problem.problem).toMatch(/asks for a standby/);
+    expect(standby.problem.fix).toMatch(/DATABASE_READ_URLS/);
+    expect(refusal("postgres://app:pw@h1:port,h2/db").problem.problem).toBe("is not a valid URL");
+    expect(refusal("postgres://app:pw@h1,,h2/db").problem.problem).toBe("is not a valid URL");
     // A comma in the password or the path is no second host.
     expect(databaseTarget("postgres://app:p,w@h/db").kind).toBe("postgres");
   });

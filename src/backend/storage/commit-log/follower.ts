@@ -68,14 +68,32 @@ export class CommitFollower {
   private failing = false;
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly sql: FollowerStatements;
+  /** Rebases asked for ({@link rebase}) and done: one is due while `rebases > rebased`. */
+  private rebases = 0;
+  private rebased = 0;
 
   constructor(private readonly options: CommitFollowerOptions) {
     this.sql = options.statements ?? POSTGRES_FOLLOWER_STATEMENTS;
   }
 
-  /** Where the cursor is (the newest commit number known to be delivered here). */
+  /**
+   * Where the cursor is (the newest commit number known to be delivered here); -1 while a
+   * {@link rebase} is due, so that no snapshot is trusted without catching up first.
+   */
   get position(): number {
-    return this.applied;
+    return this.rebases > this.rebased ? -1 : this.applied;
+  }
+
+  /**
+   * The log may now be another server's (a failover) or a restarted one's: numbers delivered here
+   * may be missing from it (committed on the old primary but never replicated, so never
+   * acknowledged) or be drawn again for other commits. The next round starts at the head of the
+   * log as it is now and delivers one unknown commit ("re-check everything"); until then nothing
+   * is trusted ({@link position}).
+   */
+  rebase(): void {
+    this.rebases++;
+    void this.sync();
   }
 
   /** Commits in the log not delivered here yet: the log's head, read now, minus the cursor. */
@@ -118,7 +136,7 @@ export class CommitFollower {
 
   /** This instance drew `seq` for a commit of its own (not yet committed): never deliver it. */
   drew(seq: number): void {
-    if (seq <= this.applied) return;
+    if (seq <= this.position) return;
     this.own.add(seq);
     this.advance();
   }
@@ -138,8 +156,8 @@ export class CommitFollower {
 
   /** A notification: commit `seq` with its write set (undefined: read it from the log). */
   hint(seq: number, payload: string | undefined): void {
-    if (!this.started || seq <= this.applied) return;
-    if (seq === this.applied + 1 && payload !== undefined) {
+    if (!this.started || seq <= this.position) return;
+    if (seq === this.position + 1 && payload !== undefined) {
       this.applied = seq;
       this.deliver(payload);
       this.advance();
@@ -184,6 +202,17 @@ export class CommitFollower {
   }
 
   private async catchUp(): Promise<void> {
+    if (this.rebases > this.rebased) {
+      const due = this.rebases;
+      const [head] = await this.options.query(this.sql.head);
+      if (this.closed) return;
+      this.applied = Number(head.seq);
+      // Numbers drawn on the old server mean nothing here; one of this instance's commits taken
+      // for another's costs a needless re-check at most.
+      this.own.clear();
+      this.rebased = due;
+      this.deliver(undefined);
+    }
     for (;;) {
       const rows = (await this.options.query(this.sql.readAfter, [this.applied, BATCH])).map(
         (r): LoggedCommit => ({

@@ -167,7 +167,13 @@ export class PostgresEngine implements StorageEngine {
     await this.instances.follow();
     await this.builder?.stop();
     if (building.length) {
-      const steps = new PostgresBuildSteps(this.options, this.pools.main, layout, keysOf);
+      const steps = new PostgresBuildSteps(
+        this.options,
+        this.pools.main,
+        this.pools.sessionLocator,
+        layout,
+        keysOf,
+      );
       this.builder = new IndexBuilder(this.building, steps, this.options.indexBuild ?? {});
     }
   }
