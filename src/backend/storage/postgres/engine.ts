@@ -61,7 +61,11 @@ const plainRead: TransactionKind<PgReader> = {
   Transaction: PgReader,
   pipelined: true,
 };
-const engineWrite: TransactionKind<PgWriter> = { begin: ENGINE_WRITE_BEGIN, Transaction: PgWriter };
+const engineWrite: TransactionKind<PgWriter> = {
+  begin: ENGINE_WRITE_BEGIN,
+  Transaction: PgWriter,
+  write: true,
+};
 
 export class PostgresEngine implements StorageEngine {
   readonly kind = "postgres" as const;
