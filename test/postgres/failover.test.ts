@@ -34,6 +34,8 @@ interface LoadResult {
   undone: string[];
   /** Per instance, ms from the fault to its first 200 to a write sent after the fault. */
   firstOk: (number | undefined)[];
+  /** Per instance, the longest time between two 200s to writes after the fault, ms: how long it could not write. */
+  longestGap: number[];
 }
 
 const CHANNELS = ["c0", "c1", "c2"];
@@ -85,7 +87,15 @@ describe.skipIf(!autoFailoverAvailable)("failover with pg_auto_failover, three i
         for (let call = 0; call < 2; call++) expect((await instances.whoami(i, token)).status).toBe(200);
       }
     }
-    const result: LoadResult = { acknowledged, revoked: [], failures: [], undone: [], firstOk: [] };
+    const result: LoadResult = {
+      acknowledged,
+      revoked: [],
+      failures: [],
+      undone: [],
+      firstOk: [],
+      longestGap: [0, 0, 0],
+    };
+    const lastOk: (number | undefined)[] = [];
     let since: number | undefined;
     let stop = false;
     const okAfter = [0, 0, 0];
@@ -110,6 +120,11 @@ describe.skipIf(!autoFailoverAvailable)("failover with pg_auto_failover, three i
             okAfter[i]++;
             result.firstOk[i] ??= Date.now() - since;
           }
+          if (since !== undefined) {
+            const gap = Date.now() - Math.max(lastOk[i] ?? since, since);
+            result.longestGap[i] = Math.max(result.longestGap[i], gap);
+          }
+          lastOk[i] = Date.now();
         }
       }
     };
@@ -190,8 +205,9 @@ describe.skipIf(!autoFailoverAvailable)("failover with pg_auto_failover, three i
     const result = await underLoad(() => formation.kill(before.primary));
     const firstOk = result.firstOk.map((ms) => (ms === undefined ? "never" : `${ms} ms`));
     console.log(
-      `failover: first 200 per instance after the SIGKILL: ${firstOk.join(", ")}; ` +
-        `${result.failures.length} typed 503s, ${writes} writes, ${result.revoked.length} revocations acknowledged`,
+      `failover: first 200 per instance after the SIGKILL: ${firstOk.join(", ")}; longest time without a ` +
+        `200 per instance: ${result.longestGap.join(", ")} ms; ${result.failures.length} typed 503s, ` +
+        `${writes} writes, ${result.revoked.length} revocations acknowledged`,
     );
     expect(result.firstOk.every((ms) => ms !== undefined)).toBe(true);
     expect(result.revoked.length).toBeGreaterThan(0);
@@ -211,7 +227,8 @@ describe.skipIf(!autoFailoverAvailable)("failover with pg_auto_failover, three i
     expect(after.primary.name).toBe(killed.name);
     const firstOk = result.firstOk.map((ms) => (ms === undefined ? "never" : `${ms} ms`));
     console.log(
-      `switchover: first 200 per instance after it began: ${firstOk.join(", ")}; ${result.failures.length} typed 503s`,
+      `switchover: first 200 per instance after it began: ${firstOk.join(", ")}; longest time without a 200 ` +
+        `per instance: ${result.longestGap.join(", ")} ms; ${result.failures.length} typed 503s`,
     );
     await assertNothingLost(result);
     // The rejoined node, now primary, holds every acknowledged write itself.
