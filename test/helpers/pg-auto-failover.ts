@@ -32,10 +32,12 @@ function findPgAutoctl(): string | null {
 
 const pgAutoctl = findPgAutoctl();
 /** pg_ctl of the PostgreSQL version pg_auto_failover's extension was built for (15 on bookworm). */
-const pgCtl = ["15", "16", "17"].map((v) => `/usr/lib/postgresql/${v}/bin/pg_ctl`).find((p) => {
-  const version = p.split("/")[4];
-  return existsSync(p) && existsSync(`/usr/share/postgresql/${version}/extension/pgautofailover.control`);
-});
+const pgCtl = ["15", "16", "17"]
+  .map((v) => `/usr/lib/postgresql/${v}/bin/pg_ctl`)
+  .find((p) => {
+    const version = p.split("/")[4];
+    return existsSync(p) && existsSync(`/usr/share/postgresql/${version}/extension/pgautofailover.control`);
+  });
 
 /** Whether the failover tests can run here. */
 export const autoFailoverAvailable = Boolean(postgresBinDir && pgAutoctl && pgCtl);
@@ -83,7 +85,11 @@ export interface Formation {
   /** `pg_autoctl show state --json`. */
   state(): Promise<NodeState[]>;
   /** Resolves with the state once `condition` holds for it (polled; bounded by `timeoutMs`). */
-  waitForState(condition: (nodes: NodeState[]) => boolean, what: string, timeoutMs?: number): Promise<NodeState[]>;
+  waitForState(
+    condition: (nodes: NodeState[]) => boolean,
+    what: string,
+    timeoutMs?: number,
+  ): Promise<NodeState[]>;
   /** The node the monitor has as primary, once there is exactly one healthy primary and a secondary. */
   stable(timeoutMs?: number): Promise<{ primary: FormationNode; standby: FormationNode }>;
   /** SIGKILLs the node's `pg_autoctl run` with its postgres (the whole process group); resolves once gone. */
@@ -180,7 +186,17 @@ export async function startFormation(): Promise<Formation> {
     const [cmd, argv] = asRoot ? ["runuser", ["-u", "postgres", "--", bin, ...args]] : [bin, args];
     return execFileAsync(cmd, argv, { cwd: dir });
   };
-  const common = ["--auth", "trust", "--no-ssl", "--ssl-mode", "disable", "--pgctl", pgCtl, "--hostname", "127.0.0.1"];
+  const common = [
+    "--auth",
+    "trust",
+    "--no-ssl",
+    "--ssl-mode",
+    "disable",
+    "--pgctl",
+    pgCtl,
+    "--hostname",
+    "127.0.0.1",
+  ];
   const t0 = Date.now();
   const stage = (what: string) => process.env.PGAF_DEBUG && console.log(`pgaf ${what} ${Date.now() - t0} ms`);
   await Promise.all([initdb(monitorData), initdb(join(dir, "node1"))]);
@@ -201,7 +217,8 @@ export async function startFormation(): Promise<Formation> {
     }
   };
   await eventually(() => monitorSql("SELECT 1"), 60_000);
-  for (const [name, value] of Object.entries(FAST_MONITOR)) await monitorSql(`ALTER SYSTEM SET ${name} = ${value}`);
+  for (const [name, value] of Object.entries(FAST_MONITOR))
+    await monitorSql(`ALTER SYSTEM SET ${name} = ${value}`);
   await monitorSql("SELECT pg_reload_conf()");
   stage("monitor up");
 
@@ -237,10 +254,14 @@ export async function startFormation(): Promise<Formation> {
       if (!condition(nodes)) throw new Error(`formation not ${what}: ${JSON.stringify(nodes)}`);
       return nodes;
     }, timeoutMs);
-  const is = (n: NodeState | undefined, s: string) => n?.current_group_state === s && n.assigned_group_state === s;
+  const is = (n: NodeState | undefined, s: string) =>
+    n?.current_group_state === s && n.assigned_group_state === s;
   const stable = async (timeoutMs?: number) => {
     const nodesNow = await waitForState(
-      (ns) => ns.length === 2 && ns.some((n) => is(n, "primary") && n.health === 1) && ns.some((n) => is(n, "secondary")),
+      (ns) =>
+        ns.length === 2 &&
+        ns.some((n) => is(n, "primary") && n.health === 1) &&
+        ns.some((n) => is(n, "secondary")),
       "stable (one primary, one secondary)",
       timeoutMs,
     );
@@ -250,7 +271,15 @@ export async function startFormation(): Promise<Formation> {
   };
 
   spawnRun(nodes[0].name, createArgs(nodes[0]));
-  await waitForState((ns) => is(ns.find((n) => n.nodename === "node1"), "single"), "node1 single", 120_000);
+  await waitForState(
+    (ns) =>
+      is(
+        ns.find((n) => n.nodename === "node1"),
+        "single",
+      ),
+    "node1 single",
+    120_000,
+  );
   stage("node1 single");
   // The standby's pg_basebackup starts with a spread checkpoint: paced over minutes when much is
   // dirty (the new database); an immediate one now leaves it nothing to write.
@@ -279,7 +308,9 @@ export async function startFormation(): Promise<Formation> {
     async kill(node) {
       const child = running.get(node.name);
       if (!child) return;
-      const gone = new Promise<void>((r) => (child.exitCode !== null || child.signalCode !== null ? r() : child.once("exit", () => r())));
+      const gone = new Promise<void>((r) =>
+        child.exitCode !== null || child.signalCode !== null ? r() : child.once("exit", () => r()),
+      );
       killGroup(child);
       await gone;
       running.delete(node.name);

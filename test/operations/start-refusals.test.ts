@@ -90,7 +90,9 @@ describe("start refusals", { timeout: PROCESS_TEST_TIMEOUT }, () => {
       DATABASE_URL: `postgres://app:pw-123@127.0.0.1:${a},127.0.0.1:${b}/db?target_session_attrs=read-write`,
     });
     expect(res.code).toBe(1);
-    expect(res.stderr).toContain(`cannot connect to PostgreSQL at 127.0.0.1:${a}, 127.0.0.1:${b}, database "db"`);
+    expect(res.stderr).toContain(
+      `cannot connect to PostgreSQL at 127.0.0.1:${a}, 127.0.0.1:${b}, database "db"`,
+    );
     expect(res.stderr).toContain(
       `no writable PostgreSQL server among 127.0.0.1:${a} (connection refused), 127.0.0.1:${b} (connection refused)`,
     );

@@ -109,7 +109,10 @@ describe.skipIf(!autoFailoverAvailable)("failover with pg_auto_failover, three i
         const channel = CHANNELS[w % CHANNELS.length];
         const body = `w${w}-${++writes}`;
         const started = Date.now();
-        const r = await callFunction(instances.services[i].url, "mutation", "messages:post", { channel, body });
+        const r = await callFunction(instances.services[i].url, "mutation", "messages:post", {
+          channel,
+          body,
+        });
         note(`write via ${i}`, r);
         // A client backs off a little after a 503 rather than spinning.
         if (r.status !== 200) await sleep(50);

@@ -48,7 +48,9 @@ describe("databaseTarget", () => {
     // Several hosts without target_session_attrs: the engine still looks for the primary.
     expect(databaseTarget("postgres://app:pw@h1,h2/db").kind).toBe("postgres");
     const any = refusal("postgres://app:pw@127.0.0.1:6001,127.0.0.1:6002/db?target_session_attrs=any");
-    expect(any.problem.value).toBe("postgres://app:****@127.0.0.1:6001,127.0.0.1:6002/db?target_session_attrs=any");
+    expect(any.problem.value).toBe(
+      "postgres://app:****@127.0.0.1:6001,127.0.0.1:6002/db?target_session_attrs=any",
+    );
     expect(any.problem.problem).toMatch(/writes could land on a standby/);
     expect(any.problem.fix).toMatch(/target_session_attrs=read-write/);
     const standby = refusal("postgres://app:pw@h1,h2/db?target_session_attrs=prefer-standby");

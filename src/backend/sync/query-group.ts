@@ -10,8 +10,8 @@
 import type { RequestId } from "../../protocol/messages.ts";
 import { stableStringify } from "../../protocol/stable-stringify.ts";
 import { emptyReadSet, type ReadSet } from "../db/read-write-sets.ts";
-import type { UserIdentity } from "../functions/define.ts";
 import { ServiceError } from "../errors.ts";
+import type { UserIdentity } from "../functions/define.ts";
 import type { Backend } from "../runtime.ts";
 import { type Reactor, Watch } from "./reactor.ts";
 import { wireError } from "./wire-error.ts";

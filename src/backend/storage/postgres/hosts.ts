@@ -83,7 +83,9 @@ export function parseHostList(url: string): HostList {
   const pairs = query === undefined ? [] : query.split("&");
   const attrsPair = pairs.filter(isAttrs).pop();
   const attrs =
-    attrsPair === undefined ? undefined : decodeURIComponent(attrsPair.slice(attrsPair.indexOf("=") + 1)).toLowerCase();
+    attrsPair === undefined
+      ? undefined
+      : decodeURIComponent(attrsPair.slice(attrsPair.indexOf("=") + 1)).toLowerCase();
   if (attrs !== undefined && !["any", "read-write", "primary"].includes(attrs)) {
     throw new UnsupportedSessionTarget(attrs);
   }

@@ -7,7 +7,7 @@
  * column is filled, `CREATE INDEX CONCURRENTLY` builds the SQL index without blocking writes, and
  * only then is the build unregistered.
  */
-import pg from "pg";
+import type pg from "pg";
 import { MIGRATION_BEGIN } from "../commit-log/log.ts";
 import type { KeyFunction, StorageLayout } from "../engine.ts";
 import { type BuildSteps, buildBatch, buildsOf, LIST_BUILDS_SQL, unregisterBuild } from "../indexes/build.ts";

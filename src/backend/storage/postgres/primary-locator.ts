@@ -120,22 +120,24 @@ export class PrimaryLocator {
     return new Promise<PostgresHost>((found, none) => {
       let left = hosts.length;
       hosts.forEach((host, i) => {
-        this.probe(host).then(
-          (writable) => {
-            if (writable && !this.current) {
-              this.current = host;
-              found(host);
-            }
-            reasons[i] = writable ? "writable" : "read-only (a standby)";
-          },
-          (error) => {
-            reasons[i] = reason(error);
-          },
-        ).finally(() => {
-          if (--left > 0 || this.current) return;
-          const each = hosts.map((h, j) => `${describeHosts([h])} (${reasons[j]})`).join(", ");
-          none(new NoPrimaryError(`no writable PostgreSQL server among ${each}`));
-        });
+        this.probe(host)
+          .then(
+            (writable) => {
+              if (writable && !this.current) {
+                this.current = host;
+                found(host);
+              }
+              reasons[i] = writable ? "writable" : "read-only (a standby)";
+            },
+            (error) => {
+              reasons[i] = reason(error);
+            },
+          )
+          .finally(() => {
+            if (--left > 0 || this.current) return;
+            const each = hosts.map((h, j) => `${describeHosts([h])} (${reasons[j]})`).join(", ");
+            none(new NoPrimaryError(`no writable PostgreSQL server among ${each}`));
+          });
       });
     });
   }
@@ -190,7 +192,10 @@ function locatedClient(locator: PrimaryLocator, Base: typeof pg.Client): typeof 
         self.port = self.connectionParameters.port = host.port;
       }
       // The pool's connect timeout may have destroyed the socket while the primary was looked for.
-      if ((this as unknown as { connection?: { stream?: { destroyed?: boolean } } }).connection?.stream?.destroyed) {
+      if (
+        (this as unknown as { connection?: { stream?: { destroyed?: boolean } } }).connection?.stream
+          ?.destroyed
+      ) {
         throw new Error("Connection terminated due to connection timeout");
       }
       // Lost later (server gone, shut down for a switchover): the next connection looks again.
@@ -212,7 +217,9 @@ function locatedClient(locator: PrimaryLocator, Base: typeof pg.Client): typeof 
       if (mustWrite && !server.writable) {
         locator.failed(host);
         this.end().catch(() => {});
-        throw new NoPrimaryError(`PostgreSQL at ${describeHosts([host])} is read-only (a standby), not the primary`);
+        throw new NoPrimaryError(
+          `PostgreSQL at ${describeHosts([host])} is read-only (a standby), not the primary`,
+        );
       }
       locator.reached(host, server.started);
     }
