@@ -96,6 +96,8 @@ export interface Formation {
   kill(node: FormationNode): Promise<void>;
   /** Starts the node's `pg_autoctl run` again (after {@link kill}): it rejoins as a standby. */
   start(node: FormationNode): void;
+  /** Sends `signal` (SIGSTOP, SIGCONT) to the whole process group of a node or of `"monitor"`. */
+  signal(name: string, signal: NodeJS.Signals): void;
   /** `pg_autoctl perform switchover` (waits until the formation is stable again). */
   switchover(): Promise<void>;
   /** One statement on `node`'s database `app`. */
@@ -314,6 +316,10 @@ export async function startFormation(): Promise<Formation> {
       killGroup(child);
       await gone;
       running.delete(node.name);
+    },
+    signal(name, signal) {
+      const child = running.get(name);
+      if (child?.pid) process.kill(-child.pid, signal);
     },
     start(node) {
       spawnRun(node.name, ["run", "--pgdata", node.pgdata]);

@@ -8,7 +8,9 @@
  *   which had it cached), no instance crashed, nothing but 200 and typed 503s during the switch,
  *   live subscriptions on every instance complete; the time to the first 200 after the kill is logged;
  * - the old primary started again rejoins as the standby, then a clean switchover
- *   (`pg_autoctl perform switchover`) hands the primary back, with the same guarantees.
+ *   (`pg_autoctl perform switchover`) hands the primary back, with the same guarantees;
+ * - a commit whose wait for the synchronous standby was cancelled (PostgreSQL then answers COMMIT
+ *   with success and a warning) is answered 503, not 200.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
@@ -239,4 +241,33 @@ describe.skipIf(!autoFailoverAvailable)("failover with pg_auto_failover, three i
     const total = [...acknowledged.values()].reduce((sum, list) => sum + list.length, 0);
     expect(Number(rows[0].n)).toBeGreaterThanOrEqual(total);
   }, 400_000);
+
+  it("a commit the synchronous standby never confirmed is not acknowledged, though PostgreSQL says it committed", async () => {
+    const { primary, standby } = await formation.stable();
+    // The monitor paused too: nothing turns synchronous replication off, the commit waits for the
+    // standby until the statement timeout (3 s) cancels the wait, and PostgreSQL then reports
+    // success with a warning ("committed locally, but might not have been replicated").
+    formation.signal("monitor", "SIGSTOP");
+    formation.signal(standby.name, "SIGSTOP");
+    try {
+      const r = await callFunction(instances.services[0].url, "mutation", "messages:post", {
+        channel: "unreplicated",
+        body: "maybe",
+      });
+      expect(r.status).toBe(503);
+      expect(r.body).toMatchObject({ code: "DATABASE_UNAVAILABLE" });
+      // It did commit on the primary: the answer is "outcome unknown", never a 200 a failover could undo.
+      const rows = await formation.sql(primary, "SELECT doc FROM t_messages WHERE doc LIKE '%unreplicated%'");
+      expect(rows).toHaveLength(1);
+    } finally {
+      formation.signal(standby.name, "SIGCONT");
+      formation.signal("monitor", "SIGCONT");
+    }
+    await formation.stable(60_000);
+    const after = await callFunction(instances.services[0].url, "mutation", "messages:post", {
+      channel: "unreplicated",
+      body: "replicated",
+    });
+    expect(after.status).toBe(200);
+  }, 180_000);
 });

@@ -8,6 +8,7 @@ import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { SettingError } from "../../src/backend/settings/problems.ts";
 import { databaseTarget } from "../../src/backend/storage/open.ts";
+import { parseHostList } from "../../src/backend/storage/postgres/hosts.ts";
 
 function refusal(url: string): SettingError {
   try {
@@ -60,5 +61,35 @@ describe("databaseTarget", () => {
     expect(refusal("postgres://app:pw@h1,,h2/db").problem.problem).toBe("is not a valid URL");
     // A comma in the password or the path is no second host.
     expect(databaseTarget("postgres://app:p,w@h/db").kind).toBe("postgres");
+  });
+});
+
+describe("parseHostList (a multi-host PostgreSQL URL, as libpq reads it)", () => {
+  it("lists every host with its port and makes a one-host URL for each, without target_session_attrs", () => {
+    const list = parseHostList(
+      "postgres://app:p%40ss@10.0.0.1:5433,db-2,[::1]:6000/svc?sslmode=disable&target_session_attrs=read-write&application_name=x",
+    );
+    expect(list.hosts.map(({ host, port }) => `${host}|${port}`)).toEqual([
+      "10.0.0.1|5433",
+      "db-2|5432",
+      "::1|6000",
+    ]);
+    expect(list.target).toBe("read-write");
+    expect(list.hosts.map(list.urlFor)).toEqual([
+      "postgres://app:p%40ss@10.0.0.1:5433/svc?sslmode=disable&application_name=x",
+      "postgres://app:p%40ss@db-2/svc?sslmode=disable&application_name=x",
+      "postgres://app:p%40ss@[::1]:6000/svc?sslmode=disable&application_name=x",
+    ]);
+  });
+
+  it("keeps a one-host URL exactly as written; asks for the primary only when told to or given several hosts", () => {
+    const one = parseHostList("postgresql://h/db?host=/run/postgresql");
+    expect(one.target).toBe("any");
+    expect(one.urlFor(one.hosts[0])).toBe("postgresql://h/db?host=/run/postgresql");
+    expect(parseHostList("postgres://h/db?target_session_attrs=primary").target).toBe("read-write");
+    expect(parseHostList("postgres://h1,h2/db").target).toBe("read-write");
+    expect(() => parseHostList("postgres://h1,h2/db?target_session_attrs=standby")).toThrow(
+      /asks for a standby/,
+    );
   });
 });
