@@ -12,7 +12,7 @@
  * defaults' ~30 s (`pgautofailover.*` below); everything else is pg_auto_failover's default.
  */
 import { type ChildProcess, execFile, execFileSync, spawn } from "node:child_process";
-import { chownSync, existsSync, mkdirSync } from "node:fs";
+import { chownSync, existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import pg from "pg";
@@ -110,6 +110,42 @@ export interface Formation {
 
 const asRoot = process.getuid?.() === 0;
 
+/**
+ * The postmaster of `pgdata` and its children. Each child runs in a session of its own (PostgreSQL
+ * calls setsid), so signalling the keeper's process group alone would miss them.
+ */
+function serverPids(pgdata: string): number[] {
+  let postmaster: number;
+  try {
+    postmaster = Number(readFileSync(join(pgdata, "postmaster.pid"), "utf8").split("\n")[0]);
+  } catch {
+    return [];
+  }
+  const pids = [postmaster];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      // The command name may hold spaces and parentheses: fields start after the last ")".
+      if (Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) === postmaster)
+        pids.push(Number(entry));
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return pids;
+}
+
+function signalAll(pids: number[], signal: NodeJS.Signals): void {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      // exited meanwhile
+    }
+  }
+}
+
 function postgresIds(): { uid: number; gid: number } | undefined {
   if (!asRoot) return undefined;
   const id = (flag: string) => Number(execFileSync("id", [flag, "postgres"], { encoding: "utf8" }).trim());
@@ -164,15 +200,16 @@ export async function startFormation(): Promise<Formation> {
     running.set(name, child);
     return child;
   };
-  const killGroup = (child: ChildProcess) => {
-    try {
-      if (child.pid) process.kill(-child.pid, "SIGKILL");
-    } catch {
-      // already gone
-    }
+  const pgdataOf = (name: string) => join(dir, name);
+  /** Signals a node's (or the monitor's) keeper group and every process of its postgres. */
+  const signalNode = (name: string, signal: NodeJS.Signals) => {
+    const child = running.get(name);
+    const pids = serverPids(pgdataOf(name));
+    signalAll(child?.pid ? [-child.pid] : [], signal);
+    signalAll(pids, signal);
   };
   const killAll = () => {
-    for (const child of running.values()) killGroup(child);
+    for (const name of running.keys()) signalNode(name, "SIGKILL");
   };
   process.once("exit", killAll);
 
@@ -313,14 +350,11 @@ export async function startFormation(): Promise<Formation> {
       const gone = new Promise<void>((r) =>
         child.exitCode !== null || child.signalCode !== null ? r() : child.once("exit", () => r()),
       );
-      killGroup(child);
+      signalNode(node.name, "SIGKILL");
       await gone;
       running.delete(node.name);
     },
-    signal(name, signal) {
-      const child = running.get(name);
-      if (child?.pid) process.kill(-child.pid, signal);
-    },
+    signal: signalNode,
     start(node) {
       spawnRun(node.name, ["run", "--pgdata", node.pgdata]);
     },
