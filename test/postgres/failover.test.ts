@@ -17,6 +17,7 @@ import WebSocket from "ws";
 import { anyApi } from "../../src/backend/functions/references.ts";
 import { BackendClient } from "../../src/client/index.ts";
 import { callFunction, getJson } from "../helpers/http.ts";
+import { setupLogCapture } from "../helpers/log-capture.ts";
 import {
   autoFailoverAvailable,
   type Formation,
@@ -51,6 +52,7 @@ describe.skipIf(!autoFailoverAvailable)("failover with pg_auto_failover, three i
   /** Every message acknowledged so far, by channel. */
   const acknowledged = new Map<string, string[]>(CHANNELS.map((c) => [c, []]));
   let writes = 0;
+  const capture = setupLogCapture();
 
   beforeAll(async () => {
     formation = await startFormation();
@@ -58,7 +60,6 @@ describe.skipIf(!autoFailoverAvailable)("failover with pg_auto_failover, three i
       // Short enough that a request during the switch answers 503 in seconds, not tens of seconds.
       connectTimeoutMs: 1000,
       statementTimeoutMs: 3000,
-      queryTimeoutMs: 4000,
     });
     instances.services.forEach((service, i) => {
       const client = new BackendClient(service.url, { WebSocket: WebSocket as never });
@@ -243,26 +244,37 @@ describe.skipIf(!autoFailoverAvailable)("failover with pg_auto_failover, three i
   }, 400_000);
 
   it("a commit the synchronous standby never confirmed is not acknowledged, though PostgreSQL says it committed", async () => {
-    const { primary, standby } = await formation.stable();
-    // The monitor paused too: nothing turns synchronous replication off, the commit waits for the
-    // standby until the statement timeout (3 s) cancels the wait, and PostgreSQL then reports
-    // success with a warning ("committed locally, but might not have been replicated").
+    await formation.stable();
+    process.env.LOG_LEVEL = "warn";
+    const logs = capture();
+    // The monitor paused too: nothing turns synchronous replication off, so the first commit waits
+    // for the standby until the statement timeout (3 s) cancels the wait, and PostgreSQL then
+    // reports success with a warning ("committed locally, but might not have been replicated").
+    // Later commits wait behind it for the commit log's lock, and time out there.
+    const standby = (await formation.stable()).standby;
     formation.signal("monitor", "SIGSTOP");
     formation.signal(standby.name, "SIGSTOP");
+    let answers: { status: number; body: any }[];
     try {
-      const r = await callFunction(instances.services[0].url, "mutation", "messages:post", {
-        channel: "unreplicated",
-        body: "maybe",
-      });
-      expect(r.status).toBe(503);
-      expect(r.body).toMatchObject({ code: "DATABASE_UNAVAILABLE" });
-      // It did commit on the primary: the answer is "outcome unknown", never a 200 a failover could undo.
-      const rows = await formation.sql(primary, "SELECT doc FROM t_messages WHERE doc LIKE '%unreplicated%'");
-      expect(rows).toHaveLength(1);
+      answers = await Promise.all(
+        [0, 1, 2].map((i) =>
+          callFunction(instances.services[i].url, "mutation", "messages:post", {
+            channel: "unreplicated",
+            body: `maybe ${i}`,
+          }),
+        ),
+      );
     } finally {
       formation.signal(standby.name, "SIGCONT");
       formation.signal("monitor", "SIGCONT");
     }
+    // None acknowledged: each is "outcome unknown", never a 200 that a failover now could undo.
+    expect(answers.map((a) => `${a.status} ${a.body?.code}`)).toEqual(
+      Array(3).fill("503 DATABASE_UNAVAILABLE"),
+    );
+    // The commit that reached COMMIT (one of these, or an instance's own background write) was
+    // answered "success" by PostgreSQL, and not acknowledged.
+    expect(logs.join("")).toContain("PostgreSQL commit not confirmed by the synchronous standby");
     await formation.stable(60_000);
     const after = await callFunction(instances.services[0].url, "mutation", "messages:post", {
       channel: "unreplicated",
