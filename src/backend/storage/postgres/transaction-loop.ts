@@ -50,7 +50,7 @@ export interface TransactionKind<Tx extends PgReader> {
 
 /**
  * Listens for a warning while COMMIT runs. PostgreSQL answers a COMMIT whose wait for the
- * synchronous standby was cancelled (`statement_timeout`, `pg_cancel_backend`) with success and a
+ * synchronous standby was cancelled (`pg_cancel_backend`, a pooler's cancel request) with success and a
  * WARNING (SQLSTATE 01000, "committed locally, but might not have been replicated"): acknowledged,
  * that commit could vanish in a failover. Nothing else warns at an engine transaction's COMMIT.
  * The code is checked, not the (translated) message.
