@@ -107,7 +107,7 @@ function argumentsOf(text: string): string {
   return text;
 }
 
-describe("error registry", () => {
+describe("error registry: the sources", () => {
   it("no module but the registries maps error codes to HTTP statuses", () => {
     const offenders: string[] = [];
     for (const dir of ["src", "examples"]) {
@@ -212,7 +212,7 @@ describe("error registry", () => {
   });
 });
 
-describe("error registry", () => {
+describe("error registry: the behaviour", () => {
   it("gives the statuses the API documents", () => {
     expect(
       Object.fromEntries(

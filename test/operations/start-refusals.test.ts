@@ -1,7 +1,8 @@
 /**
  * A start the operator must fix is refused once, with everything to fix in one report and no stack
  * trace: every setting with a problem (value masked, how to fix it), an unknown or misspelled
- * `DATABASE_URL` scheme (never taken for a file name), a multi-host PostgreSQL URL, a busy port.
+ * `DATABASE_URL` scheme (never taken for a file name), a multi-host PostgreSQL URL without a
+ * primary, a URL asking for a standby, a busy port.
  * Each runs `npm start`'s entry (examples/app/main.ts) as a real process.
  */
 import { existsSync } from "node:fs";
@@ -83,12 +84,31 @@ describe("start refusals", { timeout: PROCESS_TEST_TIMEOUT }, () => {
     }
   });
 
-  it("a multi-host PostgreSQL URL says to put one endpoint in front, without a TypeError or a stack", async () => {
-    const res = await start({ DATABASE_URL: "postgres://app:pw-123@127.0.0.1:6001,127.0.0.1:6002/db" });
+  it("a multi-host PostgreSQL URL with no primary among its hosts names each host's answer, without a TypeError or a stack", async () => {
+    const [a, b] = [await freePort(), await freePort()];
+    const res = await start({
+      DATABASE_URL: `postgres://app:pw-123@127.0.0.1:${a},127.0.0.1:${b}/db?target_session_attrs=read-write`,
+    });
     expect(res.code).toBe(1);
-    expect(res.stderr).toMatch(/lists several hosts \(127\.0\.0\.1:6001,127\.0\.0\.1:6002\)/);
-    expect(res.stderr).toMatch(/failover manager's endpoint .*HAProxy/);
+    expect(res.stderr).toContain(
+      `cannot connect to PostgreSQL at 127.0.0.1:${a}, 127.0.0.1:${b}, database "db"`,
+    );
+    expect(res.stderr).toContain(
+      `no writable PostgreSQL server among 127.0.0.1:${a} (connection refused), 127.0.0.1:${b} (connection refused)`,
+    );
+    expect(res.stderr).toMatch(/fix: wait for the failover manager to promote a standby/);
     expect(res.stderr).not.toMatch(/TypeError|Invalid URL/);
+    expect(res.stderr).not.toContain("pw-123");
+    expect(res.stderr).not.toMatch(STACK);
+  });
+
+  it("a DATABASE_URL asking for a standby is refused as a setting, pointing to DATABASE_READ_URLS", async () => {
+    const res = await start({
+      DATABASE_URL: "postgres://app:pw-123@127.0.0.1:6001,127.0.0.1:6002/db?target_session_attrs=standby",
+    });
+    expect(res.code).toBe(1);
+    expect(res.stderr).toMatch(/DATABASE_URL=".*": asks for a standby \(target_session_attrs=standby\)/);
+    expect(res.stderr).toMatch(/DATABASE_READ_URLS/);
     expect(res.stderr).not.toContain("pw-123");
     expect(res.stderr).not.toMatch(STACK);
   });

@@ -1,12 +1,14 @@
 /**
  * `DATABASE_URL`: a plain path, `sqlite:` / `file:` are SQLite; `postgres:` / `postgresql:` are
- * PostgreSQL; any other `scheme://` (a typo, another database) and a multi-host PostgreSQL URL
- * are refused with the value's password masked, never taken for a file name.
+ * PostgreSQL (several hosts too: a failover formation); any other `scheme://` (a typo, another
+ * database) and a PostgreSQL URL that cannot work are refused with the value's password masked,
+ * never taken for a file name.
  */
 import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { SettingError } from "../../src/backend/settings/problems.ts";
 import { databaseTarget } from "../../src/backend/storage/open.ts";
+import { parseHostList } from "../../src/backend/storage/postgres/hosts.ts";
 
 function refusal(url: string): SettingError {
   try {
@@ -41,12 +43,53 @@ describe("databaseTarget", () => {
     expect(refusal("https://example.com/db").problem.problem).toBe('unknown scheme "https:"');
   });
 
-  it("refuses a multi-host URL, saying to put one endpoint in front", () => {
-    const multi = refusal("postgres://app:pw@127.0.0.1:6001,127.0.0.1:6002/db");
-    expect(multi.problem.value).toBe("postgres://app:****@127.0.0.1:6001,127.0.0.1:6002/db");
-    expect(multi.problem.problem).toMatch(/several hosts/);
-    expect(multi.problem.fix).toMatch(/failover manager's endpoint/);
+  it("accepts a multi-host URL (a failover formation's), refusing one that could write to a standby", () => {
+    const formation = "postgres://app:pw@127.0.0.1:6001,127.0.0.1:6002/db?target_session_attrs=read-write";
+    expect(databaseTarget(formation)).toEqual({ kind: "postgres", connectionString: formation });
+    // Several hosts without target_session_attrs: the engine still looks for the primary.
+    expect(databaseTarget("postgres://app:pw@h1,h2/db").kind).toBe("postgres");
+    const any = refusal("postgres://app:pw@127.0.0.1:6001,127.0.0.1:6002/db?target_session_attrs=any");
+    expect(any.problem.value).toBe(
+      "postgres://app:****@127.0.0.1:6001,127.0.0.1:6002/db?target_session_attrs=any",
+    );
+    expect(any.problem.problem).toMatch(/writes could land on a standby/);
+    expect(any.problem.fix).toMatch(/target_session_attrs=read-write/);
+    const standby = refusal("postgres://app:pw@h1,h2/db?target_session_attrs=prefer-standby");
+    expect(standby.problem.problem).toMatch(/asks for a standby/);
+    expect(standby.problem.fix).toMatch(/DATABASE_READ_URLS/);
+    expect(refusal("postgres://app:pw@h1:port,h2/db").problem.problem).toBe("is not a valid URL");
+    expect(refusal("postgres://app:pw@h1,,h2/db").problem.problem).toBe("is not a valid URL");
     // A comma in the password or the path is no second host.
     expect(databaseTarget("postgres://app:p,w@h/db").kind).toBe("postgres");
+  });
+});
+
+describe("parseHostList (a multi-host PostgreSQL URL, as libpq reads it)", () => {
+  it("lists every host with its port and makes a one-host URL for each, without target_session_attrs", () => {
+    const list = parseHostList(
+      "postgres://app:p%40ss@10.0.0.1:5433,db-2,[::1]:6000/svc?sslmode=disable&target_session_attrs=read-write&application_name=x",
+    );
+    expect(list.hosts.map(({ host, port }) => `${host}|${port}`)).toEqual([
+      "10.0.0.1|5433",
+      "db-2|5432",
+      "::1|6000",
+    ]);
+    expect(list.target).toBe("read-write");
+    expect(list.hosts.map(list.urlFor)).toEqual([
+      "postgres://app:p%40ss@10.0.0.1:5433/svc?sslmode=disable&application_name=x",
+      "postgres://app:p%40ss@db-2/svc?sslmode=disable&application_name=x",
+      "postgres://app:p%40ss@[::1]:6000/svc?sslmode=disable&application_name=x",
+    ]);
+  });
+
+  it("keeps a one-host URL exactly as written; asks for the primary only when told to or given several hosts", () => {
+    const one = parseHostList("postgresql://h/db?host=/run/postgresql");
+    expect(one.target).toBe("any");
+    expect(one.urlFor(one.hosts[0])).toBe("postgresql://h/db?host=/run/postgresql");
+    expect(parseHostList("postgres://h/db?target_session_attrs=primary").target).toBe("read-write");
+    expect(parseHostList("postgres://h1,h2/db").target).toBe("read-write");
+    expect(() => parseHostList("postgres://h1,h2/db?target_session_attrs=standby")).toThrow(
+      /asks for a standby/,
+    );
   });
 });

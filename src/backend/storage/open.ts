@@ -4,6 +4,7 @@ import { SettingError, SettingsCheck, settingProblem } from "../settings/problem
 import { readReplicaSettings } from "../settings/read-replicas.ts";
 import type { StorageEngine } from "./engine.ts";
 import { PostgresEngine, type PostgresOptions } from "./postgres/engine.ts";
+import { type HostList, parseHostList, UnsupportedSessionTarget } from "./postgres/hosts.ts";
 import { poolerMode } from "./postgres/pooler.ts";
 import type { SqliteCommitLogOptions } from "./sqlite/commit-log.ts";
 import { SqliteEngine } from "./sqlite/engine.ts";
@@ -50,39 +51,63 @@ const ANY_SCHEME = /^([a-z][a-z0-9+.-]*):\/\//i;
 const ACCEPTED =
   "postgres://user:password@host:5432/db, postgresql://…, sqlite:PATH, file:PATH or a plain file path";
 
-/** A PostgreSQL URL node-postgres can use, or a {@link SettingError} saying why not. */
+/**
+ * A PostgreSQL URL the engine can use, or a {@link SettingError} saying why not. Several hosts
+ * (`postgres://h1:5432,h2:5432/db?target_session_attrs=read-write`, a failover formation's URL)
+ * are fine: the engine connects to the one that accepts writes (postgres/primary-locator.ts).
+ */
 function checkPostgresUrl(url: string): void {
-  // The authority: after "//", up to the first "/" or "?"; its host part follows the last "@".
-  const authority = url.replace(POSTGRES_SCHEME, "").split(/[/?#]/, 1)[0];
-  const hosts = authority.slice(authority.lastIndexOf("@") + 1);
-  if (hosts.includes(",")) {
-    throw new SettingError(
-      settingProblem(
-        "DATABASE_URL",
-        url,
-        `lists several hosts (${hosts}); node-postgres connects to one host`,
-        "give the one address that always reaches the primary: your failover manager's endpoint (e.g. Patroni's or a cloud provider's) or HAProxy/PgBouncer in front of the servers",
-      ),
-    );
-  }
+  let list: HostList;
   try {
-    new URL(url);
-  } catch {
+    list = parseHostList(url);
+  } catch (error) {
+    if (error instanceof UnsupportedSessionTarget) {
+      throw new SettingError(
+        settingProblem(
+          "DATABASE_URL",
+          url,
+          `asks for a standby (target_session_attrs=${error.value}); the service writes through DATABASE_URL`,
+          "use target_session_attrs=read-write (or leave it out); standbys that serve reads go in DATABASE_READ_URLS",
+        ),
+      );
+    }
+    throw invalidUrl(url);
+  }
+  if (list.hosts.length > 1 && list.target === "any") {
     throw new SettingError(
       settingProblem(
         "DATABASE_URL",
         url,
-        "is not a valid URL",
-        `use ${ACCEPTED}; percent-encode special characters in the password`,
+        "lists several hosts with target_session_attrs=any: writes could land on a standby",
+        "use target_session_attrs=read-write, so the service connects to whichever host is the primary",
       ),
     );
   }
+  for (const host of list.hosts) {
+    try {
+      new URL(list.urlFor(host));
+    } catch {
+      throw invalidUrl(url);
+    }
+  }
+}
+
+function invalidUrl(url: string): SettingError {
+  return new SettingError(
+    settingProblem(
+      "DATABASE_URL",
+      url,
+      "is not a valid URL",
+      `use ${ACCEPTED}; percent-encode special characters in the password`,
+    ),
+  );
 }
 
 /**
  * `undefined` or a path → SQLite file; `sqlite:PATH` / `file:PATH` → SQLite file;
  * `postgres://…` / `postgresql://…` → PostgreSQL (connections open lazily, at `migrate`). Any
- * other `scheme://`, and a PostgreSQL URL listing several hosts, throw a {@link SettingError}.
+ * other `scheme://`, and a PostgreSQL URL the engine cannot use (unparsable, or asking for a
+ * standby), throw a {@link SettingError}. Several hosts are accepted (see `checkPostgresUrl`).
  *
  * Settings: `DATABASE_CONNECT_TIMEOUT_MS`, `DATABASE_STATEMENT_TIMEOUT_MS`,
  * `DATABASE_QUERY_TIMEOUT_MS` (PostgreSQL), `DATABASE_BUSY_TIMEOUT_MS` (SQLite), `SQLITE_SYNCHRONOUS`,

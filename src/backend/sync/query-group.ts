@@ -2,11 +2,15 @@
  * Shared query executions: every subscription with the same (path, args, identity key) joins one
  * group, which runs the query once per relevant commit and fans the result out. A result is
  * pushed only when its serialized JSON differs from the last one.
+ *
+ * A run that failed because the database was unavailable (an outage, a failover) read nothing, so
+ * no commit would ever make it run again: it runs again by itself, with backoff, until it answers.
  */
 
 import type { RequestId } from "../../protocol/messages.ts";
 import { stableStringify } from "../../protocol/stable-stringify.ts";
 import { emptyReadSet, type ReadSet } from "../db/read-write-sets.ts";
+import { ServiceError } from "../errors.ts";
 import type { UserIdentity } from "../functions/define.ts";
 import type { Backend } from "../runtime.ts";
 import { type Reactor, Watch } from "./reactor.ts";
@@ -32,11 +36,20 @@ export interface Principal {
   token: string | null;
 }
 
+/** Errors after which a run is tried again by itself: the database did not answer. */
+const TRANSIENT = new Set(["DATABASE_UNAVAILABLE", "DATABASE_BUSY"]);
+/** First and longest wait before running again after a transient failure, ms. */
+const RETRY_MIN_MS = 250;
+const RETRY_MAX_MS = 4000;
+
 export class QueryGroup extends Watch {
   readonly priority = false;
   readonly subs = new Set<Subscription>();
   /** Last pushed body, compared with each new result and sent to late joiners. */
   body: string | null = null;
+  /** Transient failures in a row (for the backoff). */
+  private failures = 0;
+  private retryTimer?: NodeJS.Timeout;
 
   constructor(
     private readonly backend: Backend,
@@ -44,6 +57,8 @@ export class QueryGroup extends Watch {
     readonly path: string,
     readonly args: Record<string, unknown>,
     public principal: Principal,
+    /** Queues the group for another run (the reactor's invalidate). */
+    private readonly rerun: (group: QueryGroup) => void = () => {},
   ) {
     super();
   }
@@ -54,14 +69,32 @@ export class QueryGroup extends Watch {
     try {
       const { value } = await this.backend.runQuery(this.path, this.args, this.principal, readSet);
       body = JSON.stringify({ value });
+      this.failures = 0;
     } catch (e) {
       body = JSON.stringify({ error: wireError(e) });
+      if (e instanceof ServiceError && TRANSIENT.has(e.code)) this.retryLater();
     }
     if (!this.removed && body !== this.body) {
       this.body = body;
       for (const sub of this.subs) sub.subscriber.deliver(sub, body);
     }
     return readSet;
+  }
+
+  private retryLater(): void {
+    if (this.removed || this.retryTimer) return;
+    const delay = Math.min(RETRY_MAX_MS, RETRY_MIN_MS * 2 ** this.failures++);
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      if (!this.removed) this.rerun(this);
+    }, delay);
+    this.retryTimer.unref();
+  }
+
+  /** Stops a pending retry (the group is gone). */
+  cancelRetry(): void {
+    clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
   }
 }
 
@@ -95,7 +128,7 @@ export class QueryGroups {
     let group = this.groups.get(key);
     const fresh = !group;
     if (!group) {
-      group = new QueryGroup(this.backend, key, path, args, principal);
+      group = new QueryGroup(this.backend, key, path, args, principal, (g) => this.reactor.invalidate(g));
       this.groups.set(key, group);
     }
     const sub: Subscription = { id, idJson: JSON.stringify(id), subscriber, group };
@@ -111,6 +144,7 @@ export class QueryGroups {
     if (group.subs.size === 0) {
       this.groups.delete(group.key);
       this.reactor.remove(group);
+      group.cancelRetry();
     }
   }
 }

@@ -116,15 +116,33 @@ export class CommitFollower {
   /** Hints of commits numbered past a missing one, with their write sets, until it arrives. */
   private readonly early = new Map<number, string>();
   private earlyTimer?: NodeJS.Timeout;
+  /** Rebases asked for ({@link rebase}) and done: one is due while `rebases > rebased`. */
+  private rebases = 0;
+  private rebased = 0;
 
   constructor(private readonly options: CommitFollowerOptions) {
     this.sql = options.statements ?? POSTGRES_FOLLOWER_STATEMENTS;
     this.settledUpTo = options.drawers ? 0 : Number.POSITIVE_INFINITY;
   }
 
-  /** Where the cursor is (the newest commit number known to be delivered here). */
+  /**
+   * Where the cursor is (the newest commit number known to be delivered here); -1 while a
+   * {@link rebase} is due, so that no snapshot is trusted without catching up first.
+   */
   get position(): number {
-    return this.applied;
+    return this.rebases > this.rebased ? -1 : this.applied;
+  }
+
+  /**
+   * The log may now be another server's (a failover) or a restarted one's: numbers delivered here
+   * may be missing from it (committed on the old primary but never replicated, so never
+   * acknowledged) or be drawn again for other commits. The next round starts at the head of the
+   * log as it is now and delivers one unknown commit ("re-check everything"); until then nothing
+   * is trusted ({@link position}).
+   */
+  rebase(): void {
+    this.rebases++;
+    void this.sync();
   }
 
   /** Commits in the log not delivered here yet: the log's head, read now, minus the cursor. */
@@ -176,7 +194,7 @@ export class CommitFollower {
 
   /** This instance drew `seq` for a commit of its own (not yet committed): never deliver it. */
   drew(seq: number): void {
-    if (seq <= this.applied) return;
+    if (seq <= this.position) return;
     this.own.add(seq);
     this.advance();
   }
@@ -198,12 +216,12 @@ export class CommitFollower {
 
   /** A notification: commit `seq` with its write set (undefined: read it from the log). */
   hint(seq: number, payload: string | undefined): void {
-    if (!this.started || seq <= this.applied) return;
+    if (!this.started || seq <= this.position) return;
     if (payload === undefined) {
       void this.sync();
       return;
     }
-    if (seq === this.applied + 1) {
+    if (seq === this.position + 1) {
       this.applied = seq;
       this.deliver(payload);
       this.advance();
@@ -262,6 +280,24 @@ export class CommitFollower {
   }
 
   private async catchUp(): Promise<void> {
+    if (this.rebases > this.rebased) {
+      const due = this.rebases;
+      // As at the start: past the numbers whose drawers have all ended on this server, not its head
+      // (a number drawn there before may still commit).
+      const drawers = await this.options.drawers?.();
+      if (drawers) await this.waitForDrawers(drawers, this.options.maxSettleMs ?? 10_000);
+      const head = drawers ? drawers.drawn : Number((await this.options.query(this.sql.head))[0].seq);
+      if (this.closed) return;
+      this.applied = head;
+      if (drawers) this.settledUpTo = head;
+      // Numbers drawn on the old server mean nothing here; one of this instance's commits taken
+      // for another's costs a needless re-check at most.
+      this.own.clear();
+      this.orphans.clear();
+      this.early.clear();
+      this.rebased = due;
+      this.deliver(undefined);
+    }
     for (;;) {
       // Read before the rows: a number settled by then that the rows lack was rolled back.
       const settled = this.settledUpTo;

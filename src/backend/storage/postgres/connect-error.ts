@@ -4,23 +4,31 @@
  * A wrong URL is not "try again shortly".
  */
 import { StartRefusal } from "../../start-refusal.ts";
+import { describeHosts, parseHostList } from "./hosts.ts";
 
-/** Where a connection string points, as node-postgres reads it (one host; see `databaseTarget`). */
+/** Where a connection string points (its first host; `where` names them all). */
 export interface PostgresAddress {
   host: string;
   port: number;
   database: string;
   user: string;
+  /** `host:port`, or with several hosts (a failover formation) `h1:p1, h2:p2`. */
+  where: string;
 }
 
 export function postgresAddressOf(connectionString: string): PostgresAddress {
-  const url = new URL(connectionString);
+  const list = parseHostList(connectionString);
+  // The first host's one-host URL is one node-postgres and WHATWG URL both read.
+  const url = new URL(list.urlFor(list.hosts[0]));
   const user = decodeURIComponent(url.username) || process.env.PGUSER || process.env.USER || "postgres";
+  const host = url.searchParams.get("host") || decodeURIComponent(url.hostname) || "localhost";
+  const port = Number(url.port || 5432);
   return {
-    host: url.searchParams.get("host") || decodeURIComponent(url.hostname) || "localhost",
-    port: Number(url.port || 5432),
+    host,
+    port,
     database: decodeURIComponent(url.pathname.slice(1)) || user,
     user,
+    where: list.hosts.length > 1 ? describeHosts(list.hosts) : `${host}:${port}`,
   };
 }
 
@@ -58,6 +66,12 @@ function explain(error: unknown, at: PostgresAddress): { cause: string; fix: str
         cause: message,
         fix: `create it (createdb -h ${at.host} -p ${at.port} -U ${at.user} ${at.database}) or correct the database name in ${url}`,
       };
+    case "08001":
+      // NoPrimaryError (postgres/primary-locator.ts): the message says what each host answered.
+      return {
+        cause: message,
+        fix: `wait for the failover manager to promote a standby (pg_autoctl show state), or correct the hosts in ${url}`,
+      };
     case "57P03":
       return {
         cause: message,
@@ -81,7 +95,7 @@ export class DatabaseConnectError extends StartRefusal {
     const at = postgresAddressOf(connectionString);
     const { cause: why, fix } = explain(cause, at);
     super(
-      `cannot connect to PostgreSQL at ${at.host}:${at.port}, database "${at.database}", user "${at.user}": ${why}\n    fix: ${fix}`,
+      `cannot connect to PostgreSQL at ${at.where}, database "${at.database}", user "${at.user}": ${why}\n    fix: ${fix}`,
       { cause },
     );
     this.address = at;

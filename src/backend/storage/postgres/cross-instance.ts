@@ -56,7 +56,8 @@ export class CrossInstance {
     if (notify) {
       const heartbeatMs = options.heartbeatMs ?? 500;
       this.channel = new CommitChannel({
-        connection: { connectionString: options.listenConnectionString ?? options.connectionString },
+        connection: { connectionString: pools.sessionLocator.connectionString },
+        Client: pools.sessionLocator.Client,
         pool: pools.main,
         channel: this.channelName,
         heartbeatMs,
@@ -65,6 +66,10 @@ export class CrossInstance {
         onListening: () => void this.follower.sync(),
         instanceId: this.instanceId,
       });
+    }
+    // Another server (a failover) may lack commits this instance saw, or number new ones alike.
+    for (const locator of new Set([pools.locator, pools.sessionLocator])) {
+      locator.onSwitch(() => this.follower.rebase());
     }
   }
 

@@ -63,7 +63,11 @@ const plainRead: TransactionKind<PgReader> = {
   Transaction: PgReader,
   pipelined: true,
 };
-const engineWrite: TransactionKind<PgWriter> = { begin: ENGINE_WRITE_BEGIN, Transaction: PgWriter };
+const engineWrite: TransactionKind<PgWriter> = {
+  begin: ENGINE_WRITE_BEGIN,
+  Transaction: PgWriter,
+  write: true,
+};
 
 export class PostgresEngine implements StorageEngine {
   readonly kind = "postgres" as const;
@@ -197,7 +201,13 @@ export class PostgresEngine implements StorageEngine {
     }
     await this.builder?.stop();
     if (building.length) {
-      const steps = new PostgresBuildSteps(this.options, this.pools.main, layout, keysOf);
+      const steps = new PostgresBuildSteps(
+        this.options,
+        this.pools.main,
+        this.pools.sessionLocator,
+        layout,
+        keysOf,
+      );
       this.builder = new IndexBuilder(this.building, steps, this.options.indexBuild ?? {});
     }
   }

@@ -7,7 +7,7 @@
  * column is filled, `CREATE INDEX CONCURRENTLY` builds the SQL index without blocking writes, and
  * only then is the build unregistered.
  */
-import pg from "pg";
+import type pg from "pg";
 import { MIGRATION_BEGIN } from "../commit-log/log.ts";
 import type { KeyFunction, StorageLayout } from "../engine.ts";
 import { type BuildSteps, buildBatch, buildsOf, LIST_BUILDS_SQL, unregisterBuild } from "../indexes/build.ts";
@@ -16,6 +16,7 @@ import { postgresDialect } from "../sql/dialect.ts";
 import { runAsync } from "../sql/migration.ts";
 import { quote } from "../sql/names.ts";
 import type { PostgresOptions } from "./options.ts";
+import type { PrimaryLocator } from "./primary-locator.ts";
 
 const LOCK_KEY = "hashtext('service-auth:index-build')";
 
@@ -30,6 +31,8 @@ export class PostgresBuildSteps implements BuildSteps {
   constructor(
     private readonly options: PostgresOptions,
     private readonly pool: pg.Pool,
+    /** Makes the session connection (to the primary; postgres/primary-locator.ts). */
+    private readonly sessions: PrimaryLocator,
     private readonly layout: StorageLayout,
     private readonly keysOf: KeyFunction,
   ) {}
@@ -39,9 +42,9 @@ export class PostgresBuildSteps implements BuildSteps {
   }
 
   async acquire(): Promise<boolean> {
-    const client = new pg.Client({
+    const client = new this.sessions.Client({
       // A transaction pooler cannot keep a session lock: the direct URL, when there is one.
-      connectionString: this.options.listenConnectionString ?? this.options.connectionString,
+      connectionString: this.sessions.connectionString,
       connectionTimeoutMillis: this.options.connectTimeoutMs ?? 5000,
       keepAlive: true,
       application_name: "service-auth-index-build",

@@ -28,6 +28,11 @@ export type ChannelState = "listening" | "reconnecting";
 export interface CommitChannelOptions {
   /** Connection settings of the LISTEN connection (a direct one: not through a transaction pooler). */
   connection: pg.ClientConfig;
+  /**
+   * Makes the LISTEN connection (default `pg.Client`); the engine's finds the primary, so after a
+   * failover the reconnect LISTENs on the new one (postgres/primary-locator.ts).
+   */
+  Client?: typeof pg.Client;
   /** Publishes through this pool (NOTIFY needs no dedicated connection). */
   pool: pg.Pool;
   channel: string;
@@ -89,7 +94,7 @@ export class CommitChannel {
 
   private async connect(): Promise<void> {
     const timeout = this.options.heartbeatTimeoutMs ?? 1000;
-    const client = new pg.Client({
+    const client = new (this.options.Client ?? pg.Client)({
       connectionTimeoutMillis: Math.max(2000, timeout),
       ...this.options.connection,
       application_name: `service-auth-listen-${this.instanceId}`,

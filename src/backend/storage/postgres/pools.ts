@@ -20,6 +20,7 @@ import { logger } from "../../logger.ts";
 import { classifyDatabaseError } from "../db-errors.ts";
 import { POSTGRES_TIMEOUT_DEFAULTS, type PostgresOptions } from "./options.ts";
 import { UnnamedStatementClient } from "./pooler.ts";
+import { PrimaryLocator } from "./primary-locator.ts";
 
 /** Rejects with `error()` when `promise` has not settled within `ms`. */
 function withDeadline<T>(promise: Promise<T>, ms: number, error: () => Error): Promise<T> {
@@ -39,12 +40,28 @@ export class PostgresPools {
   private readonly lost = new WeakMap<pg.ClientBase, Error>();
   private readonly pingTimeoutMs: number;
   private readonly probeConfig: pg.ClientConfig;
+  /**
+   * Where connections go: the primary among `DATABASE_URL`'s hosts, checked on every new
+   * connection (postgres/primary-locator.ts). Every connection of the engine is made by its `Client`.
+   */
+  readonly locator: PrimaryLocator;
+  /** The same for the direct session connections (LISTEN, index builds): `DATABASE_LISTEN_URL`'s, when set. */
+  readonly sessionLocator: PrimaryLocator;
 
   constructor(options: PostgresOptions) {
     const statementTimeoutMs = options.statementTimeoutMs ?? POSTGRES_TIMEOUT_DEFAULTS.statementTimeoutMs;
+    const connectTimeoutMs = options.connectTimeoutMs ?? POSTGRES_TIMEOUT_DEFAULTS.connectTimeoutMs;
+    this.locator = new PrimaryLocator(
+      options.connectionString,
+      { connectTimeoutMs },
+      options.pooler === "transaction" ? UnnamedStatementClient : pg.Client,
+    );
+    this.sessionLocator = options.listenConnectionString
+      ? new PrimaryLocator(options.listenConnectionString, { connectTimeoutMs })
+      : this.locator;
     const config: pg.PoolConfig & { pipeline: boolean } = {
-      connectionString: options.connectionString,
-      connectionTimeoutMillis: options.connectTimeoutMs ?? POSTGRES_TIMEOUT_DEFAULTS.connectTimeoutMs,
+      connectionString: this.locator.connectionString,
+      connectionTimeoutMillis: connectTimeoutMs,
       statement_timeout: statementTimeoutMs,
       query_timeout: options.queryTimeoutMs ?? statementTimeoutMs + 2000,
       // Half-open connections (a server host gone without a FIN) are found by the kernel.
@@ -52,14 +69,14 @@ export class PostgresPools {
       max: options.maxConnections ?? 10,
       application_name: "service-auth",
       pipeline: true,
-      ...(options.pooler === "transaction" ? { Client: UnnamedStatementClient } : {}),
+      Client: this.locator.Client,
     };
     this.main = new pg.Pool(config);
     this.nested = new pg.Pool(config);
     this.follower = new pg.Pool({ ...config, max: 2, application_name: "service-auth-follower" });
     this.pingTimeoutMs = options.pingTimeoutMs ?? POSTGRES_TIMEOUT_DEFAULTS.pingTimeoutMs;
     this.probeConfig = {
-      connectionString: options.connectionString,
+      connectionString: this.locator.connectionString,
       connectionTimeoutMillis: this.pingTimeoutMs,
       query_timeout: this.pingTimeoutMs,
       application_name: "service-auth-probe",
@@ -125,9 +142,10 @@ export class PostgresPools {
   /**
    * `SELECT 1` on a connection of its own within `pingTimeoutMs`: unlike {@link ping}, a pool full
    * of slow (or hung) transactions does not fail it, so it tells an outage from a busy database.
+   * The connection goes where the pools' go: with several hosts it fails until one is the primary.
    */
   async probe(): Promise<void> {
-    const client = new pg.Client(this.probeConfig);
+    const client = new this.locator.Client(this.probeConfig);
     // A connection that dies (or is cut below) must not throw an unhandled 'error'.
     client.on("error", () => {});
     try {

@@ -45,6 +45,30 @@ export interface TransactionKind<Tx extends PgReader> {
    * statement sent behind a `BEGIN` that failed runs on its own, which a read may, a write not.
    */
   pipelined?: boolean;
+  /**
+   * A write: its COMMIT must come back without a warning, or it is not acknowledged (see
+   * {@link watchCommitWarnings}).
+   */
+  write?: boolean;
+}
+
+/**
+ * Listens for a warning while COMMIT runs. PostgreSQL answers a COMMIT whose wait for the
+ * synchronous standby was cancelled (`pg_cancel_backend`, a pooler's cancel request) with success and a
+ * WARNING (SQLSTATE 01000, "committed locally, but might not have been replicated"): acknowledged,
+ * that commit could vanish in a failover. Nothing else warns at an engine transaction's COMMIT.
+ * The code is checked, not the (translated) message.
+ */
+function watchCommitWarnings(client: pg.PoolClient): () => boolean {
+  let warned = false;
+  const notice = (message: { code?: string }) => {
+    if (message.code === "01000") warned = true;
+  };
+  client.on("notice", notice);
+  return () => {
+    client.off("notice", notice);
+    return warned;
+  };
 }
 
 const asError = (e: unknown) => (e instanceof Error ? e : new Error(String(e)));
@@ -121,7 +145,18 @@ export async function runTransaction<T, Tx extends PgReader>(
       phase = "commit";
       // Awaited also for reads: answering before a read-only COMMIT completed, with the connection
       // kept out of the pool until then, measured slower (docs/decisions.md 24).
-      await commit(client, tx);
+      const warnings = kind.write ? watchCommitWarnings(client) : undefined;
+      let warned = false;
+      try {
+        await commit(client, tx);
+      } finally {
+        warned = warnings?.() ?? false;
+      }
+      if (warned) {
+        logger.warn("PostgreSQL commit not confirmed by the synchronous standby: answered as unavailable");
+        // Outcome unknown to the caller, as for a connection lost at COMMIT; the follower delivers it if it stays.
+        throw databaseUnavailable();
+      }
       return result;
     } catch (error) {
       tx.uncork();

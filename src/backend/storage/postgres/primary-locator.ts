@@ -1,0 +1,227 @@
+/**
+ * Which server the engine's connections go to, and noticing when that server changes.
+ *
+ * With several hosts in `DATABASE_URL` (a failover formation) the locator finds the writable one:
+ * it asks every host at once (`pg_is_in_recovery()`, `transaction_read_only`) and keeps the first
+ * writable one to answer; when a connection to it fails or turns out read-only, the next
+ * connection asks again. Every connection checks, once, right after it connects, that its server
+ * is writable (when the URL asks for that), so a connection never lands on a standby: a demoted
+ * primary restarts as one, and reads from it would miss the new primary's commits.
+ *
+ * The same check reads the server's start time. A connection to a server other than the last one
+ * seen (another host after a failover, or the same one restarted) means commit log numbers seen
+ * before may be gone or drawn again: `onSwitch` listeners (the commit log follower) start over.
+ */
+import pg from "pg";
+import { logger } from "../../logger.ts";
+import { describeHosts, type HostList, type PostgresHost, parseHostList } from "./hosts.ts";
+
+/** Asked on every new connection: is this the primary, and which server run is it. */
+const CHECK_SQL =
+  "SELECT pg_is_in_recovery() AS recovery, current_setting('transaction_read_only') AS read_only, pg_postmaster_start_time()::text AS started";
+
+interface ServerCheck {
+  writable: boolean;
+  started: string;
+}
+
+/** No host of the list accepts writes (or answers). Class 08: callers see DATABASE_UNAVAILABLE. */
+export class NoPrimaryError extends Error {
+  override name = "NoPrimaryError";
+  /** SQLSTATE 08001 (sqlclient_unable_to_establish_sqlconnection): a connection fault. */
+  readonly code = "08001";
+}
+
+async function check(client: pg.Client): Promise<ServerCheck> {
+  const { rows } = await client.query<{ recovery: boolean; read_only: string; started: string }>(CHECK_SQL);
+  const row = rows[0];
+  return { writable: !row.recovery && row.read_only === "off", started: row.started };
+}
+
+function reason(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (code === "ECONNREFUSED") return "connection refused";
+  return error instanceof Error ? error.message : String(error);
+}
+
+export interface PrimaryLocatorOptions {
+  /** Connecting to one host (and its check) fails after this long, ms. */
+  connectTimeoutMs: number;
+  /** Settings every connection shares (user, password, ssl …) besides its host and port. */
+  base?: pg.ClientConfig;
+}
+
+export class PrimaryLocator {
+  readonly list: HostList;
+  /** A `pg.Client` whose `connect` goes to the located server and checks it (see the module comment). */
+  readonly Client: typeof pg.Client;
+  private current?: PostgresHost;
+  private resolving?: Promise<PostgresHost>;
+  /** The server run last connected to: `host:port@start time`. */
+  private server?: string;
+  private readonly switchListeners = new Set<() => void>();
+
+  constructor(
+    connectionString: string,
+    private readonly options: PrimaryLocatorOptions,
+    Base: typeof pg.Client = pg.Client,
+  ) {
+    this.list = parseHostList(connectionString);
+    this.Client = locatedClient(this, Base);
+  }
+
+  /** Whether there is a choice to make (several hosts). */
+  get multiHost(): boolean {
+    return this.list.hosts.length > 1;
+  }
+
+  /** A one-host URL node-postgres can parse (the first host's; `connect` replaces the host). */
+  get connectionString(): string {
+    return this.list.urlFor(this.current ?? this.list.hosts[0]);
+  }
+
+  /** The host the next connection goes to: the known primary, or the first writable one found now. */
+  target(): Promise<PostgresHost> {
+    if (this.current) return Promise.resolve(this.current);
+    if (!this.multiHost) return Promise.resolve(this.list.hosts[0]);
+    this.resolving ??= this.resolve().finally(() => {
+      this.resolving = undefined;
+    });
+    return this.resolving;
+  }
+
+  /** A connection to `host` failed or found it read-only: the next one looks again. */
+  failed(host: PostgresHost): void {
+    if (this.current === host) this.current = undefined;
+  }
+
+  /** Calls `listener` when connections reach a different server (or a restarted one); returns the unsubscribe. */
+  onSwitch(listener: () => void): () => void {
+    this.switchListeners.add(listener);
+    return () => this.switchListeners.delete(listener);
+  }
+
+  /** A connection reached `host`, a run of the server that started at `started`. */
+  reached(host: PostgresHost, started: string): void {
+    const server = `${host.host}:${host.port}@${started}`;
+    if (this.server === server) return;
+    const before = this.server;
+    this.server = server;
+    if (before === undefined) return;
+    logger.warn("PostgreSQL server changed (failover or restart): catching up from the commit log", {
+      server: `${host.host}:${host.port}`,
+    });
+    for (const listener of this.switchListeners) listener();
+  }
+
+  private async resolve(): Promise<PostgresHost> {
+    const { hosts } = this.list;
+    const reasons = new Array<string>(hosts.length);
+    return new Promise<PostgresHost>((found, none) => {
+      let left = hosts.length;
+      hosts.forEach((host, i) => {
+        this.probe(host)
+          .then(
+            (writable) => {
+              if (writable && !this.current) {
+                this.current = host;
+                found(host);
+              }
+              reasons[i] = writable ? "writable" : "read-only (a standby)";
+            },
+            (error) => {
+              reasons[i] = reason(error);
+            },
+          )
+          .finally(() => {
+            if (--left > 0 || this.current) return;
+            const each = hosts.map((h, j) => `${describeHosts([h])} (${reasons[j]})`).join(", ");
+            none(new NoPrimaryError(`no writable PostgreSQL server among ${each}`));
+          });
+      });
+    });
+  }
+
+  /** Whether `host` answers, writable, within the connect timeout. */
+  private async probe(host: PostgresHost): Promise<boolean> {
+    const client = new pg.Client({
+      ...this.options.base,
+      connectionString: this.list.urlFor(host),
+      connectionTimeoutMillis: this.options.connectTimeoutMs,
+      query_timeout: this.options.connectTimeoutMs,
+      application_name: "service-auth-locate",
+    });
+    client.on("error", () => {});
+    try {
+      await client.connect();
+      return (await check(client)).writable;
+    } finally {
+      client.end().catch(() => {});
+    }
+  }
+}
+
+/**
+ * `Base` (pg.Client or a subclass) connecting to `locator`'s target and checking the server once
+ * connected: refused (and the locator told) when the URL asks for the primary and it is not.
+ */
+function locatedClient(locator: PrimaryLocator, Base: typeof pg.Client): typeof pg.Client {
+  const mustWrite = locator.list.target === "read-write";
+  return class LocatedClient extends Base {
+    // pg's connect() has a promise and a callback form; pg-pool uses the callback.
+    override connect(callback?: any): any {
+      const connected = this.locateAndConnect();
+      if (!callback) return connected;
+      connected.then(
+        () => callback(null, this),
+        (error) => callback(error),
+      );
+      return undefined;
+    }
+
+    private async locateAndConnect(): Promise<void> {
+      const host = await locator.target();
+      if (locator.multiHost) {
+        // One host: node-postgres's own reading of the URL (and of PGHOST/PGPORT) stands.
+        const self = this as unknown as {
+          host: string;
+          port: number;
+          connectionParameters: { host: string; port: number };
+        };
+        self.host = self.connectionParameters.host = host.host;
+        self.port = self.connectionParameters.port = host.port;
+      }
+      // The pool's connect timeout may have destroyed the socket while the primary was looked for.
+      if (
+        (this as unknown as { connection?: { stream?: { destroyed?: boolean } } }).connection?.stream
+          ?.destroyed
+      ) {
+        throw new Error("Connection terminated due to connection timeout");
+      }
+      // Lost later (server gone, shut down for a switchover): the next connection looks again.
+      this.on("error", () => locator.failed(host));
+      try {
+        await super.connect();
+      } catch (error) {
+        locator.failed(host);
+        throw error;
+      }
+      let server: ServerCheck;
+      try {
+        server = await check(this);
+      } catch (error) {
+        locator.failed(host);
+        this.end().catch(() => {});
+        throw error;
+      }
+      if (mustWrite && !server.writable) {
+        locator.failed(host);
+        this.end().catch(() => {});
+        throw new NoPrimaryError(
+          `PostgreSQL at ${describeHosts([host])} is read-only (a standby), not the primary`,
+        );
+      }
+      locator.reached(host, server.started);
+    }
+  };
+}

@@ -1,0 +1,287 @@
+/**
+ * PostgreSQL failover with pg_auto_failover (a monitor, a primary and a synchronous standby, real
+ * processes from Debian's packages), under load from three instances on the formation's
+ * multi-host URL (`target_session_attrs=read-write`):
+ *
+ * - the primary SIGKILLed (keeper and postgres): no acknowledged mutation missing afterwards, no
+ *   acknowledged revocation undone (a revoked session's token refused by every instance, each of
+ *   which had it cached), no instance crashed, nothing but 200 and typed 503s during the switch,
+ *   live subscriptions on every instance complete; the time to the first 200 after the kill is logged;
+ * - the old primary started again rejoins as the standby, then a clean switchover
+ *   (`pg_autoctl perform switchover`) hands the primary back, with the same guarantees;
+ * - a commit whose wait for the synchronous standby was cancelled by an operator (PostgreSQL then
+ *   answers COMMIT with success and a warning) is answered 503, not 200.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import WebSocket from "ws";
+import { anyApi } from "../../src/backend/functions/references.ts";
+import { BackendClient } from "../../src/client/index.ts";
+import { callFunction, getJson } from "../helpers/http.ts";
+import { setupLogCapture } from "../helpers/log-capture.ts";
+import {
+  autoFailoverAvailable,
+  type Formation,
+  type FormationNode,
+  startFormation,
+} from "../helpers/pg-auto-failover.ts";
+import { eventually, sleep } from "../helpers/wait.ts";
+import { type Instances, startInstances } from "./fixtures/instances.ts";
+
+/** What the load saw: acknowledged writes and revocations, and every answer that was not a 200. */
+interface LoadResult {
+  acknowledged: Map<string, string[]>;
+  revoked: { sessionId: string; token: string }[];
+  /** Answers other than 200 (writes, revocations, checks): `status code`. */
+  failures: string[];
+  /** Revoked tokens an instance accepted after the revocation was acknowledged. */
+  undone: string[];
+  /** Per instance, ms from the fault to its first 200 to a write sent after the fault. */
+  firstOk: (number | undefined)[];
+  /** Per instance, the longest time between two 200s to writes after the fault, ms: how long it could not write. */
+  longestGap: number[];
+}
+
+const CHANNELS = ["c0", "c1", "c2"];
+
+describe.skipIf(!autoFailoverAvailable)("failover with pg_auto_failover, three instances under load", () => {
+  let formation: Formation;
+  let instances: Instances;
+  const clients: BackendClient[] = [];
+  /** What each instance's live `byChannel("c0")` subscription pushed last. */
+  const live: (string[] | undefined)[] = [];
+  /** Every message acknowledged so far, by channel. */
+  const acknowledged = new Map<string, string[]>(CHANNELS.map((c) => [c, []]));
+  let writes = 0;
+  const capture = setupLogCapture();
+
+  beforeAll(async () => {
+    formation = await startFormation();
+    instances = await startInstances(3, formation.url, {
+      // Short enough that a request during the switch answers 503 in seconds, not tens of seconds.
+      connectTimeoutMs: 1000,
+      statementTimeoutMs: 3000,
+    });
+    instances.services.forEach((service, i) => {
+      const client = new BackendClient(service.url, { WebSocket: WebSocket as never });
+      clients.push(client);
+      client.subscribe(anyApi.messages.byChannel as any, { channel: "c0" }, (value: unknown) => {
+        live[i] = value as string[];
+      });
+    });
+    await eventually(() => expect(live.filter(Boolean)).toHaveLength(3), 60_000);
+  }, 300_000);
+
+  afterAll(async () => {
+    for (const client of clients) client.close();
+    await instances?.close();
+    await formation?.stop();
+  });
+
+  /**
+   * Runs writers and revocations on all three instances, calls `fault` once they are going, and
+   * stops once every instance has answered writes with 200 again after it (and a revocation went
+   * through after it); `fault` resolves with the moment the fault happened.
+   */
+  async function underLoad(fault: () => Promise<void>): Promise<LoadResult> {
+    const sessions = await Promise.all(Array.from({ length: 12 }, () => instances.newSession()));
+    // Every instance has every session cached: a revocation must still reach each.
+    for (const { token } of sessions) {
+      for (const i of [0, 1, 2]) {
+        for (let call = 0; call < 2; call++) expect((await instances.whoami(i, token)).status).toBe(200);
+      }
+    }
+    const result: LoadResult = {
+      acknowledged,
+      revoked: [],
+      failures: [],
+      undone: [],
+      firstOk: [],
+      longestGap: [0, 0, 0],
+    };
+    const lastOk: (number | undefined)[] = [];
+    let since: number | undefined;
+    let stop = false;
+    const okAfter = [0, 0, 0];
+    const note = (what: string, r: { status: number; body: any }) => {
+      if (r.status === 200) return;
+      result.failures.push(`${what}: ${r.status} ${r.body?.code}`);
+    };
+    const writer = async (w: number) => {
+      for (let n = 0; !stop; n++) {
+        const i = (w + n) % 3;
+        const channel = CHANNELS[w % CHANNELS.length];
+        const body = `w${w}-${++writes}`;
+        const started = Date.now();
+        const r = await callFunction(instances.services[i].url, "mutation", "messages:post", {
+          channel,
+          body,
+        });
+        note(`write via ${i}`, r);
+        // A client backs off a little after a 503 rather than spinning.
+        if (r.status !== 200) await sleep(50);
+        if (r.status === 200) {
+          acknowledged.get(channel)?.push(body);
+          // Only requests sent after the fault count: one in flight may have committed before it.
+          if (since !== undefined && started >= since) {
+            okAfter[i]++;
+            result.firstOk[i] ??= Date.now() - since;
+          }
+          if (since !== undefined) {
+            const gap = Date.now() - Math.max(lastOk[i] ?? since, since);
+            result.longestGap[i] = Math.max(result.longestGap[i], gap);
+          }
+          lastOk[i] = Date.now();
+        }
+      }
+    };
+    let faulted!: () => void;
+    const faultStarted = new Promise<void>((r) => (faulted = r));
+    const revoker = async () => {
+      for (let n = 0; n < sessions.length && !stop; n++) {
+        // Half of the revocations before the fault, the rest from the moment it happens.
+        if (n === sessions.length / 2) await faultStarted;
+        const { sessionId, token } = sessions[n];
+        const r = await instances.revoke(n % 3, sessionId);
+        note(`revoke via ${n % 3}`, r);
+        if (r.status !== 200) {
+          // Not acknowledged (outcome unknown): the administrator tries again.
+          await sleep(50);
+          n--;
+          continue;
+        }
+        result.revoked.push({ sessionId, token });
+        // Acknowledged: from now on no instance may answer 200 for it.
+        for (const i of [0, 1, 2]) {
+          const check = await instances.whoami(i, token);
+          if (check.status === 200) result.undone.push(`${sessionId} accepted by instance ${i}`);
+          else if (check.status !== 401) note(`check on ${i}`, check);
+        }
+      }
+    };
+    const writers = [0, 1, 2, 3, 4, 5].map(writer);
+    const revoking = revoker();
+    // The load is going: writes are acknowledged.
+    const going = acknowledged.get("c0")?.length ?? 0;
+    await eventually(() => expect(acknowledged.get("c0")?.length).toBeGreaterThan(going + 5), 60_000);
+    since = Date.now();
+    faulted();
+    await fault();
+    await eventually(() => expect(Math.min(...okAfter)).toBeGreaterThanOrEqual(5), 120_000);
+    await revoking;
+    stop = true;
+    await Promise.all(writers);
+    return result;
+  }
+
+  /** Everything the load was told is done is still so, on every instance, and no instance crashed. */
+  async function assertNothingLost(result: LoadResult): Promise<void> {
+    expect(result.undone).toEqual([]);
+    // Nothing but typed 503s (the database unavailable during the switch).
+    expect(result.failures.filter((f) => !/: 503 DATABASE_UNAVAILABLE$/.test(f))).toEqual([]);
+    for (const i of [0, 1, 2]) {
+      const health = await getJson(`${instances.services[i].url}/healthz`);
+      expect(health.status, `instance ${i} /healthz`).toBe(200);
+      for (const channel of CHANNELS) {
+        const r = await callFunction(instances.services[i].url, "query", "messages:byChannel", { channel });
+        expect(r.status).toBe(200);
+        const stored = new Set(r.body.value as string[]);
+        const missing = (acknowledged.get(channel) ?? []).filter((body) => !stored.has(body));
+        expect(missing, `acknowledged writes to ${channel} missing on instance ${i}`).toEqual([]);
+      }
+      for (const { sessionId, token } of result.revoked) {
+        expect((await instances.whoami(i, token)).status, `revoked ${sessionId} on ${i}`).toBe(401);
+      }
+    }
+    // Live subscriptions kept up (reconnected and resubscribed where they had to).
+    const expected = acknowledged.get("c0") ?? [];
+    await eventually(() => {
+      for (const pushed of live) {
+        const seen = new Set(pushed);
+        expect(expected.filter((body) => !seen.has(body))).toEqual([]);
+      }
+    }, 60_000);
+  }
+
+  /** The node SIGKILLed by the first test, started again by the second. */
+  let killed: FormationNode | undefined;
+
+  it("SIGKILL of the primary: nothing acknowledged lost or undone, only typed 503s, every instance back by itself", async () => {
+    const before = await formation.stable();
+    killed = before.primary;
+    const result = await underLoad(() => formation.kill(before.primary));
+    const firstOk = result.firstOk.map((ms) => (ms === undefined ? "never" : `${ms} ms`));
+    console.log(
+      `failover: first 200 per instance after the SIGKILL: ${firstOk.join(", ")}; longest time without a ` +
+        `200 per instance: ${result.longestGap.join(", ")} ms; ${result.failures.length} typed 503s, ` +
+        `${writes} writes, ${result.revoked.length} revocations acknowledged`,
+    );
+    expect(result.firstOk.every((ms) => ms !== undefined)).toBe(true);
+    expect(result.revoked.length).toBeGreaterThan(0);
+    await assertNothingLost(result);
+    // The standby took over; the old primary is down, so it runs without a standby for now.
+    const nodes = await formation.state();
+    expect(nodes.find((n) => n.nodename === before.standby.name)?.current_group_state).toMatch(/primary/);
+  }, 400_000);
+
+  it("the old primary rejoins as the standby; a clean switchover hands it back without losing anything", async () => {
+    if (!killed) throw new Error("the failover test did not run");
+    formation.start(killed);
+    const rejoined = await formation.stable(120_000);
+    expect(rejoined.standby.name).toBe(killed.name);
+    const result = await underLoad(() => formation.switchover());
+    const after = await formation.stable(60_000);
+    expect(after.primary.name).toBe(killed.name);
+    const firstOk = result.firstOk.map((ms) => (ms === undefined ? "never" : `${ms} ms`));
+    console.log(
+      `switchover: first 200 per instance after it began: ${firstOk.join(", ")}; longest time without a 200 ` +
+        `per instance: ${result.longestGap.join(", ")} ms; ${result.failures.length} typed 503s`,
+    );
+    await assertNothingLost(result);
+    // The rejoined node, now primary, holds every acknowledged write itself.
+    const rows = await formation.sql<{ n: string }>(killed, "SELECT count(*) AS n FROM t_messages");
+    const total = [...acknowledged.values()].reduce((sum, list) => sum + list.length, 0);
+    expect(Number(rows[0].n)).toBeGreaterThanOrEqual(total);
+  }, 400_000);
+
+  it("a commit whose wait for the synchronous standby was cancelled is not acknowledged, though PostgreSQL says it committed", async () => {
+    const { primary, standby } = await formation.stable();
+    process.env.LOG_LEVEL = "warn";
+    const logs = capture();
+    // The monitor paused too: nothing turns synchronous replication off, so commits wait for the
+    // standby. An operator cancelling them (pg_cancel_backend) makes PostgreSQL end each COMMIT
+    // with success and a warning ("committed locally, but might not have been replicated").
+    formation.signal("monitor", "SIGSTOP");
+    formation.signal(standby.name, "SIGSTOP");
+    let answer: { status: number; body: any } | undefined;
+    try {
+      const pending = callFunction(instances.services[0].url, "mutation", "messages:post", {
+        channel: "unreplicated",
+        body: "maybe",
+      }).then((r) => (answer = r));
+      // Every commit waiting for the standby (ours, and any instance's background write ahead of it).
+      while (!answer) {
+        await formation.sql(
+          primary,
+          "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE wait_event = 'SyncRep'",
+        );
+        await sleep(25);
+      }
+      await pending;
+    } finally {
+      formation.signal(standby.name, "SIGCONT");
+      formation.signal("monitor", "SIGCONT");
+    }
+    // Not acknowledged: "outcome unknown", never a 200 that a failover now could undo.
+    expect(`${answer?.status} ${answer?.body?.code}`).toBe("503 DATABASE_UNAVAILABLE");
+    expect(logs.join("")).toContain("PostgreSQL commit not confirmed by the synchronous standby");
+    // It did commit on the primary (locally).
+    const rows = await formation.sql(primary, "SELECT 1 FROM t_messages WHERE doc LIKE '%\"maybe\"%'");
+    expect(rows).toHaveLength(1);
+    await formation.stable(60_000);
+    const after = await callFunction(instances.services[0].url, "mutation", "messages:post", {
+      channel: "unreplicated",
+      body: "replicated",
+    });
+    expect(after.status).toBe(200);
+  }, 180_000);
+});
