@@ -56,7 +56,7 @@ export {
 } from "./keys/auth-env.ts";
 export { keyFunctions } from "./keys/functions.ts";
 export type { StoredJwk } from "./keys/stored-jwks.ts";
-export { parseStoredJwks, publicJwksOf, serializeJwks } from "./keys/stored-jwks.ts";
+export { isActiveKey, keyStates, parseStoredJwks, publicJwksOf, serializeJwks } from "./keys/stored-jwks.ts";
 export * from "./mail/index.ts";
 export { installMessageChannelPolyfill } from "./message-channel-polyfill.ts";
 export { hashPassword, nativePasswordHasher, verifyPassword } from "./password.ts";
