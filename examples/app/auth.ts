@@ -161,6 +161,7 @@ export const {
   deleteMany,
   getLatestJwks,
   rotateKeys,
+  retireKeys,
   checkOptions,
 } = authData.createAuthFunctions(createAuth);
 

@@ -50,7 +50,7 @@ export function bindAuthData<S extends SchemaDefinition>(options: AuthDataOption
       httpAdapter(ctx, { authFunctions: options.authFunctions, schema: options.schema }),
     /**
      * The internal data functions of requirements §4.2 (`create` … `deleteMany`, `getLatestJwks`,
-     * `rotateKeys`); export them from the app's `auth` module.
+     * `rotateKeys`, `retireKeys`); export them from the app's `auth` module.
      */
     createAuthFunctions: (
       createAuth: (ctx: ActionCtx) => KeyManagingAuth,
@@ -61,7 +61,10 @@ export function bindAuthData<S extends SchemaDefinition>(options: AuthDataOption
         triggers: options.triggers,
         skipValidation: extra.skipValidation,
       }),
-      ...keyFunctions(createAuth),
+      // The scheduled retirement of a graceful rotation runs this module's `retireKeys`.
+      ...keyFunctions(createAuth, {
+        retireKeys: (options.authFunctions as unknown as Record<string, any>).retireKeys,
+      }),
     }),
     getAuthUserIdentity,
     getAuthUserId,

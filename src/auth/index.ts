@@ -47,6 +47,7 @@ export {
   JWKS_VAR,
   missingAuthEnv,
 } from "./keys/auth-env.ts";
+export { isActiveKey, keyStates } from "./keys/stored-jwks.ts";
 export type {
   AuthEmails,
   MailMessage,

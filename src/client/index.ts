@@ -1,5 +1,6 @@
 /**
- * `service-auth/client`: the framework-free client for browsers and Node.
+ * `service-auth/client`: the framework-free client for browsers, Node and React Native
+ * (no DOM APIs; `NativeAuth` signs in without cookies).
  */
 
 export { backendClient } from "./auth-plugin.ts";
@@ -7,6 +8,8 @@ export type { BackendClientOptions, ConnectionState, WebSocketConstructor, WebSo
 export { BackendClient, BackendError } from "./client.ts";
 export { anyApi, functionPath } from "./function-path.ts";
 export { decodeClaims, EXPIRY_LEEWAY_SECONDS, isFresh } from "./jwt-claims.ts";
+export type { NativeAuthOptions } from "./native-auth.ts";
+export { NativeAuth, NativeAuthError } from "./native-auth.ts";
 export type { FetchOptions, Preloaded, RequestToken, ServerAuthOptions } from "./server-rendering.ts";
 export {
   BackendCallError,
@@ -20,3 +23,5 @@ export {
 } from "./server-rendering.ts";
 export type { FetchToken, TokenManagerOptions } from "./token-manager.ts";
 export { decodeJwtTimes, TokenManager } from "./token-manager.ts";
+export type { TokenStorage } from "./token-storage.ts";
+export { memoryStorage } from "./token-storage.ts";

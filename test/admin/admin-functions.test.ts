@@ -299,12 +299,21 @@ describe("what the admin queries answer", () => {
     ]);
   });
 
-  it("keys: each signing key's id and creation time, newest first, no key material", async () => {
+  it("keys: each signing key's id, creation time and state, newest first, no key material", async () => {
     const older = await insert("jwks", { publicKey: "pub-1", privateKey: "priv-1", createdAt: 20 });
     const newer = await insert("jwks", { publicKey: "pub-2", privateKey: "priv-2", createdAt: 10 });
+    const retiring = await insert("jwks", {
+      publicKey: "pub-3",
+      privateKey: "priv-3",
+      createdAt: 5,
+      expiresAt: 99_000,
+    });
+    // The key with the latest `createdAt` signs (as Better Auth picks it); a graceful rotation's
+    // replaced key is retiring until its `expiresAt`.
     expect(await call("admin:keys", {}, admin)).toStrictEqual([
-      { kid: newer, createdAt: 10 },
-      { kid: older, createdAt: 20 },
+      { kid: retiring, createdAt: 5, state: "retiring", expiresAt: 99_000 },
+      { kid: newer, createdAt: 10, state: "standby" },
+      { kid: older, createdAt: 20, state: "signing" },
     ]);
   });
 });

@@ -92,7 +92,16 @@ describe("building the plugin", () => {
     expect(plugin.endpoints.getBackendJwks.path).toBe("/backend/jwks");
     expect(plugin.endpoints.getLatestJwks.path).toBe(KEY_PATHS.getLatestJwks);
     expect(plugin.endpoints.rotateKeys.path).toBe(KEY_PATHS.rotateKeys);
-    expect(KEY_PATHS).toEqual({ getLatestJwks: "/backend/latest-jwks", rotateKeys: "/backend/rotate-keys" });
+    expect(plugin.endpoints.retireKeys.path).toBe(KEY_PATHS.retireKeys);
+    expect(KEY_PATHS).toEqual({
+      getLatestJwks: "/backend/latest-jwks",
+      rotateKeys: "/backend/rotate-keys",
+      retireKeys: "/backend/retire-keys",
+    });
+    expect(plugin.endpoints.retireKeys.options).toMatchObject({
+      method: "POST",
+      metadata: { SERVER_ONLY: true },
+    });
     expect(plugin.endpoints.rotateKeys.options).toMatchObject({
       method: "POST",
       metadata: { SERVER_ONLY: true },

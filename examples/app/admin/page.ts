@@ -121,7 +121,8 @@ const BODY: Record<ConsoleView, string> = {
       <h2 id="keys-title">Signing keys</h2>
       <ul class="list" id="keys"></ul>
       <p class="status" id="keys-status" aria-live="polite"></p>
-      <div class="row"><button id="rotate" type="button">Rotate keys…</button>
+      <div class="row"><button id="rotate-graceful" type="button">Rotate gracefully</button>
+        <button id="rotate" type="button">Rotate keys…</button>
         <button id="rotate-confirm" type="button" class="danger" hidden>Rotate now (all tokens refresh)</button></div>
     </section>
     <section id="audit-panel" aria-labelledby="audit-title">

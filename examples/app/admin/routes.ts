@@ -105,20 +105,27 @@ export function adminConsoleRoutes(options: AdminConsoleOptions): Hono<HttpEnv> 
    * New signing keys. With a stored `JWKS` (static keys) the new set is stored there too, as
    * `auth:rotateKeys | env set JWKS` does; every running instance picks it up.
    */
-  routes.post("/admin/api/rotate-keys", (c) =>
+  /** Rotates with `overlap` (graceful: the old key verifies until its tokens expire) or without (hard cut). */
+  const rotateKeys = (c: Context<HttpEnv>, overlap: boolean) =>
     asAdmin(c, async (viewer) => {
       // Who rotated goes to the audit trail (when the app keeps one).
       const jwks = await backend.runAction(
         rotateRef,
-        { actor: viewer._id, source: "admin console" },
+        { actor: viewer._id, source: "admin console", ...(overlap ? { overlap: true } : {}) },
         { allowInternal: true },
       );
       const stored = backend.env.stored().some(([name]) => name === JWKS_VAR);
       if (stored && typeof jwks === "string") await backend.env.set(JWKS_VAR, jwks);
-      logger.info("signing keys rotated from the admin console");
+      logger.info(
+        overlap
+          ? "signing keys rotated gracefully from the admin console"
+          : "signing keys rotated from the admin console",
+      );
       return { storedJwksUpdated: stored };
-    }),
-  );
+    });
+  routes.post("/admin/api/rotate-keys", (c) => rotateKeys(c, false));
+  /** The old key keeps verifying until the tokens it signed expire; a scheduled job then removes it. */
+  routes.post("/admin/api/rotate-keys-gracefully", (c) => rotateKeys(c, true));
 
   return routes;
 }

@@ -66,6 +66,13 @@ export interface AdminSessionRow {
 export interface AdminKeyRow {
   kid: string;
   createdAt: number;
+  /**
+   * `signing`: the newest key, signing new tokens. `retiring`: replaced by a graceful rotation,
+   * still verifying until `expiresAt`, when the scheduled retirement removes it.
+   */
+  state: "signing" | "retiring" | "standby";
+  /** When a retiring key stops verifying (ms since epoch). */
+  expiresAt?: number;
 }
 
 /** Better Auth stores several roles comma-separated ("user,admin"). */
@@ -230,7 +237,22 @@ export function createAdminFunctions(options: AdminFunctionsOptions = {}) {
       handler: async (ctx): Promise<AdminKeyRow[]> => {
         await requireAdmin(ctx, adminRoles);
         const rows = await ctx.db.query("jwks").order("desc").collect();
-        return rows.map((r: any) => ({ kid: r._id, createdAt: r.createdAt }));
+        const time = (t: unknown) =>
+          t == null ? undefined : typeof t === "number" ? t : new Date(t as string).getTime();
+        const newest = rows.reduce<any>(
+          (a, r: any) => (!a || time(r.createdAt)! > time(a.createdAt)! ? r : a),
+          undefined,
+        );
+        return rows.map((r: any): AdminKeyRow => {
+          const expiresAt = time(r.expiresAt);
+          const state = r === newest ? "signing" : expiresAt !== undefined ? "retiring" : "standby";
+          return {
+            kid: r._id,
+            createdAt: r.createdAt,
+            state,
+            ...(expiresAt !== undefined ? { expiresAt } : {}),
+          };
+        });
       },
     }),
   };

@@ -91,6 +91,8 @@ export const jwksFields = {
   publicKey: v.string(),
   privateKey: v.string(),
   createdAt: v.number(),
+  /** Set by a graceful rotation on the keys it replaced: when they stop verifying (ms). */
+  expiresAt: v.optional(v.number()),
   alg: v.optional(v.string()),
   crv: v.optional(v.string()),
 };

@@ -385,7 +385,11 @@ function renderKeys(keys: AdminKeyRow[]): void {
       const li = el("li", "", { class: "key" });
       const created = el("span", "created ", { class: "meta" });
       created.append(timeAgo(k.createdAt));
-      li.append(el("code", k.kid), created);
+      const state =
+        k.state === "retiring" && k.expiresAt !== undefined
+          ? `retiring: verifies old tokens until ${new Date(k.expiresAt).toLocaleString()}, then removed`
+          : k.state;
+      li.append(el("code", k.kid), created, el("span", ` ${state}`, { class: "meta key-state" }));
       return li;
     }),
   );
@@ -407,6 +411,15 @@ function wireKeys(): void {
       "Keys rotated; clients refresh their tokens.",
     );
     confirm.hidden = true;
+  });
+  const graceful = $<HTMLButtonElement>("rotate-graceful");
+  graceful.addEventListener("click", async () => {
+    await pending(
+      graceful,
+      "keys-status",
+      () => consoleApi("rotate-keys-gracefully", "POST"),
+      "New key signs now; the old one verifies until its tokens expire, then it is removed.",
+    );
   });
 }
 

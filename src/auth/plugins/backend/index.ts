@@ -13,7 +13,13 @@ import { jwt } from "better-auth/plugins";
 import { createJwk, getJwtToken } from "better-auth/plugins/jwt";
 import { advisoryLayer } from "../../advisories/plugin.ts";
 import { BANNED_MESSAGE, isBanned } from "../../identity.ts";
-import { DEFAULT_ALG, parseStoredJwks, publicJwksOf, serializeJwks } from "../../keys/stored-jwks.ts";
+import {
+  DEFAULT_ALG,
+  isActiveKey,
+  parseStoredJwks,
+  publicJwksOf,
+  serializeJwks,
+} from "../../keys/stored-jwks.ts";
 import { answeringMailFailures } from "./background.ts";
 import { payloadWithRequiredClaims } from "./claims.ts";
 import {
@@ -38,7 +44,10 @@ const REFRESH_PATH = "/get-session";
 export const KEY_PATHS = {
   getLatestJwks: "/backend/latest-jwks",
   rotateKeys: "/backend/rotate-keys",
+  retireKeys: "/backend/retire-keys",
 } as const;
+/** Added to the token lifetime in a graceful rotation's default overlap: clock skew. */
+const ROTATION_SKEW_SECONDS = 60;
 const SERVER_ONLY_POST = { method: "POST", metadata: { SERVER_ONLY: true } } as const;
 
 /** How `Set-Cookie` lines leave cookie `name`: set to a value, cleared, or untouched (the last line wins). */
@@ -96,7 +105,8 @@ export const backend = (options: BackendPluginOptions) => {
 
   const jwtOptions: Parameters<typeof jwt>[0] = {
     disableSettingJwtHeader: true,
-    jwks: { keyPairConfig: { alg: DEFAULT_ALG as "RS256", modulusLength: 2048 } },
+    // `expiresAt` (set only by a graceful rotation) is when a key stops verifying: no grace after it.
+    jwks: { keyPairConfig: { alg: DEFAULT_ALG as "RS256", modulusLength: 2048 }, gracePeriod: 0 },
     jwt: {
       issuer: provider.issuer,
       audience,
@@ -107,12 +117,16 @@ export const backend = (options: BackendPluginOptions) => {
       ? {
           adapter: {
             // Static keys: signing reads the variable, never the database, and never makes keys.
+            // A key retired by a graceful rotation's overlap neither signs nor verifies.
             getJwks: async () =>
-              staticRows.map((r) => ({
-                ...r,
-                createdAt: new Date(r.createdAt),
-                alg: (r.alg ?? DEFAULT_ALG) as "RS256",
-              })),
+              staticRows
+                .filter((r) => isActiveKey(r))
+                .map((r) => ({
+                  ...r,
+                  createdAt: new Date(r.createdAt),
+                  expiresAt: r.expiresAt === undefined ? undefined : new Date(r.expiresAt),
+                  alg: (r.alg ?? DEFAULT_ALG) as "RS256",
+                })),
             createJwk: async () => {
               throw new APIError("INTERNAL_SERVER_ERROR", {
                 message: "JWKS is static; rotate keys with auth:rotateKeys",
@@ -163,6 +177,7 @@ export const backend = (options: BackendPluginOptions) => {
       getBackendJwks: createAuthEndpoint("/backend/jwks", { method: "GET" }, async (ctx) => {
         ctx.setHeader("Cache-Control", "public, max-age=60, stale-while-revalidate=60");
         if (options.jwks) return ctx.json(JSON.parse(publicJwksOf(options.jwks)));
+        // (Better Auth leaves out keys past `expiresAt`, the graceful rotation's retirement.)
         const result = (await inner.endpoints.getJwks({
           ...ctx,
           returnHeaders: false,
@@ -179,11 +194,57 @@ export const backend = (options: BackendPluginOptions) => {
         }
         return ctx.json({ jwks: serializeJwks(rows) });
       }),
-      /** Server-only: replaces every signing key; every token issued before becomes invalid. */
+      /**
+       * Server-only: a new signing key. Without `overlap` it replaces every key (every token issued
+       * before becomes invalid). With it (`true`: the token lifetime and a minute; or seconds), the
+       * new key signs at once and the keys in use keep verifying for that long
+       * (their `expiresAt`; one already retiring sooner keeps its time), and `retireAt` says when
+       * the last of them goes.
+       */
       rotateKeys: createAuthEndpoint(KEY_PATHS.rotateKeys, SERVER_ONLY_POST, async (ctx) => {
-        await ctx.context.adapter.deleteMany({ model: "jwks", where: [] });
+        const asked = (ctx.body as { overlap?: unknown } | undefined)?.overlap;
+        // `true`: until the last token the old keys signed has expired (its lifetime, plus a
+        // minute for clock skew between instances and issuers).
+        const overlap = asked === true ? expirationSeconds + ROTATION_SKEW_SECONDS : asked;
+        if (overlap === undefined || overlap === false) {
+          await ctx.context.adapter.deleteMany({ model: "jwks", where: [] });
+          await createJwk(ctx as any, storedKeyOptions);
+          return ctx.json({ jwks: serializeJwks(await readKeyRows(ctx)) });
+        }
+        // Shorter than a token's lifetime, the old key would go while tokens it signed are still
+        // valid (and cached as verified): they would be refused mid-life, which the hard cut does
+        // honestly. So the overlap covers at least the lifetime.
+        if (typeof overlap !== "number" || !Number.isFinite(overlap) || overlap < expirationSeconds) {
+          throw new APIError("BAD_REQUEST", {
+            message: `overlap must be true or a number of seconds of at least the token lifetime (${expirationSeconds}); rotate without overlap for an immediate cut`,
+          });
+        }
+        const now = Date.now();
+        const retireAt = now + Math.ceil(overlap * 1000);
+        for (const row of await readKeyRows(ctx)) {
+          const expiresAt = row.expiresAt == null ? undefined : new Date(row.expiresAt).getTime();
+          if (expiresAt !== undefined && expiresAt <= retireAt) continue;
+          await ctx.context.adapter.update({
+            model: "jwks",
+            where: [{ field: "id", value: row.id }],
+            update: { expiresAt: new Date(retireAt) },
+          });
+        }
         await createJwk(ctx as any, storedKeyOptions);
-        return ctx.json({ jwks: serializeJwks(await readKeyRows(ctx)) });
+        return ctx.json({ jwks: serializeJwks(await readKeyRows(ctx)), retireAt });
+      }),
+      /** Server-only: deletes the keys whose overlap has ended; the remaining set as the `JWKS` value. */
+      retireKeys: createAuthEndpoint(KEY_PATHS.retireKeys, SERVER_ONLY_POST, async (ctx) => {
+        const retired: string[] = [];
+        for (const row of await readKeyRows(ctx)) {
+          if (
+            isActiveKey({ expiresAt: row.expiresAt == null ? undefined : new Date(row.expiresAt).getTime() })
+          )
+            continue;
+          await ctx.context.adapter.delete({ model: "jwks", where: [{ field: "id", value: row.id }] });
+          retired.push(row.id);
+        }
+        return ctx.json({ jwks: serializeJwks(await readKeyRows(ctx)), retired });
       }),
     },
     /**
