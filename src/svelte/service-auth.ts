@@ -74,7 +74,8 @@ export function createServiceAuth<C extends BetterAuthClientLike = SvelteAuthCli
       set(store.getSnapshot());
       return store.subscribe(() => set(store.getSnapshot()));
     }),
-    query: (ref, args) => liveQuery(client, store, functionPath(ref), (args ?? {}) as Record<string, unknown>),
+    query: (ref, args) =>
+      liveQuery(client, store, functionPath(ref), (args ?? {}) as Record<string, unknown>),
     preloaded: (preloaded) =>
       liveQuery(client, store, preloaded.path, (preloaded.args ?? {}) as Record<string, unknown>, {
         value: preloaded.value,

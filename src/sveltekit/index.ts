@@ -63,13 +63,21 @@ export interface SvelteKitAuth {
   getToken(event: RequestEventLike): Promise<string | null>;
   isAuthenticated(event: RequestEventLike): Promise<boolean>;
   /** Runs a query as the request's user (anonymous when signed out). Errors: `BackendCallError`. */
-  fetchAuthQuery<R extends QueryRef>(event: RequestEventLike, ref: R, args: R["_args"]): Promise<R["_returns"]>;
+  fetchAuthQuery<R extends QueryRef>(
+    event: RequestEventLike,
+    ref: R,
+    args: R["_args"],
+  ): Promise<R["_returns"]>;
   fetchAuthMutation<R extends MutationRef>(
     event: RequestEventLike,
     ref: R,
     args: R["_args"],
   ): Promise<R["_returns"]>;
-  fetchAuthAction<R extends ActionRef>(event: RequestEventLike, ref: R, args: R["_args"]): Promise<R["_returns"]>;
+  fetchAuthAction<R extends ActionRef>(
+    event: RequestEventLike,
+    ref: R,
+    args: R["_args"],
+  ): Promise<R["_returns"]>;
   /** A query's result for a component's `preloaded(…)` store: shown at once, then live. */
   preloadAuthQuery<R extends QueryRef>(
     event: RequestEventLike,

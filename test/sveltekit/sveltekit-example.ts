@@ -103,6 +103,8 @@ export function startExample(port: number, backendUrl: string): Promise<SvelteKi
     child.stdout!.on("data", onData);
     child.stderr!.on("data", onData);
     child.once("error", fail);
-    child.once("exit", (code, signal) => fail(new Error(`node build exited (${code ?? signal}):\n${output}`)));
+    child.once("exit", (code, signal) =>
+      fail(new Error(`node build exited (${code ?? signal}):\n${output}`)),
+    );
   });
 }
