@@ -12,15 +12,13 @@ const root = join(import.meta.dirname, "../..");
 const packageExports: Record<string, { "service-auth-source": string }> = JSON.parse(
   readFileSync(join(root, "package.json"), "utf8"),
 ).exports;
-const sourceAliases = Object.fromEntries(
-  Object.entries(packageExports).map(([entry, targets]) => [
-    `service-auth${entry.slice(1)}`,
-    join(root, targets["service-auth-source"]),
-  ]),
-);
+// Exact matches: `service-auth/x` must not also catch `service-auth/x/server`.
+const sourceAliases = Object.entries(packageExports).map(([entry, targets]) => ({
+  find: new RegExp(`^service-auth${entry.slice(1).replace(/[/.]/g, "\\$&")}$`),
+  replacement: join(root, targets["service-auth-source"]),
+}));
 
 export default defineConfig({
   plugins: [tanstackStart()],
   resolve: { alias: sourceAliases },
-
 });

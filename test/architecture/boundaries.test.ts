@@ -138,7 +138,7 @@ describe("architecture boundaries", () => {
       const offenders: string[] = [];
       // Build output and generated files are not the example's sources.
       for (const file of files(join(root, dir)).filter(
-        (f) => !/[/\\](\.next|\.svelte-kit|build|\.output|\.tanstack)[/\\]|next-env\.d\.ts$/.test(f),
+        (f) => !/[/\\](\.next|\.svelte-kit|build|dist|\.output|\.tanstack)[/\\]|next-env\.d\.ts$/.test(f),
       )) {
         for (const { spec, typeOnly } of imports(file)) {
           if (!spec.startsWith(".")) continue;

@@ -1,4 +1,3 @@
-
 /**
  * The signed-in page: messages preloaded by the server, shown from the first render and then
  * live over the WebSocket; a form to send one; sign-out.
@@ -6,8 +5,8 @@
 import { useRouter } from "@tanstack/react-router";
 import { type FormEvent, useEffect, useState } from "react";
 import type { Preloaded } from "service-auth/client";
-import { useAuthClient } from "service-auth/tanstack-start";
 import { useAuth, useMutation, usePreloadedQuery } from "service-auth/react";
+import { useAuthClient } from "service-auth/tanstack-start";
 import { api } from "./api.ts";
 
 type Messages = Preloaded<typeof api.messages.list>;

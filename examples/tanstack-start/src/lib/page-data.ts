@@ -3,8 +3,7 @@
  * navigation as one request to this app's server, which reads the JWT from the cookie.
  */
 import { createServerFn } from "@tanstack/react-start";
-import { getRequest } from "@tanstack/react-start/server";
-import { BackendCallError } from "service-auth/tanstack-start";
+import { BackendCallError } from "service-auth/tanstack-start/server";
 import { api } from "./api.ts";
 import { auth } from "./auth.server.ts";
 
@@ -18,12 +17,11 @@ export const getBackendUrl = createServerFn().handler(() => {
 
 /** Signed in: the user's name and the messages (preloaded, then live in the browser); else null. */
 export const getHome = createServerFn().handler(async () => {
-  const request = getRequest();
-  if (!(await auth.isAuthenticated(request))) return null;
+  if (!(await auth.isAuthenticated())) return null;
   try {
     const [me, messages] = await Promise.all([
-      auth.fetchAuthQuery(request, api.users.me, {}),
-      auth.preloadAuthQuery(request, api.messages.list, {}),
+      auth.fetchAuthQuery(api.users.me, {}),
+      auth.preloadAuthQuery(api.messages.list, {}),
     ]);
     return { name: me.username ?? me.name, messages };
   } catch (error) {

@@ -1,12 +1,11 @@
-
 /**
  * Sign-in and sign-up through Better Auth on this origin (the `/api/auth` route handler). Once the
  * backend has accepted the new session's token, the server renders the page again, signed in.
  */
 import { useRouter } from "@tanstack/react-router";
 import { type FormEvent, useEffect, useState } from "react";
-import { useAuthClient } from "service-auth/tanstack-start";
 import { useAuth } from "service-auth/react";
+import { useAuthClient } from "service-auth/tanstack-start";
 
 export function SignIn() {
   const authClient = useAuthClient();
