@@ -5,5 +5,12 @@
  */
 
 export type { Preloaded } from "../client/server-rendering.ts";
-export type { ServiceAuthProviderProps, StartAuthClient } from "./provider.tsx";
-export { createStartAuthClient, ServiceAuthProvider, useAuthClient } from "./provider.tsx";
+export type {
+  PageAuthClient as StartAuthClient,
+  ServiceAuthProviderProps,
+} from "../react/service-auth-provider.tsx";
+export {
+  createPageAuthClient as createStartAuthClient,
+  ServiceAuthProvider,
+  useAuthClient,
+} from "../react/service-auth-provider.tsx";

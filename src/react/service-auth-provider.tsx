@@ -1,8 +1,9 @@
 /**
- * The provider of a TanStack Start app: one backend client (WebSocket to the backend) and one
- * Better Auth client (on the app's origin, whose `/api/auth/$` server route fronts the backend)
- * per page load, wired together by `<BackendAuthProvider>`. Loaders preload queries on the
- * server; `usePreloadedQuery` of `service-auth/react` shows them at once and then follows them live.
+ * The provider of a server-rendered React app (Next.js, TanStack Start): one backend client
+ * (WebSocket to the backend) and one Better Auth client (on the app's origin, whose auth route
+ * fronts the backend) per page load, wired together by `<BackendAuthProvider>`. Queries preloaded
+ * on the server show at once (`usePreloadedQuery`) and then follow live. The framework bindings
+ * export it under their own names.
  *
  * Server rendering renders only — effects, which connect and subscribe, run in the browser — so
  * there the backend client gets a socket that never opens.
@@ -12,15 +13,15 @@ import { createContext, type ReactNode, useContext, useState } from "react";
 import { backendClient } from "../client/auth-plugin.ts";
 import { BackendClient, type BackendClientOptions } from "../client/client.ts";
 import type { WebSocketLike } from "../client/transport.ts";
-import type { BetterAuthClientLike } from "../react/better-auth-binding.ts";
-import { BackendAuthProvider } from "../react/provider.tsx";
+import type { BetterAuthClientLike } from "./better-auth-binding.ts";
+import { BackendAuthProvider } from "./provider.tsx";
 
 /** The Better Auth client the provider makes when the app passes none. */
-export function createStartAuthClient() {
+export function createPageAuthClient() {
   return createAuthClient({ plugins: [backendClient()] });
 }
 
-export type StartAuthClient = ReturnType<typeof createStartAuthClient>;
+export type PageAuthClient = ReturnType<typeof createPageAuthClient>;
 
 /** A socket for the server's render pass: it never opens, so nothing is sent or awaited. */
 class UnopenedSocket implements WebSocketLike {
@@ -40,7 +41,7 @@ export interface ServiceAuthProviderProps {
   url: string;
   /**
    * A Better Auth client with the `backendClient()` plugin, for apps with more client plugins;
-   * default {@link createStartAuthClient}'s. Must be made in a client module.
+   * default {@link createPageAuthClient}'s. Must be made in a client module.
    */
   authClient?: BetterAuthClientLike;
   /** Options of the backend client (reconnect delays, connection state callback). */
@@ -59,7 +60,7 @@ export function ServiceAuthProvider({ url, authClient, clientOptions, children }
       ...clientOptions,
       WebSocket: typeof window === "undefined" ? UnopenedSocket : undefined,
     }),
-    auth: authClient ?? createStartAuthClient(),
+    auth: authClient ?? createPageAuthClient(),
   }));
   return (
     <AuthClientContext.Provider value={clients.auth}>
@@ -74,7 +75,7 @@ export function ServiceAuthProvider({ url, authClient, clientOptions, children }
  * The provider's Better Auth client, for sign-in and sign-out in client components. Typed as the
  * default client; pass the type of your own when you gave the provider one.
  */
-export function useAuthClient<C extends BetterAuthClientLike = StartAuthClient>(): C {
+export function useAuthClient<C extends BetterAuthClientLike = PageAuthClient>(): C {
   const client = useContext(AuthClientContext);
   if (!client) throw new Error("useAuthClient() must be used inside <ServiceAuthProvider>");
   return client as C;
