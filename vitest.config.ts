@@ -50,6 +50,9 @@ const PINNED_LINE_ONLY = [
   "test/auth/adapter-conformance.test.ts",
   "test/postgres/adapter-conformance.test.ts",
   "test/nextjs/app-router.test.ts",
+  // Likewise a production build of a framework example: once per run, on the pinned line.
+  "test/sveltekit/sveltekit-app.test.ts",
+  "test/tanstack-start/start-app.test.ts",
 ];
 const NEXT_LINE_ONLY = ["test/**/*.next.test.ts"];
 

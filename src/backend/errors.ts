@@ -4,7 +4,7 @@
  * nothing else maps codes to statuses. Each module owns its codes, as Better Auth's plugins do:
  * the platform's are below, token refusals are in `auth/token-errors.ts`, the auth integration's
  * in `src/auth/error-codes.ts` (registered with {@link defineErrorCodes}), the Next.js helpers'
- * in `src/nextjs/error-codes.ts`; registering a code twice throws. Anything that is not an
+ * in `src/client/error-codes.ts` (the auth proxy the frontends mount); registering a code twice throws. Anything that is not an
  * {@link AppError} is an internal error: it is logged with a request id and the client only sees
  * `INTERNAL`.
  */

@@ -4,6 +4,8 @@
  */
 
 export { backendClient } from "./auth-plugin.ts";
+export type { AuthProxy, AuthProxyOptions } from "./auth-proxy.ts";
+export { authProxy, isAuthRequest } from "./auth-proxy.ts";
 export type { BackendClientOptions, ConnectionState, WebSocketConstructor, WebSocketLike } from "./client.ts";
 export { BackendClient, BackendError } from "./client.ts";
 export { anyApi, functionPath } from "./function-path.ts";

@@ -1,45 +1,10 @@
 /**
  * The route handler that mounts the backend's auth endpoints in the Next app
- * (`app/api/auth/[...all]/route.ts`), for apps whose pages and auth share the Next origin: each
- * request goes to the backend's same path with its method, body, cookies and headers, and the
- * answer comes back as is (status, body, every `Set-Cookie`, redirects unfollowed).
+ * (`app/api/auth/[...all]/route.ts`), for apps whose pages and auth share the Next origin: the
+ * framework-free proxy of `service-auth/client` ({@link authProxy}).
  */
-import { NEXTJS_ERROR_CODES } from "./error-codes.ts";
+import { authProxy } from "../client/auth-proxy.ts";
 import { backendUrl, DEFAULT_BASE_PATH, type NextjsAuthOptions } from "./options.ts";
-
-/** Hop-by-hop headers (RFC 9110 §7.6.1) and what `fetch` sets itself: never forwarded. */
-const REQUEST_HEADERS_NOT_FORWARDED = new Set([
-  "connection",
-  "keep-alive",
-  "proxy-authenticate",
-  "proxy-authorization",
-  "te",
-  "trailer",
-  "transfer-encoding",
-  "upgrade",
-  "host",
-  "content-length",
-]);
-
-/** `fetch` has already decoded the body, so its encoding and length no longer describe it. */
-const RESPONSE_HEADERS_NOT_FORWARDED = new Set([
-  ...REQUEST_HEADERS_NOT_FORWARDED,
-  "content-encoding",
-  "set-cookie", // appended one by one below: a joined header would merge cookies
-]);
-
-/**
- * The proxy's own answers, before the backend is asked: the statuses are this gateway's (the
- * platform's error registry is backend code, which the Next app does not load; its own codes
- * are in `error-codes.ts`).
- */
-const HTTP_NOT_FOUND = 404;
-
-const notFound = () =>
-  Response.json(
-    { status: "error", code: "NOT_FOUND", message: "Not an auth route" },
-    { status: HTTP_NOT_FOUND },
-  );
 
 export type AuthRouteHandler = (request: Request) => Promise<Response>;
 
@@ -50,42 +15,10 @@ export interface AuthRouteHandlers {
 }
 
 export function authRouteHandlers(options: NextjsAuthOptions): AuthRouteHandlers {
-  const basePath = (options.basePath ?? DEFAULT_BASE_PATH).replace(/\/+$/, "");
-  const proxy: AuthRouteHandler = async (request) => {
-    const incoming = new URL(request.url);
-    // Only the auth routes: a handler mounted elsewhere must not open the rest of the backend.
-    if (!incoming.pathname.startsWith(`${basePath}/`)) return notFound();
-    const headers = new Headers();
-    for (const [name, value] of request.headers) {
-      if (!REQUEST_HEADERS_NOT_FORWARDED.has(name)) headers.append(name, value);
-    }
-    const hasBody = request.method !== "GET" && request.method !== "HEAD" && request.body !== null;
-    let answer: Response;
-    try {
-      answer = await (options.fetch ?? fetch)(
-        `${backendUrl(options)}${incoming.pathname}${incoming.search}`,
-        {
-          method: request.method,
-          headers,
-          // Streamed through: the backend applies its own body limits.
-          body: hasBody ? request.body : undefined,
-          redirect: "manual",
-          signal: request.signal,
-          ...(hasBody ? { duplex: "half" } : {}),
-        } as RequestInit,
-      );
-    } catch {
-      return Response.json(
-        { status: "error", code: "BACKEND_UNREACHABLE", message: "The auth server cannot be reached" },
-        { status: NEXTJS_ERROR_CODES.BACKEND_UNREACHABLE.status },
-      );
-    }
-    const out = new Headers();
-    for (const [name, value] of answer.headers) {
-      if (!RESPONSE_HEADERS_NOT_FORWARDED.has(name)) out.append(name, value);
-    }
-    for (const cookie of answer.headers.getSetCookie()) out.append("set-cookie", cookie);
-    return new Response(answer.body, { status: answer.status, statusText: answer.statusText, headers: out });
-  };
+  const proxy = authProxy({
+    backendUrl: () => backendUrl(options),
+    basePath: options.basePath ?? DEFAULT_BASE_PATH,
+    fetch: options.fetch,
+  });
   return { GET: proxy, POST: proxy };
 }

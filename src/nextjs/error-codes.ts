@@ -1,12 +1,7 @@
 /**
- * The Next.js helpers' own error codes. They are bundled into the Next app without the platform,
- * so they are declared here rather than registered at run time; the platform's registry and
- * this table are checked for overlaps by test/architecture/error-registry.test.ts.
- */
-import type { ErrorCodeSpec } from "../backend/error-code-spec.ts";
-
-/**
- * The codes `service-auth/nextjs` answers with.
+ * The Next.js helpers' error codes: those of the auth proxy they mount (`src/client/error-codes.ts`,
+ * shared with the SvelteKit and TanStack Start helpers), under the name this entry point has
+ * always exported.
  *
  * @example
  * ```ts
@@ -14,10 +9,4 @@ import type { ErrorCodeSpec } from "../backend/error-code-spec.ts";
  * if (res.status === NEXTJS_ERROR_CODES.BACKEND_UNREACHABLE.status) showOfflineBanner();
  * ```
  */
-export const NEXTJS_ERROR_CODES = {
-  BACKEND_UNREACHABLE: {
-    status: 502,
-    ws: "http-only",
-    meaning: "the Next.js auth route cannot reach the backend",
-  },
-} as const satisfies Record<string, ErrorCodeSpec>;
+export { AUTH_PROXY_ERROR_CODES as NEXTJS_ERROR_CODES } from "../client/error-codes.ts";

@@ -1,81 +1,15 @@
 "use client";
 /**
- * The client provider of a Next.js app: one backend client (WebSocket to the backend) and one
+ * The client provider of a Next.js app (the shared one of `src/react`): one backend client and one
  * Better Auth client (on the Next origin, whose `/api/auth/*` route handler fronts the backend)
- * per page load, wired together by `<BackendAuthProvider>`.
- *
- * Server rendering renders only — effects, which connect and subscribe, run in the browser — so
- * there the backend client gets a socket that never opens.
+ * per page load. Server rendering renders only, so there the backend client never connects.
  */
-import { createAuthClient } from "better-auth/client";
-import { createContext, type ReactNode, useContext, useState } from "react";
-import { backendClient } from "../client/auth-plugin.ts";
-import { BackendClient, type BackendClientOptions } from "../client/client.ts";
-import type { WebSocketLike } from "../client/transport.ts";
-import type { BetterAuthClientLike } from "../react/better-auth-binding.ts";
-import { BackendAuthProvider } from "../react/provider.tsx";
-
-/** The Better Auth client the provider makes when the app passes none. */
-export function createNextAuthClient() {
-  return createAuthClient({ plugins: [backendClient()] });
-}
-
-export type NextAuthClient = ReturnType<typeof createNextAuthClient>;
-
-/** A socket for the server's render pass: it never opens, so nothing is sent or awaited. */
-class UnopenedSocket implements WebSocketLike {
-  readonly readyState = 0;
-  onopen = null;
-  onmessage = null;
-  onclose = null;
-  onerror = null;
-  send(): void {}
-  close(): void {}
-}
-
-const AuthClientContext = createContext<BetterAuthClientLike | null>(null);
-
-export interface ServiceAuthProviderProps {
-  /** The backend's URL as the browser reaches it (its WebSocket endpoint is `/api/sync` there). */
-  url: string;
-  /**
-   * A Better Auth client with the `backendClient()` plugin, for apps with more client plugins;
-   * default {@link createNextAuthClient}'s. Must be made in a client module.
-   */
-  authClient?: BetterAuthClientLike;
-  /** Options of the backend client (reconnect delays, connection state callback). */
-  clientOptions?: Omit<BackendClientOptions, "WebSocket">;
-  children?: ReactNode;
-}
-
-/**
- * Provides the `service-auth/react` hooks (`useQuery`, `usePreloadedQuery`, `useAuth`, …) and
- * {@link useAuthClient} to the app. Queries preloaded on the server show their data from the
- * first render; the client subscribes once the session's token is accepted.
- */
-export function ServiceAuthProvider({ url, authClient, clientOptions, children }: ServiceAuthProviderProps) {
-  const [clients] = useState(() => ({
-    backend: new BackendClient(url, {
-      ...clientOptions,
-      WebSocket: typeof window === "undefined" ? UnopenedSocket : undefined,
-    }),
-    auth: authClient ?? createNextAuthClient(),
-  }));
-  return (
-    <AuthClientContext.Provider value={clients.auth}>
-      <BackendAuthProvider client={clients.backend} authClient={clients.auth}>
-        {children}
-      </BackendAuthProvider>
-    </AuthClientContext.Provider>
-  );
-}
-
-/**
- * The provider's Better Auth client, for sign-in and sign-out in client components. Typed as the
- * default client; pass the type of your own when you gave the provider one.
- */
-export function useAuthClient<C extends BetterAuthClientLike = NextAuthClient>(): C {
-  const client = useContext(AuthClientContext);
-  if (!client) throw new Error("useAuthClient() must be used inside <ServiceAuthProvider>");
-  return client as C;
-}
+export type {
+  PageAuthClient as NextAuthClient,
+  ServiceAuthProviderProps,
+} from "../react/service-auth-provider.tsx";
+export {
+  createPageAuthClient as createNextAuthClient,
+  ServiceAuthProvider,
+  useAuthClient,
+} from "../react/service-auth-provider.tsx";

@@ -2,18 +2,26 @@
  * The folder layout is the architecture (docs/architecture.md): these tests fail when an import
  * points the wrong way.
  */
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 
 const root = resolve(import.meta.dirname, "../..");
+/** The framework integrations: each builds on src/client and src/react only. */
+const FRAMEWORKS = ["src/nextjs", "src/svelte", "src/sveltekit", "src/tanstack-start"].filter((dir) =>
+  existsSync(join(root, dir)),
+);
+/** The framework examples, each a separate app on the package's public exports. */
+const FRAMEWORK_EXAMPLES = ["examples/nextjs", "examples/sveltekit", "examples/tanstack-start"].filter(
+  (dir) => existsSync(join(root, dir)),
+);
 
 function files(dir: string): string[] {
   const out: string[] = [];
   for (const name of readdirSync(dir)) {
     const path = join(dir, name);
     if (statSync(path).isDirectory()) out.push(...files(path));
-    else if (/\.tsx?$/.test(name)) out.push(path);
+    else if (/\.(tsx?|svelte)$/.test(name)) out.push(path);
   }
   return out;
 }
@@ -99,8 +107,8 @@ describe("architecture boundaries", () => {
       for (const { spec } of imports(file)) {
         const target = spec.startsWith(".") ? resolveRelative(file, spec) : spec;
         if (
-          /^(src\/(auth|client|react)|examples)\//.test(target) ||
-          /^service-auth\/(auth|client|react)/.test(target)
+          /^(src\/(auth|client|react|nextjs|svelte|sveltekit|tanstack-start)|examples)\//.test(target) ||
+          /^service-auth\/(auth|client|react|nextjs|svelte|sveltekit|tanstack-start)/.test(target)
         ) {
           offenders.push(`${relative(root, file)} -> ${spec}`);
         }
@@ -122,7 +130,7 @@ describe("architecture boundaries", () => {
 
   it("clients import only types from the platform (plus its dependency-free references) and the auth integration", () => {
     const offenders: string[] = [];
-    for (const dir of ["src/client", "src/react", "src/nextjs"]) {
+    for (const dir of ["src/client", "src/react", ...FRAMEWORKS]) {
       let list: string[] = [];
       try {
         list = files(join(root, dir));
@@ -146,14 +154,15 @@ describe("architecture boundaries", () => {
     expect(offenders).toEqual([]);
   });
 
-  it("the Next.js helpers build on the clients only: no platform or auth runtime", () => {
+  it.each(FRAMEWORKS)("the %s helpers build on the clients only: no platform or auth runtime", (dir) => {
     const offenders: string[] = [];
-    for (const file of files(join(root, "src/nextjs"))) {
+    for (const file of files(join(root, dir))) {
       for (const { spec, typeOnly } of imports(file)) {
         if (!spec.startsWith(".")) continue;
         const target = resolveRelative(file, spec);
         const allowed =
-          /^src\/(client|react|nextjs)\//.test(target) ||
+          /^src\/(client|react)\//.test(target) ||
+          target.startsWith(`${dir}/`) ||
           (typeOnly && target.startsWith("src/backend/")) ||
           target === "src/backend/functions/references.ts";
         if (!allowed) offenders.push(`${relative(root, file)} -> ${spec}`);
@@ -162,20 +171,24 @@ describe("architecture boundaries", () => {
     expect(offenders).toEqual([]);
   });
 
-  it("the Next.js example imports the package's public exports, and only types of its backend", () => {
-    const offenders: string[] = [];
-    for (const file of files(join(root, "examples/nextjs")).filter(
-      (f) => !/[/\\]\.next[/\\]|next-env\.d\.ts$/.test(f),
-    )) {
-      for (const { spec, typeOnly } of imports(file)) {
-        if (!spec.startsWith(".")) continue;
-        const target = resolveRelative(file, spec);
-        if (!target.startsWith("examples/nextjs/") && !(typeOnly && target.startsWith("examples/app/")))
-          offenders.push(`${relative(root, file)} -> ${spec}`);
+  it.each(FRAMEWORK_EXAMPLES)(
+    "the %s example imports the package's public exports, and only types of its backend",
+    (dir) => {
+      const offenders: string[] = [];
+      // Build output and generated files are not the example's sources.
+      for (const file of files(join(root, dir)).filter(
+        (f) => !/[/\\](\.next|\.svelte-kit|build|dist|\.output|\.tanstack)[/\\]|next-env\.d\.ts$/.test(f),
+      )) {
+        for (const { spec, typeOnly } of imports(file)) {
+          if (!spec.startsWith(".")) continue;
+          const target = resolveRelative(file, spec);
+          if (!target.startsWith(`${dir}/`) && !(typeOnly && target.startsWith("examples/app/")))
+            offenders.push(`${relative(root, file)} -> ${spec}`);
+        }
       }
-    }
-    expect(offenders).toEqual([]);
-  });
+      expect(offenders).toEqual([]);
+    },
+  );
 
   it("the example app imports the package's public exports only", () => {
     const offenders: string[] = [];

@@ -2,7 +2,7 @@
  * Error codes get their HTTP status in one registry, which merges the codes each module owns:
  * the platform's (`src/backend/errors.ts`, token refusals in `src/backend/auth/token-errors.ts`),
  * the auth integration's (`src/auth/error-codes.ts`) and the Next.js helpers'
- * (`src/nextjs/error-codes.ts`). These tests fail when another module pairs a code with a status,
+ * (`src/client/error-codes.ts`, re-exported by `src/nextjs/error-codes.ts`). These tests fail when another module pairs a code with a status,
  * when two modules claim one code, when a module sends a code that neither it nor the platform
  * registers (or, through Better Auth's `APIError`, with another status than the registry's), or
  * when the sync transport borrows the HTTP one's error mapping again. The behaviour: every code has
@@ -41,6 +41,7 @@ import { errorResponse } from "../../src/backend/http/json-response.ts";
 import { logger } from "../../src/backend/logger.ts";
 import { classifyDatabaseError } from "../../src/backend/storage/db-errors.ts";
 import { wireError } from "../../src/backend/sync/wire-error.ts";
+import { AUTH_PROXY_ERROR_CODES } from "../../src/client/error-codes.ts";
 import { NEXTJS_ERROR_CODES } from "../../src/nextjs/error-codes.ts";
 
 /** Where codes are declared with their statuses: the registries, one per owning module. */
@@ -48,19 +49,20 @@ const REGISTRY_FILES = [
   "src/backend/errors.ts",
   "src/backend/auth/token-errors.ts",
   "src/auth/error-codes.ts",
-  "src/nextjs/error-codes.ts",
+  "src/client/error-codes.ts",
 ];
 
 /** The codes each part of the source may send: the platform's, plus its own module's. */
 const OWN_CODES: [folder: string, codes: Record<string, ErrorCodeSpec>][] = [
   ["src/auth/", AUTH_ERROR_CODES],
   ["src/nextjs/", NEXTJS_ERROR_CODES],
+  ["src/client/", AUTH_PROXY_ERROR_CODES],
 ];
 
 /** The merged registry, as the running server and the Next.js helpers see it together. */
 const ALL_CODES: Record<string, ErrorCodeSpec> = {
   ...Object.fromEntries([...registeredErrorCodes()].map(([code, { spec }]) => [code, spec])),
-  ...NEXTJS_ERROR_CODES,
+  ...AUTH_PROXY_ERROR_CODES,
 };
 
 const root = resolve(import.meta.dirname, "../..");
@@ -176,7 +178,7 @@ describe("error registry: the sources", () => {
       ],
       ["token refusals", TOKEN_ERROR_CODES],
       ["auth", AUTH_ERROR_CODES],
-      ["nextjs", NEXTJS_ERROR_CODES],
+      ["auth proxy", AUTH_PROXY_ERROR_CODES],
     ];
     for (const [owner, codes] of tables)
       for (const code of Object.keys(codes)) owners.set(code, [...(owners.get(code) ?? []), owner]);
