@@ -246,8 +246,11 @@ describe.skipIf(!postgresBinDir)(
       expect(
         await standby.sql("SELECT id FROM t_sessions WHERE id = $1", [sessionId], replicaUrl),
       ).toHaveLength(1);
+      const before = servedByPrimary(await replicaReads());
       const answers = await Promise.all([0, 1].map((i) => instances.whoami(i, token)));
       expect(answers.map((a) => a.status)).toEqual([401, 401]);
+      // The refusals came from the primary: the paused replica was not fresh enough.
+      expect(servedByPrimary(await replicaReads())).toBeGreaterThan(before);
     }, 120_000);
 
     it("refuses to start with a read URL of another cluster: its commit log is not the primary's", async () => {
