@@ -5,8 +5,10 @@
  * `recovery_min_apply_delay`). Lag makes reads slower (they wait, then the primary answers), never
  * stale. A real primary and a streaming hot standby made by `pg_basebackup -R`, on loopback.
  */
+import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { metricsRegistry } from "../../src/backend/metrics/metrics.ts";
+import { APPEND_SQL, ENGINE_WRITE_BEGIN } from "../../src/backend/storage/commit-log/log.ts";
 import type { PostgresEngine } from "../../src/backend/storage/postgres/engine.ts";
 import type { BackendClient } from "../../src/client/index.ts";
 import { callFunction } from "../helpers/http.ts";
@@ -40,6 +42,7 @@ describe.skipIf(!postgresBinDir)(
     let standby: TestStandby;
     let instances: Instances;
     let replicaUrl: string;
+    let primaryUrl: string;
     const clients: BackendClient[] = [];
     const sockets: RawSocket[] = [];
 
@@ -53,6 +56,7 @@ describe.skipIf(!postgresBinDir)(
     beforeAll(async () => {
       const primary: TestPostgres = server();
       const databaseUrl = await primary.createDatabase();
+      primaryUrl = databaseUrl;
       standby = await startStandby(primary);
       replicaUrl = standby.urlOf(databaseUrl);
       // A wait bound well above replay lag on a loaded machine: when the replica is not paused it
@@ -201,6 +205,52 @@ describe.skipIf(!postgresBinDir)(
       const after = await s.next((m) => m.type === "result" && m.id === "after");
       expect(after.error).toMatchObject({ code: "UNAUTHORIZED" });
       expect(after.value).toBeUndefined();
+    }, 120_000);
+
+    it("a commit whose number is below one the replica already replayed: once acknowledged, no read misses it", async () => {
+      // Commit log numbers are drawn without a lock (docs/decisions.md 35): tx1 draws N, tx2 draws
+      // N+1 and commits, the replica replays tx2, then tx1 (a revocation) commits. The primary's
+      // newest number is still N+1, which the replica's snapshots see: a head-based freshness check
+      // would count them fresh while they miss tx1.
+      const { sessionId, token } = await instances.newSession();
+      await standby.caughtUp();
+      await replicasReady();
+      const tx1 = new pg.Client({ connectionString: primaryUrl });
+      const tx2 = new pg.Client({ connectionString: primaryUrl });
+      await tx1.connect();
+      await tx2.connect();
+      try {
+        // Both as the engine writes them (log.ts): the document change, then the log row.
+        await tx1.query(ENGINE_WRITE_BEGIN);
+        await tx1.query("DELETE FROM t_sessions WHERE id = $1", [sessionId]);
+        const [drawn] = (await tx1.query(APPEND_SQL, ["test", null])).rows;
+        await tx2.query(ENGINE_WRITE_BEGIN);
+        const [later] = (await tx2.query(APPEND_SQL, ["test", null])).rows;
+        await tx2.query("COMMIT");
+        expect(Number(later.seq)).toBeGreaterThan(Number(drawn.seq));
+        await standby.caughtUp();
+        await standby.pauseReplay();
+        await tx1.query("COMMIT");
+      } finally {
+        await tx1.end();
+        await tx2.end();
+      }
+      // The paused replica has tx2's number (the primary's head) but still the session.
+      const [{ head }] = await standby.sql("SELECT max(seq)::text AS head FROM _commit_log", [], replicaUrl);
+      const [primaryHead] = await server().sql(
+        `SELECT max(seq)::text AS head FROM _commit_log`,
+        [],
+        primaryUrl,
+      );
+      expect(head).toBe(primaryHead.head);
+      expect(
+        await standby.sql("SELECT id FROM t_sessions WHERE id = $1", [sessionId], replicaUrl),
+      ).toHaveLength(1);
+      const before = servedByPrimary(await replicaReads());
+      const answers = await Promise.all([0, 1].map((i) => instances.whoami(i, token)));
+      expect(answers.map((a) => a.status)).toEqual([401, 401]);
+      // The refusals came from the primary: the paused replica was not fresh enough.
+      expect(servedByPrimary(await replicaReads())).toBeGreaterThan(before);
     }, 120_000);
 
     it("refuses to start with a read URL of another cluster: its commit log is not the primary's", async () => {

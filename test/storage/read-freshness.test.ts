@@ -1,5 +1,5 @@
 /**
- * The stamps of replica reads (`storage/postgres/read-freshness.ts`): a read never joins a head
+ * The stamps of replica reads (`storage/postgres/read-freshness.ts`): a read never joins a stamp
  * statement already sent (it may have been answered from before the read's caller saw its commit
  * acknowledged); reads arriving together share one statement; a failed statement is a typed
  * `StampUnavailable`, and the next read sends a new one.
@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import {
   confirmFresh,
   FreshnessStamps,
+  positionOf,
   StaleSnapshot,
   StampUnavailable,
 } from "../../src/backend/storage/postgres/read-freshness.ts";
@@ -53,7 +54,14 @@ describe("freshness stamps", () => {
     expect(await queued).toBe(3);
   });
 
-  it("a snapshot is fresh when its head reached the stamp", () => {
+  it("reads WAL positions as byte counts; no position (not a standby yet) is none", () => {
+    expect(positionOf({ rows: [{ lsn: "352321536" }] })).toBe(352321536);
+    expect(positionOf([{ lsn: "0" }])).toBe(0);
+    expect(positionOf({ rows: [{ lsn: null }] })).toBeUndefined();
+    expect(positionOf(undefined)).toBeUndefined();
+  });
+
+  it("a snapshot is fresh when the replay position read before it reached the stamp", () => {
     expect(() => confirmFresh(5, 5)).not.toThrow();
     expect(() => confirmFresh(6, 5)).not.toThrow();
     expect(() => confirmFresh(4, 5)).toThrow(StaleSnapshot);

@@ -1,63 +1,85 @@
 /**
- * Freshness of a read on a streaming standby, in commit log numbers (`commit-log/log.ts`).
+ * Freshness of a read on a streaming standby, in WAL positions.
  *
  * The promise a replica read keeps is the primary's: it sees every commit acknowledged before the
  * read was asked for (a revocation, a ban, the caller's own mutation). A {@link FreshnessStamps}
- * stamp is the head of the log on the primary, read by a statement sent after the read was asked
- * for, so it is at least the number of every such commit. A replica snapshot is fresh when the
- * head it sees (read inside the snapshot by `READ_BEGIN`) is at least the stamp: the log orders
- * commits as the WAL does (a number is drawn under a lock held until the commit record is
- * written), a standby applies commit records in WAL order, so a snapshot that sees number N sees
- * every commit numbered below N.
+ * stamp is the primary's WAL insert position (`pg_current_wal_insert_lsn()`), read by a statement
+ * sent after the read was asked for. A commit is acknowledged (and visible) only after its commit
+ * record was inserted into the WAL, so the stamp is at or past the end of every such commit's
+ * record — also with `synchronous_commit = off`, where the record may not be written yet (the
+ * write and flush positions could then be behind it; the insert position never is).
  *
- * Commits that change no document write no log row; they cannot make a read stale. DDL writes no
- * row either: a replica is used only once it replayed this instance's migration
- * (`read-replicas.ts`).
+ * A replica snapshot is fresh when the standby's replay position (`pg_last_wal_replay_lsn()`),
+ * read by {@link REPLAYED_SQL} just BEFORE the snapshot was taken, is at least the stamp. The
+ * standby advances that position only after it applied the record ending there, commit records
+ * included (visible to snapshots taken afterwards), so a snapshot taken later sees every commit
+ * whose record ends at or before it. The statement is sent in the same round trip as the
+ * snapshot's BEGIN (pipeline mode, `transaction.ts`, `before`), as a statement of its own: read
+ * inside the snapshot, the position could be past what the snapshot sees. No round trip is added.
+ *
+ * Why not commit log numbers (the newest `seq` the snapshot sees, as before): they are drawn
+ * without a lock (docs/decisions.md 35), so number N+1 can commit, and be replayed, before N. A
+ * snapshot seeing the primary's head N+1 may then miss N — acknowledged, e.g. a revocation
+ * (test/postgres/read-replicas.test.ts reproduces it). The WAL is the one order both servers
+ * share. Positions cover the whole cluster (other databases, DDL, commits that log no row), so a
+ * replica may wait for more than the read needs, never for less. One cost: an idle primary whose
+ * last record ended exactly on a WAL page boundary reports the insert position past the page
+ * header, which no replay position equals until the next record; such reads wait their bound and
+ * go to the primary meanwhile (slower, never stale).
+ *
+ * The snapshot's newest commit number (`READ_BEGIN`) is still read: the engine's identity cache
+ * is confirmed against it (`engine.ts`), which numbers keep right (`commit-log/log.ts`).
  *
  * This is the one place that decides what "fresh" means for a replica; the rest only asks.
  */
-import { COMMIT_LOG_TABLE } from "../commit-log/log.ts";
-import { quote } from "../sql/names.ts";
 
-/** The newest commit number, read in a statement of its own (0 for an empty log). */
-export const LOG_HEAD_SQL = `SELECT seq FROM ${quote(COMMIT_LOG_TABLE)} ORDER BY seq DESC LIMIT 1`;
+/** Bytes since `0/0`: a WAL position as a number (exact below 2^53 bytes, 8 PiB of WAL). */
+const BYTES = (lsn: string) => `(${lsn} - '0/0'::pg_lsn)::text AS lsn`;
 
-/** The head {@link LOG_HEAD_SQL} answered. */
-export function headOf(rows: readonly { seq?: unknown }[]): number {
-  return rows.length ? Number(rows[0].seq) : 0;
+/** The primary's WAL insert position, read in a statement of its own: the stamp. */
+export const STAMP_SQL = `SELECT ${BYTES("pg_current_wal_insert_lsn()")}`;
+
+/** The standby's replay position, sent right before a snapshot's BEGIN (null when none yet). */
+export const REPLAYED_SQL = `SELECT ${BYTES("pg_last_wal_replay_lsn()")}`;
+
+/** The position {@link STAMP_SQL} or {@link REPLAYED_SQL} answered (rows, or a query result); undefined for none. */
+export function positionOf(answer: unknown): number | undefined {
+  const rows = Array.isArray(answer) ? answer : (answer as { rows?: unknown } | undefined)?.rows;
+  const lsn = Array.isArray(rows) ? (rows[0] as { lsn?: unknown } | undefined)?.lsn : undefined;
+  return typeof lsn === "string" ? Number(lsn) : undefined;
 }
 
 /** A replica snapshot older than the read's stamp: the read must wait for the replica, or go to the primary. */
 export class StaleSnapshot extends Error {
   override name = "StaleSnapshot";
   constructor(
-    /** The newest commit number the snapshot sees. */
-    readonly head: number,
-    /** The stamp: the primary's head when the read was asked for. */
+    /** The standby's replay position before the snapshot (-1 when unknown). */
+    readonly replayed: number,
+    /** The stamp: the primary's WAL insert position when the read was asked for. */
     readonly required: number,
   ) {
-    super(`replica snapshot at commit ${head}, the read needs ${required}`);
+    super(`replica snapshot at WAL byte ${replayed}, the read needs ${required}`);
   }
 }
 
-/** The primary could not be asked for its head: nothing may be answered from a replica. */
+/** The primary could not be asked for its position: nothing may be answered from a replica. */
 export class StampUnavailable extends Error {
   override name = "StampUnavailable";
   constructor(readonly cause: unknown) {
-    super(`the primary's commit log head could not be read: ${String(cause)}`);
+    super(`the primary's WAL position could not be read: ${String(cause)}`);
   }
 }
 
-/** Throws {@link StaleSnapshot} unless a snapshot seeing `head` is fresh for `stamp`. */
-export function confirmFresh(head: number | undefined, stamp: number): void {
-  if (head === undefined || head < stamp) throw new StaleSnapshot(head ?? -1, stamp);
+/** Throws {@link StaleSnapshot} unless a snapshot taken after replaying to `replayed` is fresh for `stamp`. */
+export function confirmFresh(replayed: number | undefined, stamp: number): void {
+  if (replayed === undefined || replayed < stamp) throw new StaleSnapshot(replayed ?? -1, stamp);
 }
 
 /**
- * The primary's head for reads asked for now. Reads share statements: a read joins the statement
- * about to be sent, never one already on its way (it may have been answered from before the
- * read's caller saw its commit acknowledged), so under load one statement in flight serves every
- * read that arrived meanwhile.
+ * The primary's position for reads asked for now. Reads share statements: a read joins the
+ * statement about to be sent, never one already on its way (it may have been answered from before
+ * the read's caller saw its commit acknowledged), so under load one statement in flight serves
+ * every read that arrived meanwhile.
  */
 export class FreshnessStamps {
   /** The statement on its way. */
@@ -65,10 +87,10 @@ export class FreshnessStamps {
   /** The statement to send once the running one is answered: for the reads that arrived meanwhile. */
   private next?: Promise<number>;
 
-  /** `readHead` runs {@link LOG_HEAD_SQL} on the primary, outside any transaction. */
-  constructor(private readonly readHead: () => Promise<number>) {}
+  /** `readPosition` runs {@link STAMP_SQL} on the primary, outside any transaction. */
+  constructor(private readonly readPosition: () => Promise<number>) {}
 
-  /** The stamp of a read asked for now: the primary's head, read by a statement sent after this call. */
+  /** The stamp of a read asked for now: the primary's position, read by a statement sent after this call. */
   stamp(): Promise<number> {
     if (!this.running) return (this.running = this.send());
     if (!this.next) {
@@ -87,10 +109,10 @@ export class FreshnessStamps {
   }
 
   private send(): Promise<number> {
-    const sent = this.readHead().then(
-      (head) => {
+    const sent = this.readPosition().then(
+      (position) => {
         if (this.running === sent) this.running = undefined;
-        return head;
+        return position;
       },
       (error) => {
         if (this.running === sent) this.running = undefined;

@@ -3,7 +3,7 @@
  * the primary promises: it sees every commit acknowledged before it was asked for — revocations
  * and bans for step 2, the caller's own mutation for its next query.
  *
- * A read takes a stamp (the primary's commit log head, `read-freshness.ts`) and opens its replica
+ * A read takes a stamp (the primary's WAL position, `read-freshness.ts`) and opens its replica
  * snapshot at the same time, so the two round trips overlap. The snapshot's statements answer the
  * body only once the stamp arrived and the snapshot proved fresh; a stale one is rolled back, the
  * read waits (at most `DATABASE_READ_WAIT_MS` from its start) for the replica to replay the
@@ -19,8 +19,9 @@ import type { PostgresOptions } from "./options.ts";
 import {
   confirmFresh,
   FreshnessStamps,
-  headOf,
-  LOG_HEAD_SQL,
+  positionOf,
+  REPLAYED_SQL,
+  STAMP_SQL,
   StaleSnapshot,
   StampUnavailable,
 } from "./read-freshness.ts";
@@ -56,7 +57,11 @@ export class ReadReplicas {
     private readonly deps: ReadReplicasDeps,
   ) {
     this.replicas = urls.map((url, i) => new Replica(url, deps.options, i));
-    this.stamps = new FreshnessStamps(async () => headOf(await deps.queryPrimary(LOG_HEAD_SQL)));
+    this.stamps = new FreshnessStamps(async () => {
+      const position = positionOf(await deps.queryPrimary(STAMP_SQL));
+      if (position === undefined) throw new Error("the primary reported no WAL position");
+      return position;
+    });
     this.waitMs = deps.options.readWaitMs ?? DEFAULT_READ_WAIT_MS;
   }
 
@@ -117,7 +122,7 @@ export class ReadReplicas {
         return value;
       } catch (error) {
         if (error instanceof StaleSnapshot) {
-          replica.saw(error.head);
+          replica.saw(error.replayed);
           waited = true;
           if (await replica.caughtUp(error.required, started + this.waitMs)) continue;
           replicaMetrics.waited((performance.now() - started) / 1000);
@@ -141,19 +146,21 @@ export class ReadReplicas {
   }
 
   /**
-   * The snapshot of one read: `READ_BEGIN` (with the head the snapshot sees), fresh only for
-   * `stamp`; its statements answer only once that is proven.
+   * The snapshot of one read: the replica's replay position, read right before `READ_BEGIN` (with
+   * the commit number the snapshot sees, for the identity cache), fresh only for `stamp`
+   * (`read-freshness.ts`); its statements answer only once that is proven.
    */
   private snapshotKind(stamp: Promise<number>, replica: Replica): TransactionKind<PgReader> {
     return {
+      before: REPLAYED_SQL,
       begin: READ_BEGIN,
       Transaction: PgReader,
       pipelined: true,
-      onBegin: (tx, begun) => {
-        const head = snapshotHead(begun);
-        tx.logHead = head;
-        if (head !== undefined) replica.saw(head);
-        return stamp.then((required) => confirmFresh(head, required));
+      onBegin: (tx, begun, before) => {
+        tx.logHead = snapshotHead(begun);
+        const replayed = positionOf(before);
+        if (replayed !== undefined) replica.saw(replayed);
+        return stamp.then((required) => confirmFresh(replayed, required));
       },
       confirm: this.deps.confirm,
     };

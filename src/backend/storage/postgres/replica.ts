@@ -3,8 +3,8 @@
  * may serve reads now, and waiting until it has replayed a commit.
  *
  * It serves reads only once checked: the same cluster as the primary (system identifier), still
- * a standby, and past this instance's migration in the WAL (DDL has no commit log row, see
- * `read-freshness.ts`). A replica that fails (connection lost, unreachable) rests for a growing
+ * a standby, and past this instance's migration in the WAL (so the first reads need not wait for
+ * it, `read-freshness.ts`). A replica that fails (connection lost, unreachable) rests for a growing
  * while before it is checked again; one that could not catch up within a read's wait is
  * "lagging" and skipped until it has replayed what that read needed, so a paused replay costs one
  * wait, not one per read.
@@ -14,11 +14,11 @@ import { maskSettingValue } from "../../settings/mask.ts";
 import { StartRefusal } from "../../start-refusal.ts";
 import type { PostgresOptions } from "./options.ts";
 import { PostgresPools } from "./pools.ts";
-import { headOf, LOG_HEAD_SQL } from "./read-freshness.ts";
+import { positionOf, REPLAYED_SQL } from "./read-freshness.ts";
 
-/** How often a replica's head is read while a read waits for it, ms. */
+/** How often a replica's replay position is read while a read waits for it, ms. */
 const POLL_MS = 2;
-/** How often a lagging replica's head is read, ms. */
+/** How often a lagging replica's replay position is read, ms. */
 const LAGGING_POLL_MS = 25;
 /** Rest after the first failure, ms; doubled per failure in a row, at most {@link MAX_REST_MS}. */
 const FIRST_REST_MS = 250;
@@ -62,9 +62,9 @@ export class Replica {
   private checking?: Promise<void>;
   private nextCheckAt = 0;
   private failures = 0;
-  /** The newest commit number known replayed here. */
+  /** The newest WAL position (bytes, `read-freshness.ts`) known replayed here. */
   private replayed = 0;
-  /** A commit number a read could not wait for: skipped until replayed. */
+  /** A WAL position a read could not wait for: skipped until replayed. */
   private lagging?: number;
   private readonly waiters: Waiter[] = [];
   private polling = false;
@@ -153,13 +153,13 @@ export class Replica {
     this.finishWaiters(false);
   }
 
-  /** A snapshot here saw commit `head`. */
-  saw(head: number): void {
-    if (head > this.replayed) this.replayed = head;
+  /** The replica has replayed up to WAL position `position`. */
+  saw(position: number): void {
+    if (position > this.replayed) this.replayed = position;
   }
 
   /**
-   * Resolves true once the replica has replayed commit `needs`, false when `deadline`
+   * Resolves true once the replica has replayed up to WAL position `needs`, false when `deadline`
    * (`performance.now()` time) passed first or the replica failed; false marks it lagging.
    */
   caughtUp(needs: number, deadline: number): Promise<boolean> {
@@ -182,7 +182,7 @@ export class Replica {
     });
   }
 
-  /** Marks the replica lagging behind `needs`: skipped, and its head read now and then, until replayed. */
+  /** Marks the replica lagging behind `needs`: skipped, and its position read now and then, until replayed. */
   private lag(needs: number): false {
     if (this.state === "ready" || this.state === "lagging") {
       this.state = "lagging";
@@ -192,7 +192,7 @@ export class Replica {
     return false;
   }
 
-  /** Reads the head until no read waits and the replica is not lagging. */
+  /** Reads the replay position until no read waits and the replica is not lagging. */
   private poll(): void {
     if (this.polling || this.closed) return;
     this.polling = true;
@@ -201,7 +201,8 @@ export class Replica {
 
   private async pollOnce(): Promise<void> {
     try {
-      this.saw(headOf((await this.pools.follower.query(LOG_HEAD_SQL)).rows));
+      const replayed = positionOf(await this.pools.follower.query(REPLAYED_SQL));
+      if (replayed !== undefined) this.saw(replayed);
     } catch (error) {
       this.polling = false;
       this.failed(error);

@@ -33,7 +33,12 @@ export interface TransactionKind<Tx extends PgReader> {
    * is part of the opening (the body's statements answer once it resolved; rejected, the
    * transaction fails with its reason).
    */
-  onBegin?: (tx: Tx, begun: unknown) => void | Promise<void>;
+  onBegin?: (tx: Tx, begun: unknown, before?: unknown) => void | Promise<void>;
+  /**
+   * A statement sent (in the same round trip) right before `begin`, outside the transaction, so
+   * it runs before the snapshot is taken; `onBegin` gets its answer. Pipelined kinds only.
+   */
+  before?: string;
   /**
    * For a body that trusted something before `begin` was answered (`tx.trustedAt`): undefined
    * when that stands, else a promise to await before the body runs again, non-speculatively.
@@ -119,7 +124,7 @@ export async function runTransaction<T, Tx extends PgReader>(
     try {
       let result: T;
       if (kind.pipelined) {
-        const opened = tx.open(kind.begin, kind.onBegin);
+        const opened = tx.open(kind.begin, kind.onBegin, kind.before);
         const body = pools.insideTransaction(() => fn(tx));
         // The body may finish (or fail) only after BEGIN was answered: its statements wait for it.
         const [opening, outcome] = await Promise.allSettled([opened, body]);

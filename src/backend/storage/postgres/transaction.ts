@@ -71,11 +71,17 @@ export class PgReader implements ReadTransaction {
    * `onBegin` reads the answer when it arrives (the opening lasts until a promise it returns
    * settles). Returns the outcome, for the transaction loop.
    */
-  open(begin: string, onBegin?: (tx: this, begun: unknown) => void | Promise<void>): Promise<void> {
-    const opening = this.client.query(begin).then(
-      (begun) => {
+  open(
+    begin: string,
+    onBegin?: (tx: this, begun: unknown, before?: unknown) => void | Promise<void>,
+    before?: string,
+  ): Promise<void> {
+    // Sent first, answered first (pipeline mode): it runs on the server before `begin`.
+    const preceding = before === undefined ? undefined : this.client.query(before);
+    const opening = Promise.all([preceding, this.client.query(begin)]).then(
+      ([answered, begun]) => {
         // A promise (a replica snapshot's freshness): the statements wait for it too.
-        const ready = onBegin?.(this, begun);
+        const ready = onBegin?.(this, begun, answered);
         if (ready) return ready.then(() => this.opened());
         this.opened();
       },
