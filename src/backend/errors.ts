@@ -141,16 +141,6 @@ export class AppError extends Error {
 }
 
 /**
- * The platform's former name of {@link AppError} (the same class), kept so its modules and
- * branches written against it keep compiling; not exported by `service-auth/server`.
- * @deprecated Use {@link AppError}.
- * @internal
- */
-export const ServiceError = AppError;
-/** @deprecated Use {@link AppError}. @internal */
-export type ServiceError = AppError;
-
-/**
  * A value that failed a validator: `path` names the offending field (e.g. `args.body`).
  *
  * @example
@@ -196,9 +186,6 @@ export function isUnavailableError(error: unknown): boolean {
 export function isAppError(e: unknown): e is AppError {
   return e instanceof AppError;
 }
-
-/** @deprecated Use {@link isAppError}. @internal */
-export const isServiceError = isAppError;
 
 /** An error as every transport shows it: the HTTP body (plus `status`) and the WebSocket `error`. */
 export interface ClientError {

@@ -34,7 +34,6 @@ import {
   type ErrorCodeSpec,
   httpStatusOf,
   registeredErrorCodes,
-  ServiceError,
   ValidationError,
 } from "../../src/backend/errors.ts";
 import { errorResponse } from "../../src/backend/http/json-response.ts";
@@ -128,9 +127,9 @@ describe("error registry: the sources", () => {
   });
 
   it("every error code a module sends is registered", () => {
-    // A code literal where an error is made: `code: "X"`, `new ServiceError("X"`, `new ProtocolError("X"` …
+    // A code literal where an error is made: `code: "X"`, `new AppError("X"`, `new ProtocolError("X"` …
     const SENT_CODE =
-      /(?:\bcode\s*[:=]\s*|new (?:ServiceError|AppError|ProtocolError|ValidationError|TokenError)\(\s*)["']([A-Z][A-Z0-9_]+)["']/g;
+      /(?:\bcode\s*[:=]\s*|new (?:AppError|ProtocolError|ValidationError|TokenError)\(\s*)["']([A-Z][A-Z0-9_]+)["']/g;
     const unregistered: string[] = [];
     let seen = 0;
     for (const file of files(join(root, "src"))) {
@@ -270,7 +269,6 @@ describe("error registry: the behaviour", () => {
 
   it("gives every error its code's status, unless told otherwise", () => {
     for (const [code, spec] of Object.entries(ERROR_CODES)) {
-      expect(new ServiceError(code, "m").status, code).toBe(spec.status);
       expect(new AppError(code, "m").status, code).toBe(spec.status);
     }
     expect(new ValidationError("INVALID_ARGUMENTS", "args.x", "string", "bad").status).toBe(400);
@@ -281,8 +279,8 @@ describe("error registry: the behaviour", () => {
     }
   });
 
-  it("shows a ServiceError as it is on both transports, without an UNAUTHORIZED error's data", () => {
-    const conflict = new ServiceError("CONFLICT", "taken", { data: { field: "email" } });
+  it("shows an AppError as it is on both transports, without an UNAUTHORIZED error's data", () => {
+    const conflict = new AppError("CONFLICT", "taken", { data: { field: "email" } });
     expect(clientErrorOf(conflict)).toEqual({
       status: 409,
       error: { code: "CONFLICT", message: "taken", data: { field: "email" } },
@@ -297,7 +295,7 @@ describe("error registry: the behaviour", () => {
       },
       body: '{"status":"error","code":"CONFLICT","message":"taken","data":{"field":"email"}}',
     });
-    const refused = new ServiceError("UNAUTHORIZED", "Token has expired", {
+    const refused = new AppError("UNAUTHORIZED", "Token has expired", {
       data: { reason: "TOKEN_EXPIRED" },
     });
     expect(wireError(refused)).toEqual({ code: "UNAUTHORIZED", message: "Token has expired" });
@@ -310,7 +308,7 @@ describe("error registry: the behaviour", () => {
 
   it("has one client-visible error class: AppError, which keeps the cause on the server only", () => {
     // The platform's former name is the same class, not a subclass or a sibling.
-    expect(ServiceError).toBe(AppError);
+    expect(AppError).toBe(AppError);
     const validation = new ValidationError("INVALID_ARGUMENTS", "args.x", "string", "bad");
     expect(validation).toBeInstanceOf(AppError);
     const cause = new Error("connect ECONNREFUSED 10.0.0.7:5432");

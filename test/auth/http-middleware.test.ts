@@ -16,7 +16,7 @@ import {
   type HttpEnv,
 } from "../../src/auth/http.ts";
 import { CLIENT_IP_HEADER } from "../../src/auth/rate-limit/rules.ts";
-import { ServiceError } from "../../src/backend/errors.ts";
+import { AppError } from "../../src/backend/errors.ts";
 import type { ActionCtx } from "../../src/backend/server.ts";
 
 type Answer = (request: Request, ctx: ActionCtx) => Promise<Response>;
@@ -54,7 +54,7 @@ function actionCtx(result: unknown = "ok", clientIp: string | null = "203.0.113.
 const ok: Answer = async () => Response.json({ ok: true });
 const get = (path: string, headers: Record<string, string> = {}) =>
   new Request(`http://host.example${path}`, { headers });
-const unavailable = () => new ServiceError("DATABASE_UNAVAILABLE", "the database cannot be reached");
+const unavailable = () => new AppError("DATABASE_UNAVAILABLE", "the database cannot be reached");
 
 describe("which requests reach the auth", () => {
   it("serves the base path and everything under it, nothing else", async () => {
@@ -227,7 +227,7 @@ describe("a database fault behind the auth's answer", () => {
   it("the first of several faults is the answer, DATABASE_BUSY included", async () => {
     const ctx = actionCtx();
     let n = 0;
-    const faults = [new ServiceError("DATABASE_BUSY", "locked"), unavailable()];
+    const faults = [new AppError("DATABASE_BUSY", "locked"), unavailable()];
     (ctx as any).runQuery = async () => {
       throw faults[n++];
     };
@@ -258,12 +258,12 @@ describe("a database fault behind the auth's answer", () => {
       return ok(_request, ctx);
     });
     await routes.fetch(get("/api/auth/x"), actionCtx("value"));
-    await routes.fetch(get("/api/auth/x"), actionCtx(new ServiceError("FORBIDDEN", "no")));
+    await routes.fetch(get("/api/auth/x"), actionCtx(new AppError("FORBIDDEN", "no")));
     expect(results).toEqual([...calls.map(() => "value"), ...calls.map(() => "threw no")]);
   });
 
   it("other errors are no fault: a swallowed one leaves the answer, a thrown one is the platform's 500", async () => {
-    const forbidden = () => actionCtx(new ServiceError("FORBIDDEN", "no"));
+    const forbidden = () => actionCtx(new AppError("FORBIDDEN", "no"));
     const swallowed = routerWith(async (_request, ctx) => {
       await ctx.runQuery("a:b" as any, {}).catch(() => {});
       return Response.json({ answered: true });

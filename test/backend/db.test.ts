@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { DatabaseReader as Reader, DatabaseWriter as Writer } from "../../src/backend/db/database.ts";
-import { ServiceError } from "../../src/backend/errors.ts";
+import { AppError } from "../../src/backend/errors.ts";
 import { idTag, tableTag } from "../../src/backend/ids.ts";
 import type { Backend } from "../../src/backend/runtime.ts";
 import { type DataModelOf, defineSchema, defineTable } from "../../src/backend/schema.ts";
@@ -32,12 +32,12 @@ async function read<T>(fn: (db: DatabaseReader) => Promise<T>): Promise<T> {
 async function write<T>(fn: (db: DatabaseWriter) => Promise<T>): Promise<T> {
   return (await backend.runMutation("t:write", inline.register(fn))).value as T;
 }
-async function errorOf(p: Promise<unknown>): Promise<ServiceError> {
+async function errorOf(p: Promise<unknown>): Promise<AppError> {
   try {
     await p;
   } catch (e) {
-    expect(e).toBeInstanceOf(ServiceError);
-    return e as ServiceError;
+    expect(e).toBeInstanceOf(AppError);
+    return e as AppError;
   }
   throw new Error("expected a rejection");
 }

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DatabaseWriter as Writer } from "../../src/backend/db/database.ts";
-import { ServiceError, type ValidationError } from "../../src/backend/errors.ts";
+import { AppError, type ValidationError } from "../../src/backend/errors.ts";
 import { functionsFor } from "../../src/backend/functions/define.ts";
 import type { Backend } from "../../src/backend/runtime.ts";
 import {
@@ -45,13 +45,13 @@ function write(fn: (db: DatabaseWriter) => Promise<unknown>) {
   return backend.runMutation("t:write", { name });
 }
 async function violation(fn: (db: DatabaseWriter) => Promise<unknown>): Promise<ValidationError> {
-  // ValidationError for field mismatches; a plain ServiceError for documents that are not objects.
+  // ValidationError for field mismatches; a plain AppError for documents that are not objects.
   const before = (await backend.runQuery("t:count", {})).value;
   const error = await write(fn).then(
     () => null,
     (e) => e,
   );
-  expect(error, "expected a schema violation").toBeInstanceOf(ServiceError);
+  expect(error, "expected a schema violation").toBeInstanceOf(AppError);
   expect(error.code).toBe("SCHEMA_VIOLATION");
   expect(error.status).toBe(400);
   // Nothing changed: every write of the mutation rolled back.

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { compileRange } from "../../src/backend/db/query.ts";
-import { ServiceError } from "../../src/backend/errors.ts";
+import { AppError } from "../../src/backend/errors.ts";
 import type { StorageEngine, StoredDocument } from "../../src/backend/storage/engine.ts";
 import { indexBuildBatch } from "../../src/backend/storage/open.ts";
 import { callFunction } from "../helpers/http.ts";
@@ -91,7 +91,7 @@ async function expectRefused(engine: StorageEngine): Promise<void> {
       () => undefined,
       (e: unknown) => e,
     );
-    expect(error).toBeInstanceOf(ServiceError);
+    expect(error).toBeInstanceOf(AppError);
     expect(error).toMatchObject({ code: "INDEX_NOT_READY", status: 503 });
     expect((error as Error).message).toMatch(/Index "by_name" of table "people" is being built/);
   }

@@ -12,7 +12,7 @@ import type { Catalog } from "../db/catalog.ts";
 import { connectionsReader } from "../db/connections.ts";
 import { DatabaseReaderImpl } from "../db/database.ts";
 import { emptyReadSet, type ReadSet } from "../db/read-write-sets.ts";
-import { ServiceError } from "../errors.ts";
+import { AppError } from "../errors.ts";
 import type { EnvReader, QueryCtx, RequestMeta, UserIdentity } from "../functions/define.ts";
 import { staticAuth } from "../functions/static-auth.ts";
 import { authMetrics, countAuthOutcome, tokenOutcomeOf } from "../metrics/metrics.ts";
@@ -26,7 +26,7 @@ import { TokenError } from "./token-errors.ts";
 /**
  * Step 2 of authentication, installed by an auth integration: given the verified claims, confirm
  * the caller against the database (e.g. the session exists and is unexpired) and return the
- * identity functions will see. Throw `ServiceError("UNAUTHORIZED" | "ACCOUNT_BANNED", …)` to refuse.
+ * identity functions will see. Throw `AppError("UNAUTHORIZED" | "ACCOUNT_BANNED", …)` to refuse.
  * Its reads are recorded, so a live connection can watch exactly what its identity depends on.
  */
 export type IdentityResolver = (claims: Record<string, unknown>, ctx: QueryCtx) => Promise<UserIdentity>;
@@ -204,12 +204,11 @@ function counted(error: unknown): never {
   throw error;
 }
 
-const notConfigured = () => new ServiceError("UNAUTHORIZED", "Authentication is not configured");
+const notConfigured = () => new AppError("UNAUTHORIZED", "Authentication is not configured");
 const payloadOf = (verified: { payload: Record<string, unknown> }) => verified.payload;
 
 /** A token error as the 401 every transport answers; anything else unchanged. */
 function tokenRefused(e: unknown): never {
-  if (e instanceof TokenError)
-    throw new ServiceError("UNAUTHORIZED", e.message, { data: { reason: e.code } });
+  if (e instanceof TokenError) throw new AppError("UNAUTHORIZED", e.message, { data: { reason: e.code } });
   throw e;
 }

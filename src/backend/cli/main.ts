@@ -13,7 +13,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseEnvFile } from "../env/store.ts";
-import { isServiceError } from "../errors.ts";
+import { isAppError } from "../errors.ts";
 import { forgetChangedVerifications } from "../evolution/stored-check.ts";
 import { Backend } from "../runtime.ts";
 import type { ServiceOptions } from "../service.ts";
@@ -230,7 +230,7 @@ export function reportFailure(error: unknown): number {
   else if (error instanceof AppNotFound || error instanceof StartRefusal)
     process.stderr.write(`${error.message}\n`);
   else if (error instanceof BackupRefused) process.stderr.write(`refused: ${error.message}\n`);
-  else if (isServiceError(error)) process.stderr.write(`error ${error.code}: ${error.message}\n`);
+  else if (isAppError(error)) process.stderr.write(`error ${error.code}: ${error.message}\n`);
   else process.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}\n`);
   return error instanceof UsageError ? 2 : 1;
 }

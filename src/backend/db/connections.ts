@@ -4,7 +4,7 @@
  * live query listing them updates as connections come and go — and, in a mutation, a request
  * that closes them on every instance (a `_disconnects` row each instance hears).
  */
-import { ServiceError } from "../errors.ts";
+import { AppError } from "../errors.ts";
 import type { DatabaseReaderImpl, DatabaseWriterImpl } from "./database.ts";
 
 /** One live WebSocket connection, on any instance. */
@@ -51,12 +51,9 @@ function checked(filter: ConnectionFilter): ["sessionId" | "subject", string] {
   const entries = Object.entries(filter ?? {}).filter(([, v]) => v !== undefined);
   const [key, value] = entries[0] ?? [];
   if (entries.length !== 1 || (key !== "sessionId" && key !== "subject"))
-    throw new ServiceError("BAD_REQUEST", "Name exactly one of sessionId or subject");
+    throw new AppError("BAD_REQUEST", "Name exactly one of sessionId or subject");
   if (typeof value !== "string" || value === "" || value.length > MAX_KEY)
-    throw new ServiceError(
-      "BAD_REQUEST",
-      `${key} must be a non-empty string of at most ${MAX_KEY} characters`,
-    );
+    throw new AppError("BAD_REQUEST", `${key} must be a non-empty string of at most ${MAX_KEY} characters`);
   return [key, value];
 }
 

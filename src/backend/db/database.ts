@@ -2,7 +2,7 @@
  * `ctx.db`: typed document reads for queries and reads + validated writes for mutations. Every
  * read is recorded in the execution's read set, every write in its write set.
  */
-import { ServiceError, ValidationError } from "../errors.ts";
+import { AppError, ValidationError } from "../errors.ts";
 import { newId } from "../ids.ts";
 import type { GenericDataModel } from "../schema.ts";
 import type { ReadTransaction, StoredDocument, WriteTransaction } from "../storage/engine.ts";
@@ -66,7 +66,7 @@ export class DatabaseReaderImpl implements DatabaseReader<any> {
   /** A table by name; system tables (`_…`, e.g. `_env` with the signing secret) only for platform code. */
   protected tableNamed(name: string): TableInfo {
     if (!this.system && name.startsWith("_")) {
-      throw new ServiceError("BAD_REQUEST", `Table "${name}" is internal to the platform`);
+      throw new AppError("BAD_REQUEST", `Table "${name}" is internal to the platform`);
     }
     return this.catalog.table(name);
   }
@@ -171,14 +171,11 @@ export class DatabaseWriterImpl extends DatabaseReaderImpl implements DatabaseWr
 
   private check(table: TableInfo, fields: Record<string, unknown>): void {
     if (fields === null || typeof fields !== "object" || Array.isArray(fields)) {
-      throw new ServiceError("SCHEMA_VIOLATION", `A document of "${table.name}" must be an object`);
+      throw new AppError("SCHEMA_VIOLATION", `A document of "${table.name}" must be an object`);
     }
     for (const key of Object.keys(fields)) {
       if (key.startsWith("_") && key !== "_id" && key !== "_creationTime") {
-        throw new ServiceError(
-          "SCHEMA_VIOLATION",
-          `${table.name}.${key}: field names may not start with "_"`,
-        );
+        throw new AppError("SCHEMA_VIOLATION", `${table.name}.${key}: field names may not start with "_"`);
       }
     }
     const stored = stripSystem(fields);
@@ -220,7 +217,7 @@ export class DatabaseWriterImpl extends DatabaseReaderImpl implements DatabaseWr
   private async existing(tableOrId: string, maybeId: string | undefined, op: string) {
     const { table, id } = this.resolve(tableOrId, maybeId);
     const before = table ? await this.tx.get(table.name, id) : null;
-    if (!table || !before) throw new ServiceError("NOT_FOUND", `${op}: no document with id "${id}"`);
+    if (!table || !before) throw new AppError("NOT_FOUND", `${op}: no document with id "${id}"`);
     return { table, before };
   }
 
@@ -231,7 +228,7 @@ export class DatabaseWriterImpl extends DatabaseReaderImpl implements DatabaseWr
     for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
       if (k === "_id" || k === "_creationTime") {
         if (v !== undefined && v !== before[k])
-          throw new ServiceError("SCHEMA_VIOLATION", `patch: ${k} cannot change`);
+          throw new AppError("SCHEMA_VIOLATION", `patch: ${k} cannot change`);
         continue;
       }
       if (v === undefined) delete merged[k];

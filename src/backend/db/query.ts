@@ -3,7 +3,7 @@
  * pagination. Rows stream from the engine in batches, so `first()` or `take(n)` reads only what
  * it returns (plus filtered-out rows), and the recorded read range ends at the last row read.
  */
-import { ServiceError } from "../errors.ts";
+import { AppError } from "../errors.ts";
 import type { ReadTransaction, ScanRequest, StoredDocument } from "../storage/engine.ts";
 import { encodeKey, type KeyRange, prefixEnd } from "../storage/indexes/key.ts";
 import type { TableInfo } from "./catalog.ts";
@@ -43,7 +43,7 @@ export function compileRange(indexName: string, fields: string[], ops: Op[]): Ke
   while (i < ops.length && ops[i].kind === "eq") {
     const op = ops[i];
     if (fields[prefix.length] !== op.field) {
-      throw new ServiceError(
+      throw new AppError(
         "BAD_REQUEST",
         `withIndex("${indexName}"): eq("${op.field}") must name field "${fields[prefix.length] ?? "(none)"}" (index fields: ${fields.join(", ")})`,
       );
@@ -60,18 +60,18 @@ export function compileRange(indexName: string, fields: string[], ops: Op[]): Ke
   for (; i < ops.length; i++) {
     const op = ops[i];
     if (op.kind === "eq" || op.field !== boundField) {
-      throw new ServiceError(
+      throw new AppError(
         "BAD_REQUEST",
         `withIndex("${indexName}"): ${op.kind}("${op.field}") is out of index order (expected a bound on "${boundField}")`,
       );
     }
     const key = encodeKey([...prefix, op.value]);
     if (op.kind === "gt" || op.kind === "gte") {
-      if (sawLower) throw new ServiceError("BAD_REQUEST", `withIndex("${indexName}"): two lower bounds`);
+      if (sawLower) throw new AppError("BAD_REQUEST", `withIndex("${indexName}"): two lower bounds`);
       sawLower = true;
       lower = op.kind === "gte" ? key : prefixEnd(key);
     } else {
-      if (sawUpper) throw new ServiceError("BAD_REQUEST", `withIndex("${indexName}"): two upper bounds`);
+      if (sawUpper) throw new AppError("BAD_REQUEST", `withIndex("${indexName}"): two upper bounds`);
       sawUpper = true;
       upper = op.kind === "lt" ? key : prefixEnd(key);
     }
@@ -129,7 +129,7 @@ export class Query<
     range?: (q: IndexRangeBuilder<Doc, Indexes[N][number]>) => IndexRangeBuilder<Doc, any>,
   ): this {
     const fields = this.table.indexes.get(name);
-    if (!fields) throw new ServiceError("BAD_REQUEST", `Table "${this.table.name}" has no index "${name}"`);
+    if (!fields) throw new AppError("BAD_REQUEST", `Table "${this.table.name}" has no index "${name}"`);
     this.indexName = name;
     const builder = new IndexRangeBuilder<Doc, any>();
     if (range) range(builder);
@@ -220,7 +220,7 @@ export class Query<
 
   async take(n: number): Promise<Doc[]> {
     if (!Number.isInteger(n) || n < 0)
-      throw new ServiceError("BAD_REQUEST", "take(n) needs a non-negative integer");
+      throw new AppError("BAD_REQUEST", "take(n) needs a non-negative integer");
     if (n === 0) return [];
     return (await this.run(n)).docs;
   }
@@ -234,7 +234,7 @@ export class Query<
     // Usually at most one row: the range ends within the batch and no key is needed.
     const { docs } = await this.run(2, undefined, false);
     if (docs.length > 1) {
-      throw new ServiceError(
+      throw new AppError(
         "CONFLICT",
         `unique() found more than one document in "${this.table.name}" (index "${this.indexName}")`,
       );
@@ -251,12 +251,12 @@ export class Query<
 
   async paginate(options: PaginationOptions): Promise<PaginationResult<Doc>> {
     if (!Number.isInteger(options.numItems) || options.numItems < 1) {
-      throw new ServiceError("BAD_REQUEST", "paginate: numItems must be a positive integer");
+      throw new AppError("BAD_REQUEST", "paginate: numItems must be a positive integer");
     }
     let after: Buffer | undefined;
     if (options.cursor) {
       after = Buffer.from(options.cursor, "base64url");
-      if (after.length === 0) throw new ServiceError("BAD_REQUEST", "paginate: malformed cursor");
+      if (after.length === 0) throw new AppError("BAD_REQUEST", "paginate: malformed cursor");
     }
     const { docs, lastKey, done } = await this.run(options.numItems, after);
     const cursorKey = lastKey ?? after;

@@ -6,7 +6,7 @@
  * written since were validated on write against that same validator.
  */
 
-import { isServiceError } from "../errors.ts";
+import { isAppError } from "../errors.ts";
 import { logger } from "../logger.ts";
 import type { Backend } from "../runtime.ts";
 import { StartRefusal } from "../start-refusal.ts";
@@ -87,7 +87,7 @@ export async function checkStoredDocuments(
     // Only a cache of work done: when another process holds the write lock (or the database is
     // away) the start goes on, and the next one reads these tables again.
     await updateVerified(backend, valid, []).catch((error) => {
-      if (!isServiceError(error)) throw error;
+      if (!isAppError(error)) throw error;
       logger.warn("schema check: could not record the verified tables; the next start reads them again", {
         tables: valid.map((v) => v.table),
         code: error.code,

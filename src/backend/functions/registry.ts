@@ -1,5 +1,5 @@
 /** An app's registered functions by `module:name` path, and the check of a call's arguments. */
-import { ServiceError } from "../errors.ts";
+import { AppError } from "../errors.ts";
 import { MAX_ARGS_DEPTH, nestsDeeperThan } from "../values/nesting.ts";
 import { validate } from "../values/validate.ts";
 import { closeMatches } from "./close-matches.ts";
@@ -29,10 +29,10 @@ export class FunctionRegistry {
     if (!fn || (fn.visibility === "internal" && !allowInternal)) {
       const matches = this.closePaths(path, kind, allowInternal);
       const hint = matches.length ? `; did you mean ${matches.join(", ")}?` : "";
-      throw new ServiceError("FUNCTION_NOT_FOUND", `No function "${path}"${hint}`);
+      throw new AppError("FUNCTION_NOT_FOUND", `No function "${path}"${hint}`);
     }
     if (kind && fn.kind !== kind) {
-      throw new ServiceError("FUNCTION_NOT_FOUND", `"${path}" is a ${fn.kind}, not a ${kind}`);
+      throw new AppError("FUNCTION_NOT_FOUND", `"${path}" is a ${fn.kind}, not a ${kind}`);
     }
     return fn;
   }
@@ -64,11 +64,11 @@ export class FunctionRegistry {
 export function parseArgs(fn: RegisteredFunction, args: unknown): Record<string, unknown> {
   const value = args ?? {};
   if (typeof value !== "object" || Array.isArray(value)) {
-    throw new ServiceError("INVALID_ARGUMENTS", "args must be an object");
+    throw new AppError("INVALID_ARGUMENTS", "args must be an object");
   }
   // Before the validator (and anything else) walks the value recursively.
   if (nestsDeeperThan(value, MAX_ARGS_DEPTH)) {
-    throw new ServiceError("INVALID_ARGUMENTS", `args nest deeper than ${MAX_ARGS_DEPTH} levels`);
+    throw new AppError("INVALID_ARGUMENTS", `args nest deeper than ${MAX_ARGS_DEPTH} levels`);
   }
   if (fn.args) validate({ kind: "object", fields: fn.args, isOptional: false }, value, "args");
   return value as Record<string, unknown>;

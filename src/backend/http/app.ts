@@ -9,7 +9,7 @@
  */
 import { type Context, Hono, type MiddlewareHandler } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { httpStatusOf, ServiceError } from "../errors.ts";
+import { AppError, httpStatusOf } from "../errors.ts";
 import type { ActionCtx, EnvReader, RequestMeta } from "../functions/define.ts";
 import type { Backend } from "../runtime.ts";
 import { bearerToken } from "./bearer-token.ts";
@@ -104,11 +104,11 @@ export function createHttpApp(backend: Backend, options: HttpAppOptions = {}): H
 
   const routes = options.routes;
   app.all("*", async (c) => {
-    if (!routes) return send(c, errorResponse(new ServiceError("NOT_FOUND", "Not found")));
+    if (!routes) return send(c, errorResponse(new AppError("NOT_FOUND", "Not found")));
     const request = await withBodyLimit(c.req.raw, maxBodyBytes);
     if (request === TOO_LARGE) return send(c, payloadTooLarge(maxBodyBytes));
     if (request === undefined || (await declaresJsonButIsNot(request))) {
-      return send(c, errorResponse(new ServiceError("BAD_REQUEST", NOT_JSON_MESSAGE)));
+      return send(c, errorResponse(new AppError("BAD_REQUEST", NOT_JSON_MESSAGE)));
     }
     try {
       const ctx = await backend.actionCtx(

@@ -3,7 +3,7 @@
  * transport: the Hono route and the Node fast path read the request their own way, hand the body
  * bytes over here, and write back the answer they get, so both answer byte for byte alike.
  */
-import { ServiceError } from "../errors.ts";
+import { AppError } from "../errors.ts";
 import type { RequestMeta } from "../functions/define.ts";
 import { observeCall, outcomeOf } from "../metrics/metrics.ts";
 import type { Backend, Caller } from "../runtime.ts";
@@ -89,10 +89,10 @@ function parseCall(body: Uint8Array | undefined): { path: string; args: unknown 
     if (body === undefined) throw new Error("upload failed");
     parsed = JSON.parse(decodeUtf8(body));
   } catch {
-    throw new ServiceError("BAD_REQUEST", NOT_JSON_MESSAGE);
+    throw new AppError("BAD_REQUEST", NOT_JSON_MESSAGE);
   }
   if (typeof parsed !== "object" || parsed === null || typeof (parsed as any).path !== "string") {
-    throw new ServiceError("BAD_REQUEST", 'Request body must be {"path": "module:name", "args": {...}}');
+    throw new AppError("BAD_REQUEST", 'Request body must be {"path": "module:name", "args": {...}}');
   }
   return parsed as { path: string; args: unknown };
 }

@@ -7,7 +7,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type RequestListener, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { ServiceError } from "../errors.ts";
+import { AppError } from "../errors.ts";
 import { bearerToken } from "../http/bearer-token.ts";
 import { errorResponse, type JsonResponse } from "../http/json-response.ts";
 import { listenErrorOf } from "../http/listen-error.ts";
@@ -103,7 +103,7 @@ function serveScrape(
   source: MetricsSource,
 ): void {
   if (!authorized(req.headers.authorization)) {
-    sendJson(res, errorResponse(new ServiceError("UNAUTHORIZED", "The metrics need their bearer token")), {
+    sendJson(res, errorResponse(new AppError("UNAUTHORIZED", "The metrics need their bearer token")), {
       "www-authenticate": 'Bearer realm="metrics"',
     });
     return;
@@ -119,7 +119,7 @@ function serveScrape(
     },
     (error) => {
       logger.error("metrics scrape failed", { error: String(error) });
-      sendJson(res, errorResponse(new ServiceError("INTERNAL", "The metrics could not be collected")));
+      sendJson(res, errorResponse(new AppError("INTERNAL", "The metrics could not be collected")));
     },
   );
 }
@@ -138,7 +138,7 @@ export function publicMetricsListener(
   return (req, res) => {
     if (!isMetricsPath(req.url) || (req.method !== "GET" && req.method !== "HEAD")) return next(req, res);
     if (token === undefined) {
-      sendJson(res, errorResponse(new ServiceError("NOT_FOUND", "Not found")));
+      sendJson(res, errorResponse(new AppError("NOT_FOUND", "Not found")));
       return;
     }
     serveScrape(req, res, authorized, source);
@@ -165,7 +165,7 @@ export function listenMetrics(
   const server = createServer((req, res) => {
     if (isMetricsPath(req.url) && (req.method === "GET" || req.method === "HEAD"))
       return serveScrape(req, res, authorized, source);
-    sendJson(res, errorResponse(new ServiceError("NOT_FOUND", "Not found")));
+    sendJson(res, errorResponse(new AppError("NOT_FOUND", "Not found")));
   });
   // A scraper's keep-alive connection must not hold up the service's stop.
   const closeAll = () => server.closeAllConnections();

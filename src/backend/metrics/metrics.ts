@@ -10,7 +10,7 @@
  * the error registry, auth reasons and the rest are fixed lists. No user id, token or email.
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
-import { ServiceError } from "../errors.ts";
+import { AppError } from "../errors.ts";
 import { type CounterSeries, type HistogramSeries, PlainCounter, PlainHistogram } from "./plain-series.ts";
 
 /** The registry `/metrics` shows (the platform's own; prom-client's global one stays the app's). */
@@ -334,7 +334,7 @@ export function observeCall(
 
 /** The outcome label of a call that threw: its error code (bounded by the registry) or INTERNAL. */
 export function outcomeOf(error: unknown): string {
-  return error instanceof ServiceError ? error.code : "INTERNAL";
+  return error instanceof AppError ? error.code : "INTERNAL";
 }
 
 const authChildren = new Map<string, CounterSeries>();
@@ -388,7 +388,7 @@ const RESOLVER_REASONS: Record<string, TokenOutcome> = {
 
 /** Why a token check failed, from what it threw. */
 export function tokenOutcomeOf(error: unknown): TokenOutcome {
-  if (!(error instanceof ServiceError)) return "error";
+  if (!(error instanceof AppError)) return "error";
   if (error.code === "ACCOUNT_BANNED") return "banned";
   if (error.code === "DATABASE_UNAVAILABLE" || error.code === "DATABASE_BUSY") return "unavailable";
   if (error.code !== "UNAUTHORIZED") return "error";

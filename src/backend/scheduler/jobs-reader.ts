@@ -5,7 +5,7 @@
  * hold what only the job's function should see (a queued email's link).
  */
 import type { DatabaseReaderImpl } from "../db/database.ts";
-import { ServiceError } from "../errors.ts";
+import { AppError } from "../errors.ts";
 import { JOB_STATES, type JobDocument, type JobState } from "./tables.ts";
 
 /** One scheduled job as `ctx.scheduledJobs.list` shows it (no arguments). @public */
@@ -51,9 +51,9 @@ export function scheduledJobsReader(system: DatabaseReaderImpl): ScheduledJobsRe
     async list(filter = {}) {
       const { state, limit = DEFAULT_LIMIT } = filter ?? {};
       if (state !== undefined && !JOB_STATES.includes(state))
-        throw new ServiceError("BAD_REQUEST", `state must be one of ${JOB_STATES.join(", ")}`);
+        throw new AppError("BAD_REQUEST", `state must be one of ${JOB_STATES.join(", ")}`);
       if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT)
-        throw new ServiceError("BAD_REQUEST", `limit must be a whole number from 1 to ${MAX_LIMIT}`);
+        throw new AppError("BAD_REQUEST", `limit must be a whole number from 1 to ${MAX_LIMIT}`);
       const jobs = system.query("_scheduled_jobs");
       const rows = (await (state === undefined
         ? jobs.order("desc")

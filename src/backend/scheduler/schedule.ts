@@ -4,7 +4,7 @@
  * lost); from an action each call is a write of its own.
  */
 import type { DatabaseWriter } from "../db/database.ts";
-import { ServiceError } from "../errors.ts";
+import { AppError } from "../errors.ts";
 import { type FunctionReference, functionPath } from "../functions/references.ts";
 import type { RegisteredFunction } from "../functions/registered.ts";
 import { parseArgs } from "../functions/registry.ts";
@@ -38,12 +38,11 @@ export function schedulerOn(
   now: () => number = Date.now,
 ): Scheduler {
   const schedule = (runAt: number, ref: SchedulableRef | string, args: unknown) => {
-    if (!Number.isFinite(runAt))
-      throw new ServiceError("BAD_REQUEST", "A job's time must be a finite number");
+    if (!Number.isFinite(runAt)) throw new AppError("BAD_REQUEST", "A job's time must be a finite number");
     const name = functionPath(ref);
     const fn = lookup(name);
     if (fn.kind !== "mutation" && fn.kind !== "action")
-      throw new ServiceError(
+      throw new AppError(
         "BAD_REQUEST",
         `Only mutations and actions can be scheduled; ${name} is a ${fn.kind}`,
       );

@@ -4,7 +4,7 @@
  * write lock `503 DATABASE_BUSY`, a serialization conflict is retryable; everything else stays
  * what it is (an internal error). Engines call these; nothing else inspects driver errors.
  */
-import { ServiceError } from "../errors.ts";
+import { AppError } from "../errors.ts";
 import { StartRefusal } from "../start-refusal.ts";
 
 /** SQLSTATEs after which the whole transaction may simply run again. */
@@ -69,7 +69,7 @@ export function isConflict(error: unknown): boolean {
 
 /** The database connection is lost or the server unreachable, frozen or shutting down. */
 export function isConnectionFault(error: unknown): boolean {
-  if (error instanceof ServiceError) return error.code === "DATABASE_UNAVAILABLE";
+  if (error instanceof AppError) return error.code === "DATABASE_UNAVAILABLE";
   const code = codeOf(error);
   if (code) {
     if (UNAVAILABLE_STATES.has(code) || UNAVAILABLE_SYSCALLS.has(code)) return true;
@@ -85,22 +85,22 @@ export function isBusy(error: unknown): boolean {
 }
 
 /** The client-facing error of an unreachable database; the `cause` stays on the server. */
-export function databaseUnavailable(cause?: unknown): ServiceError {
-  return new ServiceError("DATABASE_UNAVAILABLE", "The database is unavailable; try again shortly", {
+export function databaseUnavailable(cause?: unknown): AppError {
+  return new AppError("DATABASE_UNAVAILABLE", "The database is unavailable; try again shortly", {
     cause,
   });
 }
 
 /** The client-facing error of a write lock held by another process for longer than allowed. */
-export function databaseBusy(cause?: unknown): ServiceError {
-  return new ServiceError("DATABASE_BUSY", "The database is locked by another writer; try again shortly", {
+export function databaseBusy(cause?: unknown): AppError {
+  return new AppError("DATABASE_BUSY", "The database is locked by another writer; try again shortly", {
     cause,
   });
 }
 
 /** `error` as callers should see it: connection faults become {@link databaseUnavailable}. */
 export function classifyDatabaseError(error: unknown): unknown {
-  if (error instanceof ServiceError) return error;
+  if (error instanceof AppError) return error;
   if (isConnectionFault(error)) return databaseUnavailable(error);
   if (isBusy(error)) return databaseBusy(error);
   return error;

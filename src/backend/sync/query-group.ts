@@ -10,7 +10,7 @@
 import type { RequestId } from "../../protocol/messages.ts";
 import { stableStringify } from "../../protocol/stable-stringify.ts";
 import { emptyReadSet, type ReadSet } from "../db/read-write-sets.ts";
-import { ServiceError } from "../errors.ts";
+import { AppError } from "../errors.ts";
 import type { UserIdentity } from "../functions/define.ts";
 import type { Backend } from "../runtime.ts";
 import { type Reactor, Watch } from "./reactor.ts";
@@ -72,7 +72,7 @@ export class QueryGroup extends Watch {
       this.failures = 0;
     } catch (e) {
       body = JSON.stringify({ error: wireError(e) });
-      if (e instanceof ServiceError && TRANSIENT.has(e.code)) this.retryLater();
+      if (e instanceof AppError && TRANSIENT.has(e.code)) this.retryLater();
     }
     if (!this.removed && body !== this.body) {
       this.body = body;

@@ -21,7 +21,7 @@ import {
   SpanStatusCode,
   trace,
 } from "@opentelemetry/api";
-import { ServiceError } from "../errors.ts";
+import { AppError } from "../errors.ts";
 
 const tracer = trace.getTracer("service-auth");
 
@@ -75,7 +75,7 @@ export function withTraceContext<T>(parent: TraceParent, fn: () => T): T {
 
 /** Ends a span, marking it failed when `error` is given (with its code, never its data). */
 export function endSpan(span: Span, error?: unknown): void {
-  if (error !== undefined) endFailed(span, error instanceof ServiceError ? error.code : "INTERNAL");
+  if (error !== undefined) endFailed(span, error instanceof AppError ? error.code : "INTERNAL");
   else span.end();
 }
 

@@ -2,7 +2,7 @@
  * The indexes an engine knows to be still building online (`index-build.ts`), and the refusal of
  * scans and counts on them: `503 INDEX_NOT_READY`, naming the index, until the build is done.
  */
-import { ServiceError } from "../../errors.ts";
+import { AppError } from "../../errors.ts";
 
 /** An index of a schema table. */
 export interface IndexRef {
@@ -11,8 +11,8 @@ export interface IndexRef {
 }
 
 /** The error of a scan or count on an index still being built. */
-export function indexNotReady({ table, index }: IndexRef): ServiceError {
-  return new ServiceError(
+export function indexNotReady({ table, index }: IndexRef): AppError {
+  return new AppError(
     "INDEX_NOT_READY",
     `Index "${index}" of table "${table}" is being built; queries on it are refused until it is ready (the server log shows its progress)`,
     { data: { table, index } },

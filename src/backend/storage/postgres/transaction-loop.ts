@@ -4,7 +4,7 @@
  * connection turns out dead before anything ran, and otherwise end as a typed error.
  */
 import type pg from "pg";
-import { ServiceError } from "../../errors.ts";
+import { AppError } from "../../errors.ts";
 import { logger } from "../../logger.ts";
 import { dbMetrics } from "../../metrics/metrics.ts";
 import {
@@ -175,7 +175,7 @@ export async function runTransaction<T, Tx extends PgReader>(
       }
       if (broken === undefined && (tx.conflicted || isConflict(error))) {
         if (attempt >= maxAttempts) {
-          throw new ServiceError(
+          throw new AppError(
             "CONFLICT",
             "The transaction kept conflicting with concurrent writes; try again",
           );
