@@ -307,8 +307,8 @@ describe("error registry: the behaviour", () => {
   });
 
   it("has one client-visible error class: AppError, which keeps the cause on the server only", () => {
-    // The platform's former name is the same class, not a subclass or a sibling.
-    expect(AppError).toBe(AppError);
+    // The former name `ServiceError` is gone from the sources, not kept as a second class.
+    expect(readFileSync(join(root, "src/backend/errors.ts"), "utf8")).not.toMatch(/\bServiceError\b/);
     const validation = new ValidationError("INVALID_ARGUMENTS", "args.x", "string", "bad");
     expect(validation).toBeInstanceOf(AppError);
     const cause = new Error("connect ECONNREFUSED 10.0.0.7:5432");
