@@ -299,8 +299,14 @@ describe("corsRule", () => {
     const env = {
       get: (name: string) => (name === "SITE_URL" ? "https://site.example:8443/app/" : undefined),
     };
-    expect(corsRule(env as any)).toEqual({
-      origin: "https://site.example:8443",
+    const rule = corsRule(env as any);
+    // The origin rule answers SITE_URL's origin with itself and any other with nothing.
+    const origin = rule.origin as (origin: string) => string | null;
+    expect(origin("https://site.example:8443")).toBe("https://site.example:8443");
+    expect(origin("https://site.example")).toBeNull();
+    expect(origin("https://evil.example")).toBeNull();
+    expect(rule).toEqual({
+      origin: expect.any(Function),
       allowHeaders: ["Content-Type", "Authorization", "Service-Auth-Cookie"],
       exposeHeaders: ["Set-Service-Auth-Cookie"],
       allowMethods: ["GET", "POST", "OPTIONS"],

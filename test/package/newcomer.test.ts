@@ -303,8 +303,10 @@ describe.skipIf(!hasCurl)("README: your own app from an empty folder, from the p
         line.replace("http://localhost:3000", app.url),
       );
       expect(commands[0]).toBe(`B=${app.url}`);
-      const rotation = commands.findIndex((line) => line.includes("auth:rotateKeys"));
-      expect(rotation).toBe(commands.length - 1);
+      // Step 5 ends the block: the hard cut, then the graceful rotation.
+      const rotations = commands.flatMap((line, i) => (line.includes("auth:rotateKeys") ? [i] : []));
+      expect(rotations).toEqual([commands.length - 2, commands.length - 1]);
+      const [rotation, gracefulRotation] = rotations;
 
       // Steps 1–4, each command's output after a marker line.
       const script = commands
@@ -376,6 +378,15 @@ describe.skipIf(!hasCurl)("README: your own app from an empty folder, from the p
       const after = await query(await token());
       expect(after.status).toBe(200);
       expect(await after.json()).toMatchObject({ value: { email: "ann@example.com", role: "admin" } });
+
+      // The graceful rotation: once the server has the new key set, new tokens carry the new key,
+      // and a token the old key signed just before still answers 200.
+      const kidOf = (jwt: string) => JSON.parse(Buffer.from(jwt.split(".")[0], "base64url").toString()).kid;
+      const old = await token();
+      const graceful = await bash(`set -eo pipefail\n${commands[gracefulRotation]}`, folder);
+      expect(graceful.code, graceful.stderr).toBe(0);
+      await eventually(async () => expect(kidOf(await token())).not.toBe(kidOf(old)));
+      expect((await query(old)).status).toBe(200);
     },
     PROCESS_TEST_TIMEOUT,
   );
