@@ -116,6 +116,14 @@ export function requestClientAddress(
  * The key IP-based rate limits count a client under (GHSA-p6v2-xcpg-h6xw): an IPv4 address as is;
  * an IPv6 address as its /64 network (`2001:db8:1:2::/64`), since one IPv6 client holds a whole
  * /64 and would otherwise rotate addresses past any limit. Anything else is returned unchanged.
+ *
+ * @example
+ * ```ts
+ * import { rateLimitKey } from "service-auth/server";
+ *
+ * rateLimitKey("203.0.113.7"); // "203.0.113.7"
+ * rateLimitKey("2001:db8:1:2:3:4:5:6"); // "2001:db8:1:2::/64"
+ * ```
  */
 export function rateLimitKey(ip: string): string {
   const address = normalizeAddress(ip);

@@ -59,7 +59,20 @@ export const ERROR_CODES = {
   ),
 } as const satisfies Record<string, ErrorCodeSpec>;
 
-/** A registered code, or an application's own (which answers 400 unless given a status). */
+/**
+ * A registered code, or an application's own (which answers 400 unless given a status).
+ *
+ * @example
+ * ```ts
+ * import { AppError, type ErrorCode } from "service-auth/server";
+ *
+ * function refuse(code: ErrorCode, message: string): never {
+ *   throw new AppError(code, message);
+ * }
+ * refuse("UNAUTHORIZED", "Sign in first"); // a registered code (401)
+ * refuse("QUOTA_EXCEEDED", "Too many messages today"); // an application's own (400)
+ * ```
+ */
 export type ErrorCode = keyof typeof ERROR_CODES | (string & {});
 
 /** Every registered code: the platform's, and those modules added with {@link defineErrorCodes}. */

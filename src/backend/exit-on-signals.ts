@@ -6,6 +6,15 @@ import type { RunningService } from "./service.ts";
  * The first SIGTERM or SIGINT stops `service` gracefully and exits 0: `RunningService.close`
  * after its shutdown delay (load balancers route elsewhere first), then in-flight requests and
  * calls finish. A second signal exits at once with code 1.
+ *
+ * @example
+ * ```ts
+ * import { exitOnSignals, startService } from "service-auth/server";
+ *
+ * const service = await startService(app);
+ * // SIGTERM / SIGINT: drain and exit 0; a second signal exits at once with 1.
+ * exitOnSignals(service);
+ * ```
  */
 export function exitOnSignals(
   service: Pick<RunningService, "close"> & Partial<Pick<RunningService, "shutdownDelayMs">>,

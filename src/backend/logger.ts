@@ -58,6 +58,19 @@ function write(level: Level, message: string, fields?: LogFields): void {
   process.stderr.write(`${JSON.stringify(line)}\n`);
 }
 
+/**
+ * Structured JSON log lines on stderr, with secrets and personal data (tokens, passwords,
+ * email addresses, JWTs) redacted from messages and fields.
+ *
+ * @example
+ * ```ts
+ * import { logger } from "service-auth/server";
+ *
+ * logger.info("listening", { url: service.url });
+ * logger.warn("mail is not configured: messages are logged");
+ * logger.error("payment webhook failed", { orderId, token }); // `token` is redacted
+ * ```
+ */
 export const logger = {
   info: (message: string, fields?: LogFields) => write("info", message, fields),
   warn: (message: string, fields?: LogFields) => write("warn", message, fields),

@@ -12,7 +12,20 @@ export interface IndexDefinition {
   fields: string[];
 }
 
-/** A table: its field validators and indexes. Build it with {@link defineTable}. */
+/**
+ * A table: its field validators and indexes. Build it with {@link defineTable}.
+ *
+ * @example
+ * ```ts
+ * import { defineTable, type TableDefinition, v } from "service-auth/server";
+ *
+ * const profiles = defineTable({ userId: v.id("user"), bio: v.string() }).index("userId", ["userId"]);
+ * function fieldNames(table: TableDefinition): string[] {
+ *   return Object.keys(table.fields);
+ * }
+ * fieldNames(profiles); // ["userId", "bio"]
+ * ```
+ */
 export class TableDefinition<
   F extends PropertyValidators = PropertyValidators,
   I extends Record<string, string[]> = {},
@@ -44,20 +57,57 @@ export class TableDefinition<
   }
 }
 
-/** Declares a table from a map of field validators. */
+/**
+ * Declares a table from a map of field validators.
+ *
+ * @example
+ * ```ts
+ * import { defineSchema, defineTable, v } from "service-auth/server";
+ *
+ * export default defineSchema({
+ *   counters: defineTable({ name: v.string(), value: v.number() }).index("name", ["name"]),
+ *   messages: defineTable({ body: v.string(), author: v.string(), userId: v.id("user") }),
+ * });
+ * ```
+ */
 export function defineTable<F extends PropertyValidators>(fields: F): TableDefinition<F, {}> {
   return new TableDefinition(fields);
 }
 
 export type SchemaTables = Record<string, TableDefinition<any, any>>;
 
-/** A validated set of tables. Build it with {@link defineSchema}. */
+/**
+ * A validated set of tables. Build it with {@link defineSchema}.
+ *
+ * @example
+ * ```ts
+ * import type { SchemaDefinition } from "service-auth/server";
+ * import schema from "./schema.ts";
+ *
+ * function tableNames(s: SchemaDefinition): string[] {
+ *   return Object.keys(s.tables);
+ * }
+ * tableNames(schema); // ["counters", "messages", …]
+ * ```
+ */
 export interface SchemaDefinition<T extends SchemaTables = SchemaTables> {
   readonly tables: T;
   /** Edges between tables, from the entity style of declaration (metadata for readers). */
   readonly edges: EdgeDefinition[];
 }
 
+/**
+ * An edge between two tables of an entity-style schema ({@link defineEntSchema}): which table
+ * holds the id field, and whether it points to one document or is the inverse, many side.
+ *
+ * @example
+ * ```ts
+ * import type { EdgeDefinition } from "service-auth/server";
+ *
+ * // defineEnt({ … }).edge("user") on `posts` records:
+ * const edge: EdgeDefinition = { from: "posts", name: "user", to: "user", cardinality: "one", field: "userId" };
+ * ```
+ */
 export interface EdgeDefinition {
   from: string;
   name: string;
@@ -67,7 +117,19 @@ export interface EdgeDefinition {
   field: string;
 }
 
-/** Declares the application's schema. */
+/**
+ * Declares the application's schema.
+ *
+ * @example
+ * ```ts
+ * import { defineSchema, defineTable, v } from "service-auth/server";
+ *
+ * export default defineSchema({
+ *   profiles: defineTable({ userId: v.id("user"), bio: v.string() }).index("userId", ["userId"]),
+ *   messages: defineTable({ body: v.string(), userId: v.id("user") }),
+ * });
+ * ```
+ */
 export function defineSchema<T extends SchemaTables>(tables: T): SchemaDefinition<T> {
   for (const name of Object.keys(tables)) {
     if (!/^[A-Za-z][A-Za-z0-9_]*$/.test(name)) throw new Error(`Invalid table name "${name}"`);
@@ -81,13 +143,37 @@ export function defineSchema<T extends SchemaTables>(tables: T): SchemaDefinitio
 /** System fields present on every stored document. */
 export type SystemFields<T extends string> = { _id: Id<T>; _creationTime: number };
 
-/** The stored document type of table `T` in schema `S`. */
+/**
+ * The stored document type of table `T` in schema `S`.
+ *
+ * @example
+ * ```ts
+ * import type { DocOf } from "service-auth/server";
+ * import type schema from "./schema.ts";
+ *
+ * type Message = DocOf<typeof schema, "messages">; // fields plus _id and _creationTime
+ * const preview = (m: Message) => `${m.author}: ${m.body.slice(0, 40)}`;
+ * ```
+ */
 export type DocOf<S extends SchemaDefinition, T extends keyof S["tables"] & string> = ObjectType<
   S["tables"][T]["fields"]
 > &
   SystemFields<T>;
 
-/** The shape the typed database API works against. */
+/**
+ * The shape the typed database API works against.
+ *
+ * @example
+ * ```ts
+ * import { type DataModelOf, type QueryCtx } from "service-auth/server";
+ * import schema from "./schema.ts";
+ *
+ * export type DataModel = DataModelOf<typeof schema>;
+ * async function latest(ctx: QueryCtx<DataModel>) {
+ *   return ctx.db.query("messages").order("desc").first();
+ * }
+ * ```
+ */
 export type DataModelOf<S extends SchemaDefinition> = {
   [T in keyof S["tables"] & string]: {
     document: DocOf<S, T>;
@@ -99,7 +185,19 @@ export type DataModelOf<S extends SchemaDefinition> = {
   };
 };
 
-/** A data model with no static knowledge (used by untyped code paths). */
+/**
+ * A data model with no static knowledge (used by untyped code paths).
+ *
+ * @example
+ * ```ts
+ * import type { DatabaseReader, GenericDataModel } from "service-auth/server";
+ *
+ * // Code that works with any app's tables (no static knowledge of them):
+ * async function exists<DM extends GenericDataModel>(db: DatabaseReader<DM>, id: string): Promise<boolean> {
+ *   return (await db.get(id)) !== null;
+ * }
+ * ```
+ */
 export type GenericDataModel = Record<
   string,
   {
@@ -152,11 +250,37 @@ export class EntDefinition<
   }
 }
 
+/**
+ * Declares an entity (a table in the entity style of {@link defineEntSchema}) from a map of
+ * field validators; chain `.edge(...)`, `.edges(...)` and `.index(...)`.
+ *
+ * @example
+ * ```ts
+ * import { defineEnt, defineEntSchema, v } from "service-auth/server";
+ *
+ * export default defineEntSchema({
+ *   user: defineEnt({ name: v.string() }).edges("posts", { to: "posts", ref: "userId" }),
+ *   posts: defineEnt({ title: v.string() }).edge("user"), // adds `userId` and its index
+ * });
+ * ```
+ */
 export function defineEnt<F extends PropertyValidators>(fields: F): EntDefinition<F, {}> {
   return new EntDefinition(new TableDefinition(fields));
 }
 
-/** Declares a schema from entity definitions; it compiles to plain tables plus edge metadata. */
+/**
+ * Declares a schema from entity definitions; it compiles to plain tables plus edge metadata.
+ *
+ * @example
+ * ```ts
+ * import { defineEnt, defineEntSchema, v } from "service-auth/server";
+ *
+ * export default defineEntSchema({
+ *   user: defineEnt({ name: v.string() }).edges("posts", { to: "posts", ref: "userId" }),
+ *   posts: defineEnt({ title: v.string() }).edge("user"),
+ * });
+ * ```
+ */
 export function defineEntSchema<E extends Record<string, EntDefinition<any, any>>>(
   ents: E,
 ): SchemaDefinition<{ [K in keyof E]: E[K]["table"] }> {

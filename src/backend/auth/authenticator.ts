@@ -28,10 +28,35 @@ import { TokenError } from "./token-errors.ts";
  * the caller against the database (e.g. the session exists and is unexpired) and return the
  * identity functions will see. Throw `AppError("UNAUTHORIZED" | "ACCOUNT_BANNED", …)` to refuse.
  * Its reads are recorded, so a live connection can watch exactly what its identity depends on.
+ *
+ * @example
+ * ```ts
+ * import { AppError, type IdentityResolver } from "service-auth/server";
+ *
+ * const resolveIdentity: IdentityResolver = async (claims, ctx) => {
+ *   const user = await ctx.db.get("user", String(claims.sub));
+ *   if (!user) throw new AppError("UNAUTHORIZED", "Unknown user");
+ *   return { subject: String(claims.sub), issuer: String(claims.iss), tokenIdentifier: `${claims.iss}|${claims.sub}` };
+ * };
+ * ```
  */
 export type IdentityResolver = (claims: Record<string, unknown>, ctx: QueryCtx) => Promise<UserIdentity>;
 
-/** The platform's auth configuration (requirements §4.3 "auth config"). */
+/**
+ * The platform's auth configuration (requirements §4.3 "auth config").
+ *
+ * @example
+ * ```ts
+ * import type { AuthConfig, BackendEnv } from "service-auth/server";
+ *
+ * const auth = (env: BackendEnv): AuthConfig => ({
+ *   providers: [
+ *     { issuer: "https://auth.example.com", audience: "service-auth", getJwks: () => env.get("JWKS") },
+ *   ],
+ * });
+ * // startService({ schema, modules, auth });
+ * ```
+ */
 export interface AuthConfig {
   /** JWT providers; a function is re-read so providers can follow the env store (e.g. `JWKS`). */
   providers: JwtProviderConfig[];

@@ -36,7 +36,20 @@ import {
 
 export { TokenError, type TokenErrorCode };
 
-/** Configuration of one trusted token issuer. Exactly one of `jwks`, `jwksUrl`, `getJwks` must be set. */
+/**
+ * Configuration of one trusted token issuer. Exactly one of `jwks`, `jwksUrl`, `getJwks` must be set.
+ *
+ * @example
+ * ```ts
+ * import type { JwtProviderConfig } from "service-auth/server";
+ *
+ * const provider: JwtProviderConfig = {
+ *   issuer: "https://accounts.example.com",
+ *   audience: "my-app",
+ *   jwksUrl: "https://accounts.example.com/.well-known/jwks.json",
+ * };
+ * ```
+ */
 export interface JwtProviderConfig {
   /** expected `iss` claim; also selects this provider */
   issuer: string;

@@ -31,7 +31,20 @@ export interface ClusterOptions {
   metrics?: MetricsOptions;
 }
 
-/** A running cluster, as seen from its primary. */
+/**
+ * A running cluster, as seen from its primary.
+ *
+ * @example
+ * ```ts
+ * import { type RunningCluster, startService } from "service-auth/server";
+ *
+ * const service = await startService({ ...app, workers: 4 });
+ * if ("role" in service) {
+ *   const cluster: RunningCluster = service;
+ *   console.log(`${cluster.url}: ${cluster.workerPids().length} workers`);
+ * }
+ * ```
+ */
 export interface RunningCluster {
   readonly role: "primary";
   /** The shared port's URL. */

@@ -7,6 +7,14 @@ export const MAX_WORKERS = 256;
 /**
  * `WORKERS` from the environment: unset or empty is 1 (one process, no cluster); otherwise a whole
  * number from 1 to {@link MAX_WORKERS}. Anything else throws a `SettingError` rather than guessing.
+ *
+ * @example
+ * ```ts
+ * import { startService, workersSetting } from "service-auth/server";
+ *
+ * // WORKERS=4 → 4 worker processes; unset → 1 (no cluster).
+ * const service = await startService({ ...app, workers: workersSetting() });
+ * ```
  */
 export function workersSetting(env: Record<string, string | undefined> = process.env): number {
   const raw = env.WORKERS?.trim();

@@ -7,7 +7,18 @@
 import { AppError } from "../errors.ts";
 import type { DatabaseReaderImpl, DatabaseWriterImpl } from "./database.ts";
 
-/** One live WebSocket connection, on any instance. */
+/**
+ * One live WebSocket connection, on any instance.
+ *
+ * @example
+ * ```ts
+ * import type { LiveConnection } from "service-auth/server";
+ *
+ * function label(connection: LiveConnection): string {
+ *   return `${connection.subject} from ${connection.clientIp ?? "?"} (${connection.subscriptions} live queries)`;
+ * }
+ * ```
+ */
 export interface LiveConnection {
   /** The presence row's id. */
   _id: string;
@@ -25,18 +36,55 @@ export interface LiveConnection {
   subscriptions: number;
 }
 
-/** Which connections: those of one session, or of one subject (every session of a user). */
+/**
+ * Which connections: those of one session, or of one subject (every session of a user).
+ *
+ * @example
+ * ```ts
+ * import type { ConnectionFilter } from "service-auth/server";
+ *
+ * const oneSession: ConnectionFilter = { sessionId: "session-id" };
+ * const everySessionOfUser: ConnectionFilter = { subject: "user-id" };
+ * ```
+ */
 export type ConnectionFilter =
   | { sessionId: string; subject?: undefined }
   | { subject: string; sessionId?: undefined };
 
-/** `ctx.connections` in a query. */
+/**
+ * `ctx.connections` in a query.
+ *
+ * @example
+ * ```ts
+ * export const myConnections = query({
+ *   args: {},
+ *   handler: async (ctx) => {
+ *     const identity = await ctx.auth.getUserIdentity();
+ *     if (!identity) throw new AppError("UNAUTHORIZED", "Sign in first");
+ *     return ctx.connections.list({ subject: identity.subject });
+ *   },
+ * });
+ * ```
+ */
 export interface ConnectionsReader {
   /** The identified live connections matching `filter`, oldest first. */
   list(filter: ConnectionFilter): Promise<LiveConnection[]>;
 }
 
-/** `ctx.connections` in a mutation. */
+/**
+ * `ctx.connections` in a mutation.
+ *
+ * @example
+ * ```ts
+ * export const kickUser = internalMutation({
+ *   args: { userId: v.string() },
+ *   handler: async (ctx, { userId }) => {
+ *     // Closes every live WebSocket of the user, on every instance, once this mutation commits.
+ *     await ctx.connections.disconnect({ subject: userId });
+ *   },
+ * });
+ * ```
+ */
 export interface ConnectionsWriter extends ConnectionsReader {
   /**
    * Closes the matching connections on every instance once this mutation commits (close code

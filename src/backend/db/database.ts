@@ -24,7 +24,19 @@ type AnyPatch<DM extends GenericDataModel> = {
   [T in TableName<DM>]: Partial<WithoutSystem<DocOf<DM, T>>>;
 }[TableName<DM>];
 
-/** Read access to the database, available in queries and mutations. */
+/**
+ * Read access to the database, available in queries and mutations.
+ *
+ * @example
+ * ```ts
+ * import type { DatabaseReader } from "service-auth/server";
+ * import type { DataModel } from "./functions.ts";
+ *
+ * async function profileOf(db: DatabaseReader<DataModel>, userId: string) {
+ *   return db.query("profiles").withIndex("userId", (q) => q.eq("userId", userId)).unique();
+ * }
+ * ```
+ */
 export interface DatabaseReader<DM extends GenericDataModel = GenericDataModel> {
   /** The document with this id, or null (also for ids that are malformed or of another table). */
   get<T extends TableName<DM>>(table: T, id: string): Promise<DocOf<DM, T> | null>;
@@ -35,7 +47,21 @@ export interface DatabaseReader<DM extends GenericDataModel = GenericDataModel> 
   tableOf(id: string): TableName<DM> | null;
 }
 
-/** Read and write access, available in mutations only; writes are part of the mutation's transaction. */
+/**
+ * Read and write access, available in mutations only; writes are part of the mutation's transaction.
+ *
+ * @example
+ * ```ts
+ * import type { DatabaseWriter } from "service-auth/server";
+ * import type { DataModel } from "./functions.ts";
+ *
+ * async function bump(db: DatabaseWriter<DataModel>, name: string): Promise<void> {
+ *   const counter = await db.query("counters").withIndex("name", (q) => q.eq("name", name)).unique();
+ *   if (counter) await db.patch(counter._id, { value: counter.value + 1 });
+ *   else await db.insert("counters", { name, value: 1 });
+ * }
+ * ```
+ */
 export interface DatabaseWriter<DM extends GenericDataModel = GenericDataModel> extends DatabaseReader<DM> {
   /** Inserts a document and returns its new id (typed as an id of `table`). */
   insert<T extends TableName<DM>>(table: T, value: WithoutSystem<DocOf<DM, T>>): Promise<Id<T>>;

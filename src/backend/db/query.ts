@@ -11,7 +11,19 @@ import type { ReadSet } from "./read-write-sets.ts";
 
 type Op = { kind: "eq" | "gt" | "gte" | "lt" | "lte"; field: string; value: unknown };
 
-/** Builds an index range: `eq` on a prefix of the index fields, then at most one lower and one upper bound. */
+/**
+ * Builds an index range: `eq` on a prefix of the index fields, then at most one lower and one upper bound.
+ *
+ * @example
+ * ```ts
+ * // The callback of `withIndex` receives an IndexRangeBuilder: `eq` on a prefix of the
+ * // index fields, then at most one lower and one upper bound.
+ * const profile = await ctx.db
+ *   .query("profiles")
+ *   .withIndex("userId", (q) => q.eq("userId", userId))
+ *   .unique();
+ * ```
+ */
 export class IndexRangeBuilder<Doc = any, Fields extends string = string> {
   /** @internal */ readonly ops: Op[] = [];
   eq<F extends Fields>(field: F, value: F extends keyof Doc ? Doc[F] : unknown): this {
@@ -79,10 +91,47 @@ export function compileRange(indexName: string, fields: string[], ops: Op[]): Ke
   return { lower, upper };
 }
 
+/**
+ * Options of `Query.paginate`: how many documents a page holds, and where it starts (`null`
+ * for the first page, else the previous page's `continueCursor`).
+ *
+ * @example
+ * ```ts
+ * import { type PaginationOptions, v } from "service-auth/server";
+ *
+ * export const page = query({
+ *   args: { numItems: v.number(), cursor: v.union(v.string(), v.null()) },
+ *   handler: async (ctx, args) => {
+ *     const options: PaginationOptions = { numItems: args.numItems, cursor: args.cursor };
+ *     return ctx.db.query("messages").order("desc").paginate(options);
+ *   },
+ * });
+ * ```
+ */
 export interface PaginationOptions {
   numItems: number;
   cursor: string | null;
 }
+/**
+ * One page of `Query.paginate`: its documents, whether it is the last one, and the cursor that
+ * starts the next.
+ *
+ * @example
+ * ```ts
+ * import type { PaginationResult } from "service-auth/server";
+ *
+ * async function everyPage<T>(read: (cursor: string | null) => Promise<PaginationResult<T>>): Promise<T[]> {
+ *   const all: T[] = [];
+ *   let cursor: string | null = null;
+ *   for (;;) {
+ *     const { page, isDone, continueCursor } = await read(cursor);
+ *     all.push(...page);
+ *     if (isDone) return all;
+ *     cursor = continueCursor;
+ *   }
+ * }
+ * ```
+ */
 export interface PaginationResult<T> {
   page: T[];
   isDone: boolean;
@@ -107,7 +156,19 @@ function bounds(lower: Buffer | undefined, upper: Buffer | undefined): KeyRange 
   return range;
 }
 
-/** A query over one table; chain `withIndex`, `order`, `filter`, then read it. */
+/**
+ * A query over one table; chain `withIndex`, `order`, `filter`, then read it.
+ *
+ * @example
+ * ```ts
+ * const newest = await ctx.db.query("messages").order("desc").take(50);
+ * const counter = await ctx.db
+ *   .query("counters")
+ *   .withIndex("name", (q) => q.eq("name", "users"))
+ *   .unique();
+ * const long = await ctx.db.query("messages").filter((m) => m.body.length > 100).collect();
+ * ```
+ */
 export class Query<
   Doc extends StoredDocument = StoredDocument,
   Indexes extends Record<string, string[]> = Record<string, string[]>,

@@ -1,10 +1,37 @@
 /** `defineMigration`: an online migration of one table's documents, one document at a time. */
 import type { StoredDocument } from "../storage/engine.ts";
 
-/** The fields to change in a document (`undefined` removes a field); nothing to leave it as it is. */
+/**
+ * The fields to change in a document (`undefined` removes a field); nothing to leave it as it is.
+ *
+ * @example
+ * ```ts
+ * import type { DocOf, MigrationPatch } from "service-auth/server";
+ * import type schema from "./schema.ts";
+ *
+ * type Message = DocOf<typeof schema, "messages">;
+ * const trim = (doc: Message): MigrationPatch<Message> =>
+ *   doc.body.trim() === doc.body ? undefined : { body: doc.body.trim() };
+ * ```
+ */
 export type MigrationPatch<Doc> = Partial<Omit<Doc, "_id" | "_creationTime">> | undefined;
 
-/** A migration made by {@link defineMigration}. */
+/**
+ * A migration made by {@link defineMigration}.
+ *
+ * @example
+ * ```ts
+ * import { type DocOf, defineMigration, type Migration } from "service-auth/server";
+ * import type schema from "./schema.ts";
+ *
+ * type Message = DocOf<typeof schema, "messages">;
+ * export const trimMessageBodies: Migration<Message> = defineMigration<Message>({
+ *   table: "messages",
+ *   migrateOne: (doc) => (doc.body.trim() === doc.body ? undefined : { body: doc.body.trim() }),
+ *   batchSize: 200,
+ * });
+ * ```
+ */
 export interface Migration<Doc extends StoredDocument = StoredDocument> {
   readonly table: string;
   readonly migrateOne: (doc: Doc) => MigrationPatch<Doc> | Promise<MigrationPatch<Doc>>;

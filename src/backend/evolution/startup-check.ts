@@ -13,10 +13,31 @@ import {
   SchemaCheckRefusal,
 } from "./stored-check.ts";
 
-/** `refuse` (the default): violations stop the start; `warn`: they are logged and it starts. */
+/**
+ * `refuse` (the default): violations stop the start; `warn`: they are logged and it starts.
+ *
+ * @example
+ * ```ts
+ * import type { SchemaCheckMode } from "service-auth/server";
+ *
+ * const schemaCheck: SchemaCheckMode = process.env.NODE_ENV === "production" ? "refuse" : "warn";
+ * await startService({ ...app, schemaCheck });
+ * ```
+ */
 export type SchemaCheckMode = "refuse" | "warn";
 
-/** `SCHEMA_CHECK` from the environment: unset is `refuse`; anything but the two values refuses to start. */
+/**
+ * `SCHEMA_CHECK` from the environment: unset is `refuse`; anything but the two values refuses to start.
+ *
+ * @example
+ * ```ts
+ * import { SettingsCheck, schemaCheckSetting, startService } from "service-auth/server";
+ *
+ * const check = new SettingsCheck();
+ * // SCHEMA_CHECK=warn: documents that violate the schema are logged instead of refusing the start.
+ * await startService({ ...app, schemaCheck: check.read(() => schemaCheckSetting()) });
+ * ```
+ */
 export function schemaCheckSetting(env: Record<string, string | undefined> = process.env): SchemaCheckMode {
   const raw = env.SCHEMA_CHECK?.trim();
   if (!raw) return "refuse";

@@ -21,7 +21,18 @@ const PROGRESS_EVERY = 100_000;
 /** How many ids of violating documents a violation keeps (the count is exact). */
 const EXAMPLE_IDS = 3;
 
-/** Documents of one table that fail the same field the same way. */
+/**
+ * Documents of one table that fail the same field the same way.
+ *
+ * @example
+ * ```ts
+ * import type { FieldViolation } from "service-auth/server";
+ *
+ * function describe(v: FieldViolation): string {
+ *   return `${v.documents} documents of ${v.table} fail ${v.path} (expected ${v.expected})`;
+ * }
+ * ```
+ */
 export interface FieldViolation {
   table: string;
   /** The validation path, e.g. `messages.body` or `posts.tags[]` (array positions left out). */
@@ -190,7 +201,24 @@ export const SCHEMA_FIX_HINT =
   "the stored documents are valid, migrate them (`npm run cli -- migrate NAME`, see README " +
   '"Changing the schema"), then narrow the field again.';
 
-/** The schema check's refusal to start, with every violation and what to do. */
+/**
+ * The schema check's refusal to start, with every violation and what to do.
+ *
+ * @example
+ * ```ts
+ * import { SchemaCheckRefusal, startService } from "service-auth/server";
+ *
+ * try {
+ *   await startService(app);
+ * } catch (error) {
+ *   if (error instanceof SchemaCheckRefusal) {
+ *     for (const v of error.violations) console.error(`${v.table}: ${v.path} must be ${v.expected}`);
+ *     process.exit(1);
+ *   }
+ *   throw error;
+ * }
+ * ```
+ */
 export class SchemaCheckRefusal extends StartRefusal {
   constructor(readonly violations: FieldViolation[]) {
     super(

@@ -13,7 +13,18 @@ import type { ObjectType, PropertyValidators } from "../values/validators.ts";
 import type { FunctionReference } from "./references.ts";
 import type { FunctionKind, RegisteredFunction, Visibility } from "./registered.ts";
 
-/** What a verified token tells about the caller. Fields beyond these come from the token claims. */
+/**
+ * What a verified token tells about the caller. Fields beyond these come from the token claims.
+ *
+ * @example
+ * ```ts
+ * import type { UserIdentity } from "service-auth/server";
+ *
+ * function describeCaller(identity: UserIdentity): string {
+ *   return `${identity.subject} (issued by ${identity.issuer})`;
+ * }
+ * ```
+ */
 export interface UserIdentity {
   /** The token's `sub`. */
   subject: string;
@@ -23,24 +34,73 @@ export interface UserIdentity {
   [claim: string]: unknown;
 }
 
-/** `ctx.auth`: the caller's identity, established by the transport before the function runs. */
+/**
+ * `ctx.auth`: the caller's identity, established by the transport before the function runs.
+ *
+ * @example
+ * ```ts
+ * export const whoAmI = query({
+ *   args: {},
+ *   handler: async (ctx) => {
+ *     const identity = await ctx.auth.getUserIdentity();
+ *     if (!identity) throw new AppError("UNAUTHORIZED", "Sign in first");
+ *     return identity.subject;
+ *   },
+ * });
+ * ```
+ */
 export interface Auth {
   getUserIdentity(): Promise<UserIdentity | null>;
   /** The raw bearer token of the request, for forwarding to external APIs. */
   getToken(): string | null;
 }
 
-/** Read access to backend environment variables (env store, overridden by the process env). */
+/**
+ * Read access to backend environment variables (env store, overridden by the process env).
+ *
+ * @example
+ * ```ts
+ * import type { EnvReader } from "service-auth/server";
+ *
+ * function siteUrl(env: EnvReader): string {
+ *   return env.get("SITE_URL") ?? "http://localhost:3000";
+ * }
+ * ```
+ */
 export interface EnvReader {
   get(name: string): string | undefined;
 }
 
-/** Facts about the request that are not identity (e.g. the client's address). */
+/**
+ * Facts about the request that are not identity (e.g. the client's address).
+ *
+ * @example
+ * ```ts
+ * export const whereFrom = query({
+ *   args: {},
+ *   handler: async (ctx) => ({ ip: ctx.meta.clientIp ?? null, agent: ctx.meta.userAgent ?? null }),
+ * });
+ * ```
+ */
 export interface RequestMeta {
   clientIp?: string;
   userAgent?: string;
 }
 
+/**
+ * The `ctx` of a query handler: read-only database, identity, environment, request facts,
+ * live connections and scheduled jobs, all read from one snapshot.
+ *
+ * @example
+ * ```ts
+ * import type { QueryCtx } from "service-auth/server";
+ * import type { DataModel } from "./functions.ts";
+ *
+ * async function countMessages(ctx: QueryCtx<DataModel>): Promise<number> {
+ *   return (await ctx.db.query("messages").collect()).length;
+ * }
+ * ```
+ */
 export interface QueryCtx<DM extends GenericDataModel = GenericDataModel> {
   env: EnvReader;
   db: DatabaseReader<DM>;
@@ -52,6 +112,20 @@ export interface QueryCtx<DM extends GenericDataModel = GenericDataModel> {
   scheduledJobs: ScheduledJobsReader;
 }
 
+/**
+ * The `ctx` of a mutation handler: like {@link QueryCtx} but with a writable `ctx.db`, the
+ * scheduler and `ctx.connections.disconnect`, all in one transaction.
+ *
+ * @example
+ * ```ts
+ * import type { MutationCtx } from "service-auth/server";
+ * import type { DataModel } from "./functions.ts";
+ *
+ * async function addMessage(ctx: MutationCtx<DataModel>, userId: string, body: string) {
+ *   return ctx.db.insert("messages", { body, author: "system", userId });
+ * }
+ * ```
+ */
 export interface MutationCtx<DM extends GenericDataModel = GenericDataModel> {
   env: EnvReader;
   db: DatabaseWriter<DM>;
@@ -65,6 +139,21 @@ export interface MutationCtx<DM extends GenericDataModel = GenericDataModel> {
   scheduledJobs: ScheduledJobsReader;
 }
 
+/**
+ * The `ctx` of an action or HTTP action: no direct database access; it calls queries and
+ * mutations through `runQuery` / `runMutation` and may do outside work (fetch, mail).
+ *
+ * @example
+ * ```ts
+ * export const sendAndCount = action({
+ *   args: { body: v.string() },
+ *   handler: async (ctx, { body }) => {
+ *     await ctx.runMutation(api.messages.send, { body });
+ *     return ctx.runQuery(api.users.count, {});
+ *   },
+ * });
+ * ```
+ */
 export interface ActionCtx {
   env: EnvReader;
   auth: Auth;
@@ -93,7 +182,19 @@ export interface ActionCtx {
   runInTransaction<T>(fn: () => Promise<T>): Promise<T>;
 }
 
-/** An HTTP route handler: a web-standard Request in, a Response out. */
+/**
+ * An HTTP route handler: a web-standard Request in, a Response out.
+ *
+ * @example
+ * ```ts
+ * import type { HttpAction } from "service-auth/server";
+ * import { httpAction } from "./functions.ts";
+ *
+ * export const ping: HttpAction = httpAction(async (_ctx, request) =>
+ *   Response.json({ ok: true, method: request.method }),
+ * );
+ * ```
+ */
 export interface HttpAction {
   readonly kind: "httpAction";
   readonly handler: (ctx: ActionCtx, request: Request) => Promise<Response>;
@@ -116,7 +217,18 @@ function builder<K extends FunctionKind, V extends Visibility>(kind: K, visibili
   }) as Builder<K, V, any>;
 }
 
-/** The function builders typed against one data model. */
+/**
+ * The function builders typed against one data model.
+ *
+ * @example
+ * ```ts
+ * import { type FunctionBuilders, functionsFor, type DataModelOf } from "service-auth/server";
+ * import schema from "./schema.ts";
+ *
+ * const builders: FunctionBuilders<DataModelOf<typeof schema>> = functionsFor(schema);
+ * export const { query, mutation, action } = builders;
+ * ```
+ */
 export interface FunctionBuilders<DM extends GenericDataModel> {
   query: Builder<"query", "public", QueryCtx<DM>>;
   internalQuery: Builder<"query", "internal", QueryCtx<DM>>;
@@ -130,6 +242,20 @@ export interface FunctionBuilders<DM extends GenericDataModel> {
 /**
  * Builders whose `ctx.db` is typed by `schema`:
  * `export const { query, mutation } = functionsFor(schema)`.
+ *
+ * @example
+ * ```ts
+ * import { functionsFor, v } from "service-auth/server";
+ * import schema from "./schema.ts";
+ *
+ * export const { query, mutation, action, internalMutation, httpAction } = functionsFor(schema);
+ *
+ * export const byAuthor = query({
+ *   args: { author: v.string() },
+ *   handler: async (ctx, { author }) =>
+ *     (await ctx.db.query("messages").collect()).filter((m) => m.author === author),
+ * });
+ * ```
  */
 export function functionsFor<S extends SchemaDefinition>(_schema?: S): FunctionBuilders<DataModelOf<S>> {
   return {
@@ -147,6 +273,18 @@ export function functionsFor<S extends SchemaDefinition>(_schema?: S): FunctionB
  * Wraps a mutation builder so every mutation made with it runs `wrap` around its handler — the
  * pattern for application-level triggers: `wrap` can replace `ctx.db` with one that runs
  * callbacks on each write, inside the same transaction.
+ *
+ * @example
+ * ```ts
+ * import { customMutation, type DataModelOf, functionsFor, Triggers } from "service-auth/server";
+ * import schema from "./schema.ts";
+ *
+ * const raw = functionsFor(schema);
+ * export const triggers = new Triggers<DataModelOf<typeof schema>>();
+ * // Every write made by these mutations runs the registered triggers, in the same transaction.
+ * export const mutation = customMutation(raw.mutation, triggers.wrap);
+ * export const internalMutation = customMutation(raw.internalMutation, triggers.wrap);
+ * ```
  */
 export function customMutation<DM extends GenericDataModel, V extends Visibility>(
   base: Builder<"mutation", V, MutationCtx<DM>>,

@@ -6,6 +6,19 @@ import type { FunctionKind, RegisteredFunction, Visibility } from "./registered.
 
 export const PATH = Symbol.for("service-auth.functionPath");
 
+/**
+ * A typed reference to a registered function (`api.messages.send`): its kind, visibility,
+ * argument and return types; at runtime only its `module:name` path.
+ *
+ * @example
+ * ```ts
+ * import type { Backend, FunctionReference } from "service-auth/server";
+ *
+ * async function callQuery<R extends FunctionReference<"query">>(backend: Backend, ref: R, args: R["_args"]) {
+ *   return (await backend.runQuery(ref, args)) as R["_returns"];
+ * }
+ * ```
+ */
 export interface FunctionReference<
   K extends FunctionKind = FunctionKind,
   V extends Visibility = Visibility,
@@ -26,9 +39,32 @@ type FilterVisibility<M, V extends Visibility> = {
   [F in keyof M as M[F] extends RegisteredFunction<any, V, any, any> ? F : never]: RefOf<M[F]>;
 };
 
-/** `api` type: public functions of each module. */
+/**
+ * `api` type: public functions of each module.
+ *
+ * @example
+ * ```ts
+ * import { type ApiOf, anyApi } from "service-auth/server";
+ * import * as messages from "./messages.ts";
+ * import * as users from "./users.ts";
+ *
+ * export const modules = { messages, users };
+ * export const api: ApiOf<typeof modules> = anyApi;
+ * // api.messages.send: a typed reference to the public mutation `messages:send`.
+ * ```
+ */
 export type ApiOf<Modules> = { [M in keyof Modules]: FilterVisibility<Modules[M], "public"> };
-/** `internal` type: internal functions of each module. */
+/**
+ * `internal` type: internal functions of each module.
+ *
+ * @example
+ * ```ts
+ * import { anyApi, type InternalApiOf } from "service-auth/server";
+ *
+ * export const internal: InternalApiOf<typeof modules> = anyApi;
+ * // internal.users.setRole: a typed reference to the internal mutation `users:setRole`.
+ * ```
+ */
 export type InternalApiOf<Modules> = { [M in keyof Modules]: FilterVisibility<Modules[M], "internal"> };
 
 function referenceProxy(parts: string[]): any {
@@ -48,7 +84,17 @@ function referenceProxy(parts: string[]): any {
   );
 }
 
-/** Untyped references; cast to `ApiOf<typeof modules>` in the app. */
+/**
+ * Untyped references; cast to `ApiOf<typeof modules>` in the app.
+ *
+ * @example
+ * ```ts
+ * import { type ApiOf, anyApi, type InternalApiOf } from "service-auth/server";
+ *
+ * export const api: ApiOf<typeof modules> = anyApi;
+ * export const internal: InternalApiOf<typeof modules> = anyApi;
+ * ```
+ */
 export const anyApi: any = referenceProxy([]);
 
 /** The `module:name` path of a reference (or a path string given as is). */

@@ -7,7 +7,22 @@ import type { PropertyValidators } from "../values/validators.ts";
 export type FunctionKind = "query" | "mutation" | "action";
 export type Visibility = "public" | "internal";
 
-/** A function the runtime can execute. `Args`/`Returns` are phantom types for references. */
+/**
+ * A function the runtime can execute. `Args`/`Returns` are phantom types for references.
+ *
+ * @example
+ * ```ts
+ * import type { RegisteredFunction } from "service-auth/server";
+ *
+ * import * as messages from "./messages.ts";
+ *
+ * // What `query(...)`, `mutation(...)` and `action(...)` return; modules export them by name.
+ * function isPublic(fn: RegisteredFunction): boolean {
+ *   return fn.visibility === "public";
+ * }
+ * isPublic(messages.send); // true
+ * ```
+ */
 export interface RegisteredFunction<
   K extends FunctionKind = FunctionKind,
   V extends Visibility = Visibility,

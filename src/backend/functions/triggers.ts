@@ -12,6 +12,19 @@ import type { DatabaseWriter } from "../db/database.ts";
 import type { GenericDataModel } from "../schema.ts";
 import type { MutationCtx } from "./define.ts";
 
+/**
+ * One write a trigger is told about: the operation, the document's id, and the document before
+ * (`oldDoc`, null on insert) and after (`newDoc`, null on delete).
+ *
+ * @example
+ * ```ts
+ * triggers.register("user", async (ctx, change) => {
+ *   if (change.operation === "update" && change.oldDoc?.email !== change.newDoc?.email) {
+ *     console.log(`user ${change.id}: email changed to ${change.newDoc?.email}`);
+ *   }
+ * });
+ * ```
+ */
 export interface Change<Doc> {
   operation: "insert" | "update" | "delete";
   id: string;
@@ -19,11 +32,46 @@ export interface Change<Doc> {
   newDoc: Doc | null;
 }
 
+/**
+ * A callback run after every insert, update and delete of table `T`, inside the writing
+ * mutation's transaction; its `ctx.db` writes fire triggers too.
+ *
+ * @example
+ * ```ts
+ * import type { Trigger } from "service-auth/server";
+ * import type { DataModel } from "./functions.ts";
+ *
+ * const logDeletes: Trigger<DataModel, "messages"> = (_ctx, change) => {
+ *   if (change.operation === "delete") console.log(`message ${change.id} deleted`);
+ * };
+ * triggers.register("messages", logDeletes);
+ * ```
+ */
 export type Trigger<DM extends GenericDataModel, T extends keyof DM & string> = (
   ctx: MutationCtx<DM>,
   change: Change<DM[T]["document"]>,
 ) => Promise<void> | void;
 
+/**
+ * Application-level triggers: register callbacks per table, then wrap a mutation builder
+ * with {@link customMutation} and `triggers.wrap` so every write made through it runs them, in
+ * the same transaction.
+ *
+ * @example
+ * ```ts
+ * import { customMutation, type DataModelOf, functionsFor, Triggers } from "service-auth/server";
+ * import schema from "./schema.ts";
+ *
+ * const raw = functionsFor(schema);
+ * export const triggers = new Triggers<DataModelOf<typeof schema>>();
+ * triggers.register("messages", async (ctx, change) => {
+ *   if (change.operation !== "insert") return;
+ *   const counter = await ctx.db.query("counters").withIndex("name", (q) => q.eq("name", "messages")).unique();
+ *   if (counter) await ctx.db.patch(counter._id, { value: counter.value + 1 });
+ * });
+ * export const mutation = customMutation(raw.mutation, triggers.wrap);
+ * ```
+ */
 export class Triggers<DM extends GenericDataModel = GenericDataModel> {
   private readonly byTable = new Map<string, Trigger<DM, any>[]>();
 

@@ -29,7 +29,21 @@ import {
 } from "./function-call.ts";
 import { API_HEADERS, errorResponse, type JsonResponse, jsonResponse } from "./json-response.ts";
 
-/** Application routes: a Hono app whose handlers get the action ctx as `c.env`. */
+/**
+ * Application routes: a Hono app whose handlers get the action ctx as `c.env`.
+ *
+ * @example
+ * ```ts
+ * import { Hono } from "hono";
+ * import type { ActionCtx, HttpRoutes } from "service-auth/server";
+ *
+ * const app = new Hono<{ Bindings: ActionCtx }>();
+ * app.get("/hello", (c) => c.text(`hello from ${c.env.meta.clientIp ?? "somewhere"}`));
+ *
+ * const routes: HttpRoutes = app;
+ * await startService({ schema, modules, routes });
+ * ```
+ */
 export interface HttpRoutes {
   fetch(request: Request, ctx: ActionCtx): Response | Promise<Response>;
   /**

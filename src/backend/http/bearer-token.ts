@@ -1,6 +1,16 @@
 /** Reads the caller's bearer token from an `Authorization` header. */
 
-/** The bearer token of an `Authorization` header, or null. */
+/**
+ * The bearer token of an `Authorization` header, or null.
+ *
+ * @example
+ * ```ts
+ * import { bearerToken } from "service-auth/server";
+ *
+ * bearerToken("Bearer eyJhbGciOi..."); // "eyJhbGciOi..."
+ * bearerToken(request.headers.get("authorization")); // null without a bearer token
+ * ```
+ */
 export function bearerToken(header: string | null | undefined): string | null {
   if (!header) return null;
   const m = /^Bearer\s+(\S+)\s*$/i.exec(header);

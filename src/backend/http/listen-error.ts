@@ -1,7 +1,21 @@
 /** Why the HTTP server could not listen, for the operator: the port, and the `PORT` setting that moves it. */
 import { StartRefusal } from "../start-refusal.ts";
 
-/** The port is taken (`EADDRINUSE`) or not ours to take (`EACCES`); `code` stays Node's. */
+/**
+ * The port is taken (`EADDRINUSE`) or not ours to take (`EACCES`); `code` stays Node's.
+ *
+ * @example
+ * ```ts
+ * import { PortRefusal, startService } from "service-auth/server";
+ *
+ * try {
+ *   await startService({ ...app, port: 3000 });
+ * } catch (error) {
+ *   if (error instanceof PortRefusal) console.error(`port ${error.port}: ${error.code}`); // e.g. EADDRINUSE
+ *   throw error;
+ * }
+ * ```
+ */
 export class PortRefusal extends StartRefusal {
   override name = "PortRefusal";
   readonly code: string;

@@ -15,7 +15,18 @@ import { logger } from "../logger.ts";
 import { type SettingProblem, SettingsRefusal, settingProblem } from "../settings/problems.ts";
 import { collectProcessMetrics, metricsRegistry } from "./metrics.ts";
 
-/** Where `/metrics` is served (`ServiceOptions.metrics`); leave both unset to serve it nowhere. */
+/**
+ * Where `/metrics` is served (`ServiceOptions.metrics`); leave both unset to serve it nowhere.
+ *
+ * @example
+ * ```ts
+ * import type { MetricsOptions } from "service-auth/server";
+ *
+ * // GET /metrics on 127.0.0.1:9464, and on the public port for `Authorization: Bearer <token>`.
+ * const metrics: MetricsOptions = { port: 9464, token: process.env.METRICS_TOKEN };
+ * await startService({ ...app, metrics });
+ * ```
+ */
 export interface MetricsOptions {
   /** A port of its own for `GET /metrics` (0 picks a free one). */
   port?: number;
@@ -35,6 +46,14 @@ export const MIN_METRICS_TOKEN_LENGTH = 16;
  * The metrics settings from the environment: `METRICS_PORT`, `METRICS_HOST`, `METRICS_TOKEN`.
  * Undefined when neither a port nor a token is set. A bad value throws a {@link SettingsRefusal}
  * naming each (the token's value masked).
+ *
+ * @example
+ * ```ts
+ * import { metricsSetting, startService } from "service-auth/server";
+ *
+ * // METRICS_PORT=9464 and/or METRICS_TOKEN=…; with neither, /metrics answers 404.
+ * await startService({ ...app, metrics: metricsSetting() });
+ * ```
  */
 export function metricsSetting(
   env: Record<string, string | undefined> = process.env,

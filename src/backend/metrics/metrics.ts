@@ -48,6 +48,14 @@ export type TokenOutcome =
  * Outcomes the auth integration reports from its own routes: a sign-in `ok`, refused for wrong
  * credentials (`invalid_credentials`), for a ban (`banned`), by the rate limiter (`rate_limited`,
  * any auth route), or `error` (anything else).
+ *
+ * @example
+ * ```ts
+ * import { type AuthRouteOutcome, countAuthOutcome } from "service-auth/server";
+ *
+ * const outcome: AuthRouteOutcome = response.status === 429 ? "rate_limited" : response.ok ? "ok" : "error";
+ * countAuthOutcome("auth_route", outcome);
+ * ```
  */
 export type AuthRouteOutcome = "ok" | "invalid_credentials" | "banned" | "rate_limited" | "error";
 
@@ -339,7 +347,17 @@ export function outcomeOf(error: unknown): string {
 
 const authChildren = new Map<string, CounterSeries>();
 
-/** Counts one auth outcome (see {@link TokenOutcome} and {@link AuthRouteOutcome}). */
+/**
+ * Counts one auth outcome (see {@link TokenOutcome} and {@link AuthRouteOutcome}).
+ *
+ * @example
+ * ```ts
+ * import { countAuthOutcome } from "service-auth/server";
+ *
+ * // Counted in service_auth_auth_outcomes_total{check="sign_in",outcome="invalid_credentials"}.
+ * countAuthOutcome("sign_in", "invalid_credentials");
+ * ```
+ */
 export function countAuthOutcome(check: "token", outcome: TokenOutcome): void;
 export function countAuthOutcome(check: "sign_in" | "auth_route", outcome: AuthRouteOutcome): void;
 export function countAuthOutcome(check: AuthCheck, outcome: TokenOutcome | AuthRouteOutcome): void {
@@ -455,6 +473,15 @@ export const replicaMetrics = {
 /**
  * Reports the length of a queue (e.g. `scrypt`, the password hashes waiting for a thread) on every
  * scrape; the last registration of a name wins.
+ *
+ * @example
+ * ```ts
+ * import { watchQueue } from "service-auth/server";
+ *
+ * const waiting: unknown[] = [];
+ * // Each scrape of /metrics reports the current length of the password-hash queue.
+ * watchQueue("scrypt", () => waiting.length);
+ * ```
  */
 export function watchQueue(queue: "scrypt", length: () => number): void {
   queueSources.set(queue, length);

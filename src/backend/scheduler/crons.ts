@@ -8,7 +8,17 @@ import { type FunctionReference, functionPath } from "../functions/references.ts
 
 type SchedulableRef = FunctionReference<"mutation" | "action", any, any, any>;
 
-/** How often an `interval` cron runs: the parts add up. */
+/**
+ * How often an `interval` cron runs: the parts add up.
+ *
+ * @example
+ * ```ts
+ * import type { IntervalSpec } from "service-auth/server";
+ *
+ * const every90Seconds: IntervalSpec = { minutes: 1, seconds: 30 };
+ * crons.interval("sweep", every90Seconds, internal.audit.sweep, {});
+ * ```
+ */
 export interface IntervalSpec {
   ms?: number;
   seconds?: number;
@@ -27,7 +37,19 @@ export interface CronJob {
   args: unknown;
 }
 
-/** The app's cron jobs (`ServiceOptions.crons`). @public */
+/**
+ * The app's cron jobs (`ServiceOptions.crons`). @public
+ *
+ * @example
+ * ```ts
+ * import { type CronJobs, cronJobs } from "service-auth/server";
+ *
+ * const crons: CronJobs = cronJobs()
+ *   .interval("clear presence", { minutes: 5 }, internal.presence.clear, {})
+ *   .daily("daily report", { hourUTC: 3 }, internal.reports.send, {})
+ *   .cron("weekly cleanup", "0 4 * * 1", internal.cleanup.run, {});
+ * ```
+ */
 export interface CronJobs {
   /**
    * Every `every`, counted from the epoch (ticks at whole multiples, so every instance agrees).
@@ -52,7 +74,17 @@ export interface CronJobs {
   readonly jobs: readonly CronJob[];
 }
 
-/** Starts a list of cron jobs for `ServiceOptions.crons`. @public */
+/**
+ * Starts a list of cron jobs for `ServiceOptions.crons`. @public
+ *
+ * @example
+ * ```ts
+ * import { cronJobs, startService } from "service-auth/server";
+ *
+ * const crons = cronJobs().interval("delete expired", { minutes: 10 }, internal.auth.deleteExpired, {});
+ * await startService({ schema, modules, crons });
+ * ```
+ */
 export function cronJobs(): CronJobs {
   const jobs: CronJob[] = [];
   const add = (job: CronJob) => {

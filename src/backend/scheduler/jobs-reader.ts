@@ -8,7 +8,18 @@ import type { DatabaseReaderImpl } from "../db/database.ts";
 import { AppError } from "../errors.ts";
 import { JOB_STATES, type JobDocument, type JobState } from "./tables.ts";
 
-/** One scheduled job as `ctx.scheduledJobs.list` shows it (no arguments). @public */
+/**
+ * One scheduled job as `ctx.scheduledJobs.list` shows it (no arguments). @public
+ *
+ * @example
+ * ```ts
+ * import type { ScheduledJobView } from "service-auth/server";
+ *
+ * function summary(job: ScheduledJobView): string {
+ *   return `${job.name} (${job.kind}) ${job.state}${job.error ? `: ${job.error}` : ""}`;
+ * }
+ * ```
+ */
 export interface ScheduledJobView {
   _id: string;
   /** When it was scheduled, ms since the epoch. */
@@ -27,13 +38,33 @@ export interface ScheduledJobView {
   cron: string | null;
 }
 
-/** Which jobs: those in one state (else any), the latest `limit` (default 50, at most 500). @public */
+/**
+ * Which jobs: those in one state (else any), the latest `limit` (default 50, at most 500). @public
+ *
+ * @example
+ * ```ts
+ * import type { ScheduledJobsFilter } from "service-auth/server";
+ *
+ * const lastFailures: ScheduledJobsFilter = { state: "failed", limit: 20 };
+ * const failed = await ctx.scheduledJobs.list(lastFailures);
+ * ```
+ */
 export interface ScheduledJobsFilter {
   state?: JobState;
   limit?: number;
 }
 
-/** `ctx.scheduledJobs` of queries and mutations. @public */
+/**
+ * `ctx.scheduledJobs` of queries and mutations. @public
+ *
+ * @example
+ * ```ts
+ * export const failedJobs = internalQuery({
+ *   args: {},
+ *   handler: async (ctx) => ctx.scheduledJobs.list({ state: "failed", limit: 10 }),
+ * });
+ * ```
+ */
 export interface ScheduledJobsReader {
   /**
    * The latest jobs, newest first: by due time within one `state`, by scheduling time across all.

@@ -43,6 +43,18 @@ export interface SchedulerHost {
   onCommit(listener: (commit: { writes: { table: string }[]; unknown?: boolean }) => void): () => void;
 }
 
+/**
+ * Tuning of the scheduler that runs `ctx.scheduler` jobs and cron jobs on this instance
+ * (`ServiceOptions.scheduler`; `false` runs none here).
+ *
+ * @example
+ * ```ts
+ * import { type SchedulerOptions, startService } from "service-auth/server";
+ *
+ * const scheduler: Omit<SchedulerOptions, "crons"> = { maxConcurrent: 4, runTimeoutMs: 120_000 };
+ * await startService({ ...app, scheduler });
+ * ```
+ */
 export interface SchedulerOptions {
   crons?: readonly CronJob[];
   /** Most jobs this runner runs at once (default 10). */

@@ -12,7 +12,20 @@ import type { JobDocument } from "./tables.ts";
 
 type SchedulableRef = FunctionReference<"mutation" | "action", any, any, any>;
 
-/** `ctx.scheduler` of mutations and actions. @public */
+/**
+ * `ctx.scheduler` of mutations and actions. @public
+ *
+ * @example
+ * ```ts
+ * export const remind = mutation({
+ *   args: { userId: v.id("user") },
+ *   handler: async (ctx, { userId }) => {
+ *     const jobId = await ctx.scheduler.runAfter(60_000, internal.reminders.send, { userId });
+ *     return jobId; // ctx.scheduler.cancel(jobId) before it starts cancels it
+ *   },
+ * });
+ * ```
+ */
 export interface Scheduler {
   /**
    * Runs `ref` with `args` once `delayMs` has passed (0: as soon as possible, after this mutation

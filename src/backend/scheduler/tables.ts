@@ -10,6 +10,17 @@ import { defineTable } from "../schema.ts";
 import { v } from "../values/validators.ts";
 
 export const JOB_STATES = ["pending", "running", "done", "failed", "canceled"] as const;
+/**
+ * The state of a scheduled job: `pending` → `running` → `done` | `failed`, or `pending` →
+ * `canceled`.
+ *
+ * @example
+ * ```ts
+ * import type { JobState } from "service-auth/server";
+ *
+ * const finished = (state: JobState): boolean => state === "done" || state === "failed" || state === "canceled";
+ * ```
+ */
 export type JobState = (typeof JOB_STATES)[number];
 
 export const SCHEDULER_TABLES = {

@@ -6,7 +6,21 @@
 import { StartRefusal } from "../start-refusal.ts";
 import { maskSettingValue } from "./mask.ts";
 
-/** One setting that cannot work. */
+/**
+ * One setting that cannot work.
+ *
+ * @example
+ * ```ts
+ * import type { SettingProblem } from "service-auth/server";
+ *
+ * const problem: SettingProblem = {
+ *   name: "SMTP_URL",
+ *   problem: "is not set (production sends real mail)",
+ *   fix: "set SMTP_URL=smtp://user:password@host:587",
+ * };
+ * check.add(problem);
+ * ```
+ */
 export interface SettingProblem {
   /** The setting's name, e.g. `DATABASE_URL`. */
   name: string;
@@ -18,7 +32,17 @@ export interface SettingProblem {
   fix: string;
 }
 
-/** A problem of setting `name`; `rawValue` is masked here, so no caller can forget to. */
+/**
+ * A problem of setting `name`; `rawValue` is masked here, so no caller can forget to.
+ *
+ * @example
+ * ```ts
+ * import { settingProblem } from "service-auth/server";
+ *
+ * const raw = process.env.UPLOAD_DIR;
+ * if (!raw) check.add(settingProblem("UPLOAD_DIR", raw, "is not set", "set UPLOAD_DIR=/var/lib/app/uploads"));
+ * ```
+ */
 export function settingProblem(
   name: string,
   rawValue: string | undefined,
@@ -39,6 +63,19 @@ export function formatSettingProblem(p: SettingProblem): string {
 /**
  * One setting's problem, thrown by the function reading it (a {@link StartRefusal}: uncollected,
  * as from `startService`'s own `openEngine`, it still reaches the operator as one report).
+ *
+ * @example
+ * ```ts
+ * import { SettingError, settingProblem } from "service-auth/server";
+ *
+ * function maxUploadBytes(env = process.env): number {
+ *   const n = Number(env.MAX_UPLOAD_BYTES ?? 10_000_000);
+ *   if (!Number.isInteger(n) || n <= 0)
+ *     throw new SettingError(settingProblem("MAX_UPLOAD_BYTES", env.MAX_UPLOAD_BYTES, "not a positive whole number", "set MAX_UPLOAD_BYTES=10000000"));
+ *   return n;
+ * }
+ * const limit = check.read(() => maxUploadBytes()); // noted in a SettingsCheck, not thrown
+ * ```
  */
 export class SettingError extends StartRefusal {
   override name = "SettingError";
@@ -47,7 +84,21 @@ export class SettingError extends StartRefusal {
   }
 }
 
-/** The start refused for every problem found at once; the message lists them all. */
+/**
+ * The start refused for every problem found at once; the message lists them all.
+ *
+ * @example
+ * ```ts
+ * import { SettingsRefusal } from "service-auth/server";
+ *
+ * try {
+ *   check.refuseIfAny();
+ * } catch (error) {
+ *   if (error instanceof SettingsRefusal) console.error(error.problems.map((p) => p.name).join(", "));
+ *   throw error;
+ * }
+ * ```
+ */
 export class SettingsRefusal extends StartRefusal {
   override name = "SettingsRefusal";
   constructor(readonly problems: readonly SettingProblem[]) {
@@ -58,7 +109,19 @@ export class SettingsRefusal extends StartRefusal {
   }
 }
 
-/** Collects the problems of many settings, then refuses once with all of them. */
+/**
+ * Collects the problems of many settings, then refuses once with all of them.
+ *
+ * @example
+ * ```ts
+ * import { readServiceSettings, SettingsCheck, schemaCheckSetting } from "service-auth/server";
+ *
+ * const check = new SettingsCheck();
+ * const settings = readServiceSettings(check);
+ * const schemaCheck = check.read(() => schemaCheckSetting());
+ * check.refuseIfAny(); // one SettingsRefusal naming every setting to fix
+ * ```
+ */
 export class SettingsCheck {
   private readonly found: SettingProblem[] = [];
 

@@ -11,7 +11,17 @@ import { databaseTarget, durationSetting, postgresSettings } from "../storage/op
 import { type SettingsCheck, settingProblem } from "./problems.ts";
 import { readReplicaSettings } from "./read-replicas.ts";
 
-/** What {@link readServiceSettings} found; a bad setting's default stands in for it. */
+/**
+ * What {@link readServiceSettings} found; a bad setting's default stands in for it.
+ *
+ * @example
+ * ```ts
+ * import { readServiceSettings, type ServiceSettings, SettingsCheck } from "service-auth/server";
+ *
+ * const settings: ServiceSettings = readServiceSettings(new SettingsCheck());
+ * await startService({ ...app, port: settings.port, workers: settings.workers, databaseUrl: settings.databaseUrl });
+ * ```
+ */
 export interface ServiceSettings {
   port: number;
   workers: number;
@@ -38,7 +48,25 @@ export function portSetting(env: Record<string, string | undefined>, check: Sett
   return 3000;
 }
 
-/** Reads the platform's settings from `env`, noting every problem in `check` (which does not refuse). */
+/**
+ * Reads the platform's settings from `env`, noting every problem in `check` (which does not refuse).
+ *
+ * @example
+ * ```ts
+ * import { readServiceSettings, SettingsCheck, startService } from "service-auth/server";
+ *
+ * const check = new SettingsCheck();
+ * const settings = readServiceSettings(check);
+ * check.refuseIfAny();
+ * await startService({
+ *   ...app,
+ *   port: settings.port,
+ *   workers: settings.workers,
+ *   databaseUrl: settings.databaseUrl,
+ *   metrics: settings.metrics,
+ * });
+ * ```
+ */
 export function readServiceSettings(
   check: SettingsCheck,
   env: Record<string, string | undefined> = process.env,

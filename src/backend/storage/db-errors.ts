@@ -109,6 +109,18 @@ export function classifyDatabaseError(error: unknown): unknown {
 /**
  * A database file that cannot be opened (missing permissions, read-only directory, a directory
  * in its place). Its message is one line for the operator, naming the path and the reason.
+ *
+ * @example
+ * ```ts
+ * import { DatabaseOpenError, startService } from "service-auth/server";
+ *
+ * try {
+ *   await startService({ ...app, databaseUrl: "/read-only/service.sqlite" });
+ * } catch (error) {
+ *   if (error instanceof DatabaseOpenError) console.error(`${error.path}: ${error.reason}`);
+ *   throw error;
+ * }
+ * ```
  */
 export class DatabaseOpenError extends StartRefusal {
   override name = "DatabaseOpenError";

@@ -112,6 +112,17 @@ export function inChildSpan<T>(parent: TraceParent, name: string, run: () => Pro
  * Runs an HTTP route handler in a server span named `name` (e.g. the auth routes): the parent is
  * taken as for function calls, the handler runs in the span's context, the answer's status is
  * recorded. Without an SDK it only starts and drops one non-recording span.
+ *
+ * @example
+ * ```ts
+ * import { Hono } from "hono";
+ * import { traceHttpRoute } from "service-auth/server";
+ *
+ * const app = new Hono();
+ * app.post("/webhooks/billing", (c) =>
+ *   traceHttpRoute("POST /webhooks/billing", c.req.raw, async () => new Response(null, { status: 204 })),
+ * );
+ * ```
  */
 export async function traceHttpRoute(
   name: string,

@@ -9,7 +9,17 @@ function tagOf(table: string): string {
   return tag;
 }
 
-/** Describes a validator for error messages, e.g. `string | null`. */
+/**
+ * Describes a validator for error messages, e.g. `string | null`.
+ *
+ * @example
+ * ```ts
+ * import { describe, v } from "service-auth/values";
+ *
+ * describe(v.union(v.string(), v.null())); // "string | null"
+ * describe(v.id("user")); // "id<user>"
+ * ```
+ */
 export function describe(validator: Validator): string {
   switch (validator.kind) {
     case "id":
@@ -105,6 +115,15 @@ export function findMismatch(validator: Validator, value: unknown, path: string)
 /**
  * Throws a `ValidationError` naming the offending path and the expected type when `value` does
  * not match. `code` tells the transport whether it was the caller's arguments or a document.
+ *
+ * @example
+ * ```ts
+ * import { validate, v } from "service-auth/values";
+ *
+ * const input = v.object({ email: v.string(), age: v.optional(v.number()) });
+ * // Throws a ValidationError (INVALID_ARGUMENTS) naming the path, e.g. "body.age must be number, got string".
+ * validate(input, await request.json(), "body");
+ * ```
  */
 export function validate(
   validator: Validator,

@@ -6,7 +6,19 @@
  * TypeScript type of a value that passes it.
  */
 
-/** Document id of table `T`: a branded string so ids of different tables do not mix. */
+/**
+ * Document id of table `T`: a branded string so ids of different tables do not mix.
+ *
+ * @example
+ * ```ts
+ * import type { Id } from "service-auth/server";
+ *
+ * async function authorOf(ctx: QueryCtx<DataModel>, messageId: Id<"messages">) {
+ *   const message = await ctx.db.get(messageId);
+ *   return message ? ctx.db.get(message.userId) : null;
+ * }
+ * ```
+ */
 export type Id<T extends string> = string & { readonly __tableName: T };
 
 interface Base<T, Optional extends boolean> {
@@ -57,7 +69,17 @@ export interface VUnion<M extends Validator[], O extends boolean = false> extend
   readonly members: M;
 }
 
-/** Any validator, required or optional. */
+/**
+ * Any validator, required or optional.
+ *
+ * @example
+ * ```ts
+ * import { describe, type Validator, v } from "service-auth/values";
+ *
+ * const maybeName: Validator = v.union(v.string(), v.null());
+ * describe(maybeName); // "string | null"
+ * ```
+ */
 export type Validator =
   | VString<boolean>
   | VNumber<boolean>
@@ -71,9 +93,30 @@ export type Validator =
   | VRecord<any, boolean>
   | VUnion<any[], boolean>;
 
+/**
+ * A field map of validators, by field name: what `args` of a function and the fields of
+ * `defineTable` / `v.object` are.
+ *
+ * @example
+ * ```ts
+ * import { type PropertyValidators, v } from "service-auth/values";
+ *
+ * const profileFields: PropertyValidators = { userId: v.id("user"), bio: v.string() };
+ * ```
+ */
 export type PropertyValidators = Record<string, Validator>;
 
-/** The TypeScript type of values accepted by validator `V`. */
+/**
+ * The TypeScript type of values accepted by validator `V`.
+ *
+ * @example
+ * ```ts
+ * import { type Infer, v } from "service-auth/server";
+ *
+ * const messageInput = v.object({ body: v.string(), tags: v.optional(v.array(v.string())) });
+ * type MessageInput = Infer<typeof messageInput>; // { body: string; tags?: string[] }
+ * ```
+ */
 export type Infer<V> = V extends { readonly _type?: infer T } ? T : never;
 
 type OptionalKeys<F extends PropertyValidators> = {
@@ -82,7 +125,17 @@ type OptionalKeys<F extends PropertyValidators> = {
 type RequiredKeys<F extends PropertyValidators> = Exclude<keyof F, OptionalKeys<F>>;
 type Expand<T> = T extends infer O ? { [K in keyof O]: O[K] } : never;
 
-/** Object type of a field map: optional validators become optional properties. */
+/**
+ * Object type of a field map: optional validators become optional properties.
+ *
+ * @example
+ * ```ts
+ * import { type ObjectType, v } from "service-auth/values";
+ *
+ * const args = { body: v.string(), replyTo: v.optional(v.id("messages")) };
+ * type SendArgs = ObjectType<typeof args>; // { body: string; replyTo?: Id<"messages"> }
+ * ```
+ */
 export type ObjectType<F extends PropertyValidators> = Expand<
   { [K in RequiredKeys<F>]: Infer<F[K]> } & { [K in OptionalKeys<F>]?: Infer<F[K]> }
 >;
@@ -112,7 +165,21 @@ type AsOptional<V extends Validator> =
                         ? VUnion<M, true>
                         : never;
 
-/** Validator constructors, in the style of `v.string()`. */
+/**
+ * Validator constructors, in the style of `v.string()`.
+ *
+ * @example
+ * ```ts
+ * import { defineTable, v } from "service-auth/server";
+ *
+ * const messages = defineTable({
+ *   body: v.string(),
+ *   userId: v.id("user"),
+ *   pinned: v.optional(v.boolean()),
+ *   status: v.union(v.literal("sent"), v.literal("deleted")),
+ * });
+ * ```
+ */
 export const v = {
   string: (): VString => ({ kind: "string", isOptional: false }),
   number: (): VNumber => ({ kind: "number", isOptional: false }),

@@ -135,6 +135,14 @@ const order = <T extends number | string>(a: T, b: T): number => (a < b ? -1 : a
  * (JavaScript's `<`, not code point order), arrays item by item then by length, objects by their
  * sorted keys and values. Code that filters or sorts in memory uses this so that it agrees with
  * index range reads.
+ *
+ * @example
+ * ```ts
+ * import { compareValues } from "service-auth/server";
+ *
+ * // Sorts in memory in the order an index range read returns.
+ * const sorted = [3, "b", null, true, "a"].sort(compareValues); // [null, 3, true, "a", "b"]
+ * ```
  */
 export function compareValues(a: unknown, b: unknown): number {
   const ra = typeRank(a);

@@ -87,7 +87,21 @@ function explain(error: unknown, at: PostgresAddress): { cause: string; fix: str
   return { cause: message, fix: `check ${url}` };
 }
 
-/** The first connection to PostgreSQL failed; the message names where, why and what to check. */
+/**
+ * The first connection to PostgreSQL failed; the message names where, why and what to check.
+ *
+ * @example
+ * ```ts
+ * import { DatabaseConnectError, startService } from "service-auth/server";
+ *
+ * try {
+ *   await startService({ ...app, databaseUrl: "postgres://app:secret@db.internal:5432/app" });
+ * } catch (error) {
+ *   if (error instanceof DatabaseConnectError) console.error(`PostgreSQL at ${error.address.where} unreachable`);
+ *   throw error;
+ * }
+ * ```
+ */
 export class DatabaseConnectError extends StartRefusal {
   override name = "DatabaseConnectError";
   readonly address: PostgresAddress;
