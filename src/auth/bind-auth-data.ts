@@ -67,9 +67,12 @@ export interface AuthDataOptions<S extends SchemaDefinition> {
  * const authFunctions: AuthFunctions = anyApi.auth;
  * export const authData = bindAuthData({ authFunctions, schema, internalMutation });
  *
- * export const createAuth = (ctx: ActionCtx) => betterAuth({ ...options, database: authData.httpAdapter(ctx) });
- * export const { create, findOne, findMany, count, updateOne, updateMany, deleteOne, deleteMany, getLatestJwks, rotateKeys, retireKeys, checkOptions } =
- *   authData.createAuthFunctions(createAuth);
+ * export const createAuth = (ctx: ActionCtx) =>
+ *   betterAuth({ ...options, database: authData.httpAdapter(ctx) });
+ * export const {
+ *   create, findOne, findMany, count, updateOne, updateMany, deleteOne, deleteMany,
+ *   getLatestJwks, rotateKeys, retireKeys, checkOptions,
+ * } = authData.createAuthFunctions(createAuth);
  * ```
  */
 export function bindAuthData<S extends SchemaDefinition>(options: AuthDataOptions<S>) {

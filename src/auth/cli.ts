@@ -14,7 +14,7 @@ import type { AuthSchemaOptions } from "./schema/table-specs.ts";
  *
  * @example
  * ```ts
- * import type { CommandIo } from "service-auth/auth";
+ * import { authCommand, type CommandIo } from "service-auth/auth";
  *
  * // An io that collects a command's output, e.g. in a test.
  * const out: string[] = [];

@@ -184,7 +184,8 @@ export async function getSession(
  * export const orders = action({
  *   args: {},
  *   handler: async (ctx) => {
- *     const response = await fetch("https://orders.example.com/api/mine", { headers: await getHeaders(ctx) });
+ *     const headers = await getHeaders(ctx);
+ *     const response = await fetch("https://orders.example.com/api/mine", { headers });
  *     return await response.json();
  *   },
  * });

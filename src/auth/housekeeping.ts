@@ -35,7 +35,8 @@ export interface CleanupResult {
 }
 
 /**
- * Options of {@link expiredRowsCleanup}: its own reference (to continue in further batches), the mutation builder, the batch size and renamed tables.
+ * Options of {@link expiredRowsCleanup}: its own reference (to continue in further batches), the
+ * mutation builder, the batch size and renamed tables.
  *
  * @example
  * ```ts

@@ -48,7 +48,8 @@ export interface AuthHandler extends Partial<UserDeletingAuth> {
 }
 
 /**
- * Makes the auth instance for one HTTP request from its action ctx, as {@link authHttpRouter} and {@link authMiddleware} take it.
+ * Makes the auth instance for one HTTP request from its action ctx, as {@link authHttpRouter} and
+ * {@link authMiddleware} take it.
  *
  * @example
  * ```ts
@@ -56,7 +57,8 @@ export interface AuthHandler extends Partial<UserDeletingAuth> {
  * import type { CreateAuth } from "service-auth/auth";
  *
  * // auth.ts: Better Auth over the HTTP adapter.
- * export const createAuth: CreateAuth = (ctx) => betterAuth({ ...options, database: authData.httpAdapter(ctx) });
+ * export const createAuth: CreateAuth = (ctx) =>
+ *   betterAuth({ ...options, database: authData.httpAdapter(ctx) });
  * ```
  */
 export type CreateAuth = (ctx: ActionCtx) => AuthHandler;
@@ -241,6 +243,7 @@ function countOutcome(route: string, status: number): void {
  *
  * @example
  * ```ts
+ * import { Hono } from "hono";
  * import { authMiddleware, corsRule, type HttpEnv } from "service-auth/auth";
  * import type { HttpRoutes } from "service-auth/server";
  *

@@ -39,7 +39,11 @@ export interface AuthConfigOptions {
  * import { siteUrlOf } from "service-auth/auth";
  *
  * // SITE_URL, or http://localhost:$PORT in development.
- * const auth = betterAuth({ baseURL: siteUrlOf(ctx.env), basePath: "/api/auth", database: authData.httpAdapter(ctx) });
+ * const auth = betterAuth({
+ *   baseURL: siteUrlOf(ctx.env),
+ *   basePath: "/api/auth",
+ *   database: authData.httpAdapter(ctx),
+ * });
  * ```
  */
 export function siteUrlOf(env: EnvReader): string {

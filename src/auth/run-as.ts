@@ -17,7 +17,8 @@ import { siteUrlOf } from "./provider-config.ts";
  * import type { SessionMintingAuth } from "service-auth/auth";
  *
  * // A Better Auth instance is one; `runAsUser` takes a function making it.
- * const createAuth = (ctx: ActionCtx): SessionMintingAuth => betterAuth({ ...options, database: authData.httpAdapter(ctx) });
+ * const createAuth = (ctx: ActionCtx): SessionMintingAuth =>
+ *   betterAuth({ ...options, database: authData.httpAdapter(ctx) });
  * ```
  */
 export interface SessionMintingAuth {

@@ -209,7 +209,8 @@ const MAX_SESSION_ID_LENGTH = 128;
  * // admin.ts: the console's functions, as `admin:viewer`, `admin:users`, …
  * import { createAdminFunctions } from "service-auth/auth";
  *
- * export const { viewer, users, sessions, connections, disconnect, keys, audit, jobs } = createAdminFunctions();
+ * export const { viewer, users, sessions, connections, disconnect, keys, audit, jobs } =
+ *   createAdminFunctions();
  * ```
  */
 export function createAdminFunctions(options: AdminFunctionsOptions = {}) {

@@ -71,7 +71,12 @@ export const AUDIT_FIELD_LIMITS = Object.freeze({
  * import { type AuditInput, recordAuditEvent } from "service-auth/auth";
  *
  * // In a mutation, after the app changed a user's role itself:
- * const event: AuditInput = { type: "role.changed", targetId: user._id, email: user.email, details: { role, source: "cli" } };
+ * const event: AuditInput = {
+ *   type: "role.changed",
+ *   targetId: user._id,
+ *   email: user.email,
+ *   details: { role, source: "cli" },
+ * };
  * await recordAuditEvent(ctx.db, event);
  * ```
  */

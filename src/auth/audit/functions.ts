@@ -41,7 +41,11 @@ type Writer = { insert(table: string, doc: any): Promise<unknown> };
  *   handler: async (ctx, { userId, role }) => {
  *     await ctx.db.patch(userId, { role, updatedAt: Date.now() });
  *     // Same transaction as the change: both commit, or neither.
- *     await recordAuditEvent(ctx.db, { type: "role.changed", targetId: userId, details: { role, source: "app" } });
+ *     await recordAuditEvent(ctx.db, {
+ *       type: "role.changed",
+ *       targetId: userId,
+ *       details: { role, source: "app" },
+ *     });
  *   },
  * });
  * ```

@@ -13,7 +13,8 @@ const DEFAULT_AUDIT_PAGE = 100;
 const MAX_USER_FILTER = 254;
 
 /**
- * Which audit events to read (the admin console's `admin:audit` and the CLI's `audit:list`): by user, type and time, newest first.
+ * Which audit events to read (the admin console's `admin:audit` and the CLI's `audit:list`): by
+ * user, type and time, newest first.
  *
  * @example
  * ```ts

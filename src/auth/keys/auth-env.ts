@@ -23,7 +23,8 @@ import {
  */
 export const AUTH_SECRET_VAR = "SERVICE_AUTH_SECRET";
 /**
- * The name of the signing key set in the env store: `JWKS`, the output of the app's `auth:getLatestJwks` (or `auth:rotateKeys`).
+ * The name of the signing key set in the env store: `JWKS`, the output of the app's
+ * `auth:getLatestJwks` (or `auth:rotateKeys`).
  *
  * @example
  * ```ts
@@ -59,7 +60,7 @@ export function missingAuthEnv(env: { get(name: string): string | undefined }): 
  * ```ts
  * import { AUTH_ENV_COMMAND } from "service-auth/auth";
  *
- * logger.warn(`generated SERVICE_AUTH_SECRET and JWKS for development; for production run: ${AUTH_ENV_COMMAND}`);
+ * logger.warn(`generated SERVICE_AUTH_SECRET and JWKS; for production run: ${AUTH_ENV_COMMAND}`);
  * ```
  */
 export const AUTH_ENV_COMMAND = "npm run cli -- env sync --auth";

@@ -28,7 +28,10 @@ export function loggableLink(link: string): string {
  *
  * // Emails logged instead of sent, e.g. in a local script or test.
  * const emails = authEmails(devOutbox(), "Example");
- * await emails.sendMagicLink({ email: "ada@example.com", url: "http://localhost:3000/api/auth/magic-link/verify?token=…" });
+ * await emails.sendMagicLink({
+ *   email: "ada@example.com",
+ *   url: "http://localhost:3000/api/auth/magic-link/verify?token=…",
+ * });
  * ```
  */
 export function devOutbox(): MailSender {

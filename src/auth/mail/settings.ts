@@ -9,7 +9,8 @@ import type { MailSender } from "./sender.ts";
 import { smtpSender } from "./smtp.ts";
 
 /**
- * The name of the mail server setting in the env store: `SMTP_URL` (`smtp://user:pass@host:587` or `smtps://…`).
+ * The name of the mail server setting in the env store: `SMTP_URL` (`smtp://user:pass@host:587`
+ * or `smtps://…`).
  *
  * @example
  * ```ts
@@ -52,7 +53,8 @@ export class MailSettingsError extends Error {
 }
 
 /**
- * Options of {@link mailSettingsProblems} and {@link mailSenderOf}: whether this is production, where the development outbox is refused.
+ * Options of {@link mailSettingsProblems} and {@link mailSenderOf}: whether this is production,
+ * where the development outbox is refused.
  *
  * @example
  * ```ts

@@ -9,7 +9,10 @@ import type { MailMessage, MailSender } from "./sender.ts";
  * ```ts
  * import { type SmtpSettings, smtpSender } from "service-auth/auth";
  *
- * const settings: SmtpSettings = { url: "smtps://mailer:secret@smtp.example.com:465", from: "Example <no-reply@example.com>" };
+ * const settings: SmtpSettings = {
+ *   url: "smtps://mailer:secret@smtp.example.com:465",
+ *   from: "Example <no-reply@example.com>",
+ * };
  * const sender = smtpSender(settings);
  * ```
  */
@@ -32,7 +35,10 @@ const SOCKET_TIMEOUT_MS = 20_000;
  * import { authEmails, smtpSender } from "service-auth/auth";
  *
  * // Sent inside the request (no outbox): a failure answers 503 MAIL_UNAVAILABLE.
- * const sender = smtpSender({ url: "smtp://mailer:secret@smtp.example.com:587", from: "Example <no-reply@example.com>" });
+ * const sender = smtpSender({
+ *   url: "smtp://mailer:secret@smtp.example.com:587",
+ *   from: "Example <no-reply@example.com>",
+ * });
  * const emails = authEmails(sender, "Example");
  * ```
  */

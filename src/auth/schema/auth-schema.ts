@@ -171,7 +171,10 @@ export function authTableInfo(table: TableDefinition<any, any> | undefined): Aut
  *
  * export const authTables = {
  *   verification: markAuthTable(
- *     defineTable({ identifier: v.string(), value: v.string(), expiresAt: v.number() }).index("identifier", ["identifier"]),
+ *     defineTable({ identifier: v.string(), value: v.string(), expiresAt: v.number() }).index(
+ *       "identifier",
+ *       ["identifier"],
+ *     ),
  *     { model: "verification", unique: [] },
  *   ),
  * };

@@ -12,12 +12,14 @@ import { v } from "service-auth/values";
  * import { AUTH_TABLE_NAMES } from "service-auth/auth";
  *
  * // The app's own tables: those of the schema that are not auth tables.
- * const appTables = Object.keys(schema.tables).filter((name) => !(AUTH_TABLE_NAMES as readonly string[]).includes(name));
+ * const authNames: readonly string[] = AUTH_TABLE_NAMES;
+ * const appTables = Object.keys(schema.tables).filter((name) => !authNames.includes(name));
  * ```
  */
 export const AUTH_TABLE_NAMES = ["user", "session", "account", "verification", "jwks"] as const;
 /**
- * The name of one of the requirements §2 auth tables: `user`, `session`, `account`, `verification` or `jwks` (see {@link AUTH_TABLE_NAMES}).
+ * The name of one of the requirements §2 auth tables: `user`, `session`, `account`,
+ * `verification` or `jwks` (see {@link AUTH_TABLE_NAMES}).
  *
  * @example
  * ```ts

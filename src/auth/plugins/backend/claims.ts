@@ -5,7 +5,8 @@
  */
 
 /**
- * What a token's claims are made from: the user and the session it is issued for, as Better Auth's `jwt` plugin hands them to `definePayload`.
+ * What a token's claims are made from: the user and the session it is issued for, as Better
+ * Auth's `jwt` plugin hands them to `definePayload`.
  *
  * @example
  * ```ts
@@ -24,7 +25,8 @@ export interface PayloadInput {
 }
 
 /**
- * Makes the claims of a backend token from the user and session it is issued for (`jwt.definePayload` of the {@link backend} plugin); `sessionId` and `iat` are added when absent.
+ * Makes the claims of a backend token from the user and session it is issued for
+ * (`jwt.definePayload` of the {@link backend} plugin); `sessionId` and `iat` are added when absent.
  *
  * @example
  * ```ts
