@@ -269,6 +269,16 @@ export interface AdapterOptions extends DataConfig {
  * Better Auth adapter over `ctx.db`, inside the caller's transaction. Pass the result as
  * `betterAuth({ database: adapter(ctx, { schema, triggers }) })`. In a query ctx, reads work and
  * every write fails with `READ_ONLY` before touching anything.
+ *
+ * @example
+ * ```ts
+ * import { betterAuth } from "better-auth";
+ * import { adapter } from "service-auth/auth";
+ *
+ * // In a query or mutation: Better Auth inside its transaction.
+ * export const getAuth = (ctx: QueryCtx<DataModel> | MutationCtx<DataModel>) =>
+ *   betterAuth({ database: adapter(ctx, { schema }), secret: ctx.env.get("SERVICE_AUTH_SECRET") });
+ * ```
  */
 export function adapter(ctx: QueryCtx<any> | MutationCtx<any>, options: AdapterOptions) {
   const { debugLogs, ...config } = options;
@@ -301,6 +311,19 @@ export interface HttpAdapterOptions {
  * internal data functions, for HTTP routes and actions (which have no `db`). Better Auth's
  * `adapter.transaction` runs in `ctx.runInTransaction` (when the ctx has it): one write
  * transaction that the data functions called inside join.
+ *
+ * @example
+ * ```ts
+ * import { betterAuth } from "better-auth";
+ * import { type AuthFunctions, httpAdapter } from "service-auth/auth";
+ * import { type ActionCtx, anyApi } from "service-auth/server";
+ *
+ * const authFunctions: AuthFunctions = anyApi.auth;
+ *
+ * // In HTTP routes and actions (no `ctx.db`): through the `auth` module's data functions.
+ * export const createAuth = (ctx: ActionCtx) =>
+ *   betterAuth({ database: httpAdapter(ctx, { authFunctions, schema }) });
+ * ```
  */
 export function httpAdapter(
   ctx: Pick<ActionCtx, "runQuery" | "runMutation"> & Partial<Pick<ActionCtx, "runInTransaction">>,

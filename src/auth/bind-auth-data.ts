@@ -17,7 +17,24 @@ import { type AuthFunctions, type CreateApiOptions, createApi } from "./data/fun
 import type { AuthTriggers } from "./data/types.ts";
 import { type KeyManagingAuth, keyFunctions } from "./keys/functions.ts";
 
-/** What {@link bindAuthData} binds. */
+/**
+ * What {@link bindAuthData} binds.
+ *
+ * @example
+ * ```ts
+ * import { type AuthDataOptions, type AuthFunctions, bindAuthData } from "service-auth/auth";
+ * import { anyApi } from "service-auth/server";
+ * import { internalMutation } from "./functions.ts";
+ * import schema from "./schema.ts";
+ *
+ * const options: AuthDataOptions<typeof schema> = {
+ *   authFunctions: anyApi.auth as AuthFunctions,
+ *   schema,
+ *   internalMutation, // auth writes run the app's triggers too
+ * };
+ * export const authData = bindAuthData(options);
+ * ```
+ */
 export interface AuthDataOptions<S extends SchemaDefinition> {
   /** References to the app's auth data functions, e.g. `internal.auth`. */
   authFunctions: AuthFunctions;
@@ -38,6 +55,24 @@ export interface AuthDataOptions<S extends SchemaDefinition> {
  * export const authData = bindAuthData({ authFunctions: anyApi.auth, schema, internalMutation });
  * export const createAuth = (ctx: ActionCtx) => betterAuth({ database: authData.httpAdapter(ctx), … });
  * export const { create, findOne, …, rotateKeys } = authData.createAuthFunctions(createAuth);
+ * ```
+ *
+ * @example
+ * ```ts
+ * // auth.ts
+ * import { betterAuth } from "better-auth";
+ * import { type AuthFunctions, bindAuthData } from "service-auth/auth";
+ * import { type ActionCtx, anyApi } from "service-auth/server";
+ *
+ * const authFunctions: AuthFunctions = anyApi.auth;
+ * export const authData = bindAuthData({ authFunctions, schema, internalMutation });
+ *
+ * export const createAuth = (ctx: ActionCtx) =>
+ *   betterAuth({ ...options, database: authData.httpAdapter(ctx) });
+ * export const {
+ *   create, findOne, findMany, count, updateOne, updateMany, deleteOne, deleteMany,
+ *   getLatestJwks, rotateKeys, retireKeys, checkOptions,
+ * } = authData.createAuthFunctions(createAuth);
  * ```
  */
 export function bindAuthData<S extends SchemaDefinition>(options: AuthDataOptions<S>) {
@@ -74,8 +109,34 @@ export function bindAuthData<S extends SchemaDefinition>(options: AuthDataOption
   };
 }
 
-/** @deprecated The old name of {@link AuthDataOptions}. */
+/**
+ * The options of {@link createClient}: the same as {@link AuthDataOptions}, under the old name.
+ *
+ * @example
+ * ```ts
+ * // Before:
+ * import type { ClientOptions } from "service-auth/auth";
+ * const options: ClientOptions<typeof schema> = { authFunctions, schema };
+ * // Now:
+ * import type { AuthDataOptions } from "service-auth/auth";
+ * const options: AuthDataOptions<typeof schema> = { authFunctions, schema };
+ * ```
+ * @deprecated The old name of {@link AuthDataOptions}.
+ */
 export type ClientOptions<S extends SchemaDefinition> = AuthDataOptions<S>;
 
-/** @deprecated Named like a browser client but binds the server side: use {@link bindAuthData}. */
+/**
+ * The old name of {@link bindAuthData}: the same function, kept so existing apps still build.
+ *
+ * @example
+ * ```ts
+ * // Before:
+ * import { createClient } from "service-auth/auth";
+ * export const authData = createClient({ authFunctions, schema });
+ * // Now:
+ * import { bindAuthData } from "service-auth/auth";
+ * export const authData = bindAuthData({ authFunctions, schema });
+ * ```
+ * @deprecated Named like a browser client but binds the server side: use {@link bindAuthData}.
+ */
 export const createClient = bindAuthData;

@@ -9,7 +9,19 @@ import { type AuthExtensions, defineAuthTables } from "./schema/auth-schema.ts";
 import { authTablesSource } from "./schema/source.ts";
 import type { AuthSchemaOptions } from "./schema/table-specs.ts";
 
-/** What an application command gets: its arguments and where to write. */
+/**
+ * What an application command gets: its arguments and where to write.
+ *
+ * @example
+ * ```ts
+ * import { authCommand, type CommandIo } from "service-auth/auth";
+ *
+ * // An io that collects a command's output, e.g. in a test.
+ * const out: string[] = [];
+ * const io: CommandIo = { stdout: (text) => out.push(text), stderr: (text) => process.stderr.write(text) };
+ * const code = await authCommand(authSchemaOptions)(["generate"], io);
+ * ```
+ */
 export interface CommandIo {
   stdout(text: string): void;
   stderr(text: string): void;
@@ -18,6 +30,21 @@ export interface CommandIo {
 /**
  * An application-provided CLI command: resolves to the process exit code. `openBackend` starts
  * the app's backend on the CLI's database (for commands that read or write it).
+ *
+ * @example
+ * ```ts
+ * import type { AppCommand } from "service-auth/auth";
+ *
+ * // app.ts `commands`: `npm run cli -- users` prints the number of users.
+ * const usersCommand: AppCommand = async (args, io, openBackend) => {
+ *   if (!openBackend) return 1;
+ *   const backend = await openBackend();
+ *   const { value } = await backend.runQuery(api.users.count, {});
+ *   io.stdout(`${value}\n`);
+ *   return 0;
+ * };
+ * export const commands = { users: usersCommand };
+ * ```
  */
 export type AppCommand = (
   args: string[],
@@ -31,6 +58,17 @@ const USAGE = `usage:
 /**
  * The `auth` command for an app whose auth tables come from `options` (the same plugins and
  * `user`/`session`/… options its `betterAuth` gets) and `extensions`.
+ *
+ * @example
+ * ```ts
+ * // app.ts: `npm run cli -- auth generate [FILE]` prints (or writes) the auth tables.
+ * import { authCommand } from "service-auth/auth";
+ * import { authSchemaOptions } from "./auth-options.ts";
+ *
+ * export const commands = {
+ *   auth: authCommand(authSchemaOptions, { user: { indexes: { username: ["username"] } } }),
+ * };
+ * ```
  */
 export function authCommand(options: AuthSchemaOptions, extensions?: AuthExtensions): AppCommand {
   return async (args, io) => {

@@ -8,7 +8,19 @@ import type { Id } from "service-auth/values";
 import type { AuthFunctions } from "./data/functions.ts";
 import type { AuthIdentity } from "./identity.ts";
 
-/** The minimum a ctx needs for the helpers. */
+/**
+ * The minimum a ctx needs for the helpers.
+ *
+ * @example
+ * ```ts
+ * import { getAuthUserId, type IdentityCtx } from "service-auth/auth";
+ *
+ * // Any function ctx (query, mutation, action, HTTP action) is an IdentityCtx.
+ * async function signedIn(ctx: IdentityCtx): Promise<boolean> {
+ *   return (await getAuthUserId(ctx)) !== null;
+ * }
+ * ```
+ */
 export interface IdentityCtx {
   auth: Auth;
   meta?: RequestMeta;
@@ -17,7 +29,23 @@ export interface IdentityCtx {
   runQuery?: ActionCtx["runQuery"];
 }
 
-/** `userId`, `sessionId` and `subject` of the caller, or null when unauthenticated. */
+/**
+ * `userId`, `sessionId` and `subject` of the caller, or null when unauthenticated.
+ *
+ * @example
+ * ```ts
+ * import { getAuthUserIdentity } from "service-auth/auth";
+ * import { query } from "./functions.ts";
+ *
+ * export const whoAmI = query({
+ *   args: {},
+ *   handler: async (ctx) => {
+ *     const identity = await getAuthUserIdentity(ctx);
+ *     return identity && { userId: identity.userId, sessionId: identity.sessionId };
+ *   },
+ * });
+ * ```
+ */
 export async function getAuthUserIdentity(
   ctx: IdentityCtx,
 ): Promise<{ userId: Id<"user">; sessionId: Id<"session">; subject: string } | null> {
@@ -30,12 +58,41 @@ export async function getAuthUserIdentity(
   };
 }
 
-/** The caller's user id, or null when unauthenticated. */
+/**
+ * The caller's user id, or null when unauthenticated.
+ *
+ * @example
+ * ```ts
+ * import { getAuthUserId } from "service-auth/auth";
+ * import { AppError } from "service-auth/server";
+ * import { query } from "./functions.ts";
+ *
+ * export const me = query({
+ *   args: {},
+ *   handler: async (ctx) => {
+ *     const userId = await getAuthUserId(ctx);
+ *     if (!userId) throw new AppError("UNAUTHORIZED", "Sign in first");
+ *     return await ctx.db.get("user", userId);
+ *   },
+ * });
+ * ```
+ */
 export async function getAuthUserId(ctx: IdentityCtx): Promise<Id<"user"> | null> {
   return (await getAuthUserIdentity(ctx))?.userId ?? null;
 }
 
-/** The session document as requirements §2.2 exposes it. */
+/**
+ * The session document as requirements §2.2 exposes it.
+ *
+ * @example
+ * ```ts
+ * import type { SessionDocument } from "service-auth/auth";
+ *
+ * function activeOrganization(session: SessionDocument | null): string | null {
+ *   return session && session.expiresAt > Date.now() ? session.activeOrganizationId : null;
+ * }
+ * ```
+ */
 export interface SessionDocument {
   _id: string;
   userId: string;
@@ -44,7 +101,19 @@ export interface SessionDocument {
   [field: string]: unknown;
 }
 
-/** Where `getSession` reads the session document when the ctx has no database. */
+/**
+ * Where `getSession` reads the session document when the ctx has no database.
+ *
+ * @example
+ * ```ts
+ * import { type GetSessionOptions, getSession } from "service-auth/auth";
+ * import { anyApi } from "service-auth/server";
+ *
+ * // In an action, which has no `ctx.db`: read through the `auth` module's `findOne`.
+ * const options: GetSessionOptions = { authFunctions: anyApi.auth };
+ * const session = await getSession(ctx, options);
+ * ```
+ */
 export interface GetSessionOptions {
   /** The data functions (e.g. `internal.auth`); `bindAuthData` binds them. */
   authFunctions?: Pick<AuthFunctions, "findOne">;
@@ -55,6 +124,22 @@ export interface GetSessionOptions {
  * mutations, the `findOne` data function in actions (with `authFunctions`, as `bindAuthData`'s
  * `getSession` passes them). Only without either is it built from the token's claims, which hold
  * no `activeOrganizationId` and may be up to a token lifetime old.
+ *
+ * @example
+ * ```ts
+ * import { getSession } from "service-auth/auth";
+ * import { AppError } from "service-auth/server";
+ * import { query } from "./functions.ts";
+ *
+ * export const session = query({
+ *   args: {},
+ *   handler: async (ctx) => {
+ *     const doc = await getSession(ctx); // from ctx.db; in actions use `authData.getSession(ctx)`
+ *     if (!doc) throw new AppError("UNAUTHORIZED", "Sign in first");
+ *     return { activeOrganizationId: doc.activeOrganizationId, expiresAt: doc.expiresAt };
+ *   },
+ * });
+ * ```
  */
 export async function getSession(
   ctx: IdentityCtx,
@@ -87,7 +172,25 @@ export async function getSession(
   };
 }
 
-/** Headers for calls to external APIs on the caller's behalf: bearer token and client address. */
+/**
+ * Headers for calls to external APIs on the caller's behalf: bearer token and client address.
+ *
+ * @example
+ * ```ts
+ * import { getHeaders } from "service-auth/auth";
+ * import { action } from "./functions.ts";
+ *
+ * // An action calling another service on the caller's behalf.
+ * export const orders = action({
+ *   args: {},
+ *   handler: async (ctx) => {
+ *     const headers = await getHeaders(ctx);
+ *     const response = await fetch("https://orders.example.com/api/mine", { headers });
+ *     return await response.json();
+ *   },
+ * });
+ * ```
+ */
 export async function getHeaders(ctx: IdentityCtx): Promise<Headers> {
   const headers = new Headers();
   const token = ctx.auth.getToken();

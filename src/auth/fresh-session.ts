@@ -11,7 +11,23 @@ import { APIError, createAuthMiddleware, freshSessionMiddleware } from "better-a
 /** The sensitive endpoints of the example app: password change, account deletion, role change. */
 export const SENSITIVE_PATHS = ["/change-password", "/delete-user", "/admin/set-role"] as const;
 
-/** A Better Auth plugin running `freshSessionMiddleware` before each endpoint in `paths` (paths under `basePath`). */
+/**
+ * A Better Auth plugin running `freshSessionMiddleware` before each endpoint in `paths` (paths under `basePath`).
+ *
+ * @example
+ * ```ts
+ * import { betterAuth } from "better-auth";
+ * import { freshSessionFor } from "service-auth/auth";
+ *
+ * const auth = betterAuth({
+ *   session: { freshAge: 60 * 60 * 24 }, // a day
+ *   plugins: [
+ *     freshSessionFor(), // change password, delete account, set role
+ *     // or other paths: freshSessionFor(["/change-email", "/delete-user"])
+ *   ],
+ * });
+ * ```
+ */
 export function freshSessionFor(paths: readonly string[] = SENSITIVE_PATHS): BetterAuthPlugin {
   const guarded = new Set(paths);
   return {

@@ -16,13 +16,37 @@ import {
   v,
 } from "service-auth/server";
 
-/** Rows deleted by one run; `more`: a full batch was found, and the next run is scheduled. */
+/**
+ * Rows deleted by one run; `more`: a full batch was found, and the next run is scheduled.
+ *
+ * @example
+ * ```ts
+ * import type { CleanupResult } from "service-auth/auth";
+ *
+ * const { value } = await backend.runMutation(internal.auth.deleteExpired, {}, { allowInternal: true });
+ * const { sessions, verifications, more } = value as CleanupResult;
+ * console.log(`deleted ${sessions} sessions, ${verifications} verifications${more ? " (continuing)" : ""}`);
+ * ```
+ */
 export interface CleanupResult {
   sessions: number;
   verifications: number;
   more: boolean;
 }
 
+/**
+ * Options of {@link expiredRowsCleanup}: its own reference (to continue in further batches), the
+ * mutation builder, the batch size and renamed tables.
+ *
+ * @example
+ * ```ts
+ * import { type CleanupOptions, expiredRowsCleanup } from "service-auth/auth";
+ * import { anyApi } from "service-auth/server";
+ *
+ * const options: CleanupOptions = { self: anyApi.auth.deleteExpired, internalMutation, batch: 200 };
+ * export const deleteExpired = expiredRowsCleanup(schema, options);
+ * ```
+ */
 export interface CleanupOptions {
   /** The cleanup's own reference, to continue in further batches (e.g. `internal.auth.deleteExpired`). */
   self: FunctionReference<"mutation", any, { batch?: number }, CleanupResult>;

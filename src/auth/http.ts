@@ -32,13 +32,50 @@ import { DEFAULT_BASE_PATH } from "./plugins/backend/options.ts";
 import { CLIENT_IP_HEADER } from "./rate-limit/rules.ts";
 import { originMatcher, TRUSTED_ORIGINS_VAR, trustedOriginsOf } from "./site-origins.ts";
 
-/** What `authMiddleware` needs from an auth instance (`$context`: to undo a sign-up, mail/undo-sign-up.ts). */
+/**
+ * What `authMiddleware` needs from an auth instance (`$context`: to undo a sign-up, mail/undo-sign-up.ts).
+ *
+ * @example
+ * ```ts
+ * import type { AuthHandler } from "service-auth/auth";
+ *
+ * // A Better Auth instance is one; so is any stand-in with a `handler`.
+ * const teapot: AuthHandler = { handler: async () => new Response("I'm a teapot", { status: 418 }) };
+ * ```
+ */
 export interface AuthHandler extends Partial<UserDeletingAuth> {
   handler(request: Request): Promise<Response>;
 }
 
+/**
+ * Makes the auth instance for one HTTP request from its action ctx, as {@link authHttpRouter} and
+ * {@link authMiddleware} take it.
+ *
+ * @example
+ * ```ts
+ * import { betterAuth } from "better-auth";
+ * import type { CreateAuth } from "service-auth/auth";
+ *
+ * // auth.ts: Better Auth over the HTTP adapter.
+ * export const createAuth: CreateAuth = (ctx) =>
+ *   betterAuth({ ...options, database: authData.httpAdapter(ctx) });
+ * ```
+ */
 export type CreateAuth = (ctx: ActionCtx) => AuthHandler;
 
+/**
+ * The Hono environment of the app's routes: each handler gets the request's action ctx as `c.env`.
+ *
+ * @example
+ * ```ts
+ * import { Hono } from "hono";
+ * import { authHttpRouter, type HttpEnv } from "service-auth/auth";
+ *
+ * const app = new Hono<HttpEnv>();
+ * app.get("/api/me/count", async (c) => c.json(await c.env.runQuery(api.users.count, {})));
+ * export default () => authHttpRouter({ createAuth, app });
+ * ```
+ */
 export type HttpEnv = { Bindings: ActionCtx };
 
 const COOKIE_HEADER = "service-auth-cookie";
@@ -122,7 +159,19 @@ function databaseFaultResponse(fault: AppError): Response {
   });
 }
 
-/** Middleware serving the auth endpoints under `basePath` with an auth instance per request. */
+/**
+ * Middleware serving the auth endpoints under `basePath` with an auth instance per request.
+ *
+ * @example
+ * ```ts
+ * import { Hono } from "hono";
+ * import { authMiddleware, type HttpEnv } from "service-auth/auth";
+ *
+ * // Better Auth under /auth/* of a router of the app's own (authHttpRouter does this for /api/auth).
+ * const router = new Hono<HttpEnv>();
+ * router.use(authMiddleware(createAuth, { basePath: "/auth" }));
+ * ```
+ */
 export function authMiddleware(
   createAuth: CreateAuth,
   options: { basePath?: string } = {},
@@ -191,6 +240,17 @@ function countOutcome(route: string, status: number): void {
  * {@link trustedOriginsOf} (`SITE_URL`'s and `TRUSTED_ORIGINS`) is answered with itself, any other
  * with no CORS header at all; credentials allowed. Built per request from the env, so the matcher
  * is kept until the two settings change.
+ *
+ * @example
+ * ```ts
+ * import { Hono } from "hono";
+ * import { authMiddleware, corsRule, type HttpEnv } from "service-auth/auth";
+ * import type { HttpRoutes } from "service-auth/server";
+ *
+ * // Routes of the app's own router with the same cross-origin rule as authHttpRouter.
+ * const router = new Hono<HttpEnv>().use(authMiddleware(createAuth));
+ * const routes: HttpRoutes = { fetch: (request, ctx) => router.fetch(request, ctx), cors: corsRule };
+ * ```
  */
 export function corsRule(env: EnvReader): CorsPolicy {
   const key = `${env.get("SITE_URL") ?? ""}\n${env.get("PORT") ?? ""}\n${env.get(TRUSTED_ORIGINS_VAR) ?? ""}`;
@@ -216,6 +276,22 @@ function corsPolicy(origin: (origin: string) => string | null): CorsPolicy {
 /**
  * The platform HTTP routes: cross-origin rule, auth middleware, then the application's router.
  * `app` handlers get the action ctx as `c.env`.
+ *
+ * @example
+ * ```ts
+ * // http.ts
+ * import "service-auth/auth/polyfill";
+ * import { Hono } from "hono";
+ * import { authHttpRouter, type HttpEnv } from "service-auth/auth";
+ * import type { HttpRoutes } from "service-auth/server";
+ * import { createAuth } from "./auth.ts";
+ *
+ * export default function routes(): HttpRoutes {
+ *   const app = new Hono<HttpEnv>();
+ *   app.get("/hello", (c) => c.text("hello"));
+ *   return authHttpRouter({ createAuth, app });
+ * }
+ * ```
  */
 export function authHttpRouter(options: {
   createAuth: CreateAuth;

@@ -88,5 +88,16 @@ export async function verifyPassword({
   return actual.length === expected.length && timingSafeEqual(actual, expected);
 }
 
-/** The `emailAndPassword.password` option of Better Auth with the hasher above. */
+/**
+ * The `emailAndPassword.password` option of Better Auth with the hasher above.
+ *
+ * @example
+ * ```ts
+ * import { betterAuth } from "better-auth";
+ * import { nativePasswordHasher } from "service-auth/auth";
+ *
+ * // `withAuthDefaults` sets it already; without the wrapper:
+ * const auth = betterAuth({ emailAndPassword: { enabled: true, password: nativePasswordHasher } });
+ * ```
+ */
 export const nativePasswordHasher = { hash: hashPassword, verify: verifyPassword };

@@ -7,7 +7,17 @@ import { resolveIdentity } from "./identity.ts";
 import { DEFAULT_ALG, publicJwksOf } from "./keys/stored-jwks.ts";
 import { DEFAULT_BASE_PATH } from "./plugins/backend/options.ts";
 
-/** The origin of `SITE_URL` (scheme, host, port), what browsers send in `Origin`. */
+/**
+ * The origin of `SITE_URL` (scheme, host, port), what browsers send in `Origin`.
+ *
+ * @example
+ * ```ts
+ * import { siteOriginOf } from "service-auth/auth";
+ *
+ * // SITE_URL=https://app.example.com/shop → "https://app.example.com"
+ * const sameSite = request.headers.get("origin") === siteOriginOf(ctx.env);
+ * ```
+ */
 export function siteOriginOf(env: EnvReader): string {
   return new URL(siteUrlOf(env)).origin;
 }
@@ -22,6 +32,19 @@ export interface AuthConfigOptions {
 /**
  * The site URL tokens are issued by (`iss`): `SITE_URL`, falling back to the local development
  * address `http://localhost:$PORT` (port 3000 by default).
+ *
+ * @example
+ * ```ts
+ * import { betterAuth } from "better-auth";
+ * import { siteUrlOf } from "service-auth/auth";
+ *
+ * // SITE_URL, or http://localhost:$PORT in development.
+ * const auth = betterAuth({
+ *   baseURL: siteUrlOf(ctx.env),
+ *   basePath: "/api/auth",
+ *   database: authData.httpAdapter(ctx),
+ * });
+ * ```
  */
 export function siteUrlOf(env: EnvReader): string {
   const url = env.get("SITE_URL") ?? `http://localhost:${env.get("PORT") ?? 3000}`;
@@ -47,7 +70,22 @@ export function getAuthConfigProvider(env: EnvReader, options: AuthConfigOptions
   return { ...base, jwksUrl: `${issuer}${options.basePath ?? DEFAULT_BASE_PATH}/backend/jwks` };
 }
 
-/** The platform auth config to pass as `auth` when starting the service. */
+/**
+ * The platform auth config to pass as `auth` when starting the service.
+ *
+ * @example
+ * ```ts
+ * // app.ts: the platform checks backend tokens against the auth's issuer and keys.
+ * import { authConfig } from "service-auth/auth";
+ *
+ * export const app: ServiceOptions = {
+ *   schema,
+ *   modules,
+ *   auth: (env) => authConfig(env),
+ *   routes: http,
+ * };
+ * ```
+ */
 export function authConfig(env: EnvReader, options: AuthConfigOptions = {}): AuthConfig {
   return { providers: [getAuthConfigProvider(env, options)], resolveIdentity };
 }

@@ -8,7 +8,19 @@ import type { ActionCtx, Backend } from "service-auth/server";
 import { DEFAULT_BASE_PATH } from "./plugins/backend/options.ts";
 import { siteUrlOf } from "./provider-config.ts";
 
-/** The part of a Better Auth instance `runAsUser` uses. */
+/**
+ * The part of a Better Auth instance `runAsUser` uses.
+ *
+ * @example
+ * ```ts
+ * import { betterAuth } from "better-auth";
+ * import type { SessionMintingAuth } from "service-auth/auth";
+ *
+ * // A Better Auth instance is one; `runAsUser` takes a function making it.
+ * const createAuth = (ctx: ActionCtx): SessionMintingAuth =>
+ *   betterAuth({ ...options, database: authData.httpAdapter(ctx) });
+ * ```
+ */
 export interface SessionMintingAuth {
   handler(request: Request): Promise<Response>;
   $context: Promise<{
@@ -23,7 +35,22 @@ export interface SessionMintingAuth {
   }>;
 }
 
-/** A session made for one CLI call: its JWT, and `end()` to delete the session afterwards. */
+/**
+ * A session made for one CLI call: its JWT, and `end()` to delete the session afterwards.
+ *
+ * @example
+ * ```ts
+ * import { type RunAsSession, runAsUser } from "service-auth/auth";
+ *
+ * // What the CLI does for `run --as ada@example.com`:
+ * const session: RunAsSession = await runAsUser(createAuth)(backend, "ada@example.com");
+ * try {
+ *   // … call the function with `Authorization: Bearer ${session.token}` …
+ * } finally {
+ *   await session.end();
+ * }
+ * ```
+ */
 export interface RunAsSession {
   token: string;
   end(): Promise<void>;
@@ -35,7 +62,21 @@ function signedCookieValue(token: string, secret: string): string {
   return encodeURIComponent(`${token}.${signature}`);
 }
 
-/** `ServiceOptions.runAs` for an app whose auth instance comes from `createAuth`. */
+/**
+ * `ServiceOptions.runAs` for an app whose auth instance comes from `createAuth`.
+ *
+ * @example
+ * ```ts
+ * // app.ts: `npm run cli -- run messages:list --as ada@example.com`
+ * import { runAsUser } from "service-auth/auth";
+ * import * as auth from "./auth.ts";
+ *
+ * export const app: ServiceOptions = {
+ *   // …schema, modules, auth, routes…
+ *   runAs: runAsUser(auth.createAuth),
+ * };
+ * ```
+ */
 export function runAsUser(createAuth: (ctx: ActionCtx) => SessionMintingAuth, basePath = DEFAULT_BASE_PATH) {
   return async (backend: Backend, who: string): Promise<RunAsSession> => {
     const ctx = await backend.actionCtx({}, false);

@@ -12,7 +12,17 @@
 import { type EnvReader, type SettingProblem, settingProblem } from "service-auth/server";
 import { siteUrlOf } from "./provider-config.ts";
 
-/** The variable listing the other origins allowed besides `SITE_URL`'s. */
+/**
+ * The variable listing the other origins allowed besides `SITE_URL`'s.
+ *
+ * @example
+ * ```ts
+ * import { TRUSTED_ORIGINS_VAR } from "service-auth/auth";
+ *
+ * // e.g. TRUSTED_ORIGINS=https://dashboard.example.com,https://*.example.com
+ * const listed = (env.get(TRUSTED_ORIGINS_VAR) ?? "").split(",").filter(Boolean);
+ * ```
+ */
 export const TRUSTED_ORIGINS_VAR = "TRUSTED_ORIGINS";
 
 /** One parsed entry: an exact origin, or a scheme plus a host suffix (`*.example.com`). */
@@ -70,7 +80,18 @@ export function trustedOriginsOf(env: EnvReader): string[] {
   return origins;
 }
 
-/** Problems of `SITE_URL` and `TRUSTED_ORIGINS`, for the start's settings check. */
+/**
+ * Problems of `SITE_URL` and `TRUSTED_ORIGINS`, for the start's settings check.
+ *
+ * @example
+ * ```ts
+ * import { originSettingsProblems } from "service-auth/auth";
+ *
+ * // main.ts `prepare`: a malformed SITE_URL or TRUSTED_ORIGINS entry stops the start.
+ * check.add(...originSettingsProblems(backend.env));
+ * check.refuseIfAny();
+ * ```
+ */
 export function originSettingsProblems(env: EnvReader): SettingProblem[] {
   const problems: SettingProblem[] = [];
   const site = env.get("SITE_URL");

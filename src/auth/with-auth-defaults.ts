@@ -26,6 +26,21 @@ import { withUserFieldLimits } from "./schema/user-field-limits.ts";
  * - `advanced.ipAddress`: the client address is the one the platform puts in its private header
  *   (the socket's peer, or per `TRUSTED_PROXIES` the forwarded client), unless the app sets its own;
  * - `databaseHooks.user`: length limits on name, email, image and username before the app's hooks.
+ *
+ * @example
+ * ```ts
+ * import { betterAuth } from "better-auth";
+ * import { withAuthDefaults } from "service-auth/auth";
+ *
+ * export const createAuth = (ctx: ActionCtx) =>
+ *   betterAuth(
+ *     withAuthDefaults({
+ *       baseURL: siteUrlOf(ctx.env),
+ *       database: authData.httpAdapter(ctx),
+ *       emailAndPassword: { enabled: true },
+ *     }),
+ *   );
+ * ```
  */
 export function withAuthDefaults<O extends BetterAuthOptions>(options: O): O {
   const emailAndPassword = options.emailAndPassword;

@@ -25,12 +25,35 @@ export const MAX_SEARCH_LENGTH = 200;
 export const MAX_PAGE_SIZE = 100;
 const DEFAULT_PAGE_SIZE = 20;
 
+/**
+ * Options of {@link createAdminFunctions}: which roles count as administrators.
+ *
+ * @example
+ * ```ts
+ * import { type AdminFunctionsOptions, createAdminFunctions } from "service-auth/auth";
+ *
+ * const options: AdminFunctionsOptions = { adminRoles: ["admin", "owner"] };
+ * export const { viewer, users, sessions, keys } = createAdminFunctions(options);
+ * ```
+ */
 export interface AdminFunctionsOptions {
   /** Roles that may administer (Better Auth's admin plugin `adminRoles`; default `["admin"]`). */
   adminRoles?: readonly string[];
 }
 
-/** The signed-in administrator, as `viewer` returns them. */
+/**
+ * The signed-in administrator, as `viewer` returns them.
+ *
+ * @example
+ * ```ts
+ * import type { AdminViewer } from "service-auth/auth";
+ *
+ * // What `admin:viewer` returns to the console.
+ * function greeting(viewer: AdminViewer): string {
+ *   return `Signed in as ${viewer.name} <${viewer.email}> (${viewer.role})`;
+ * }
+ * ```
+ */
 export interface AdminViewer {
   _id: Id<"user">;
   name: string;
@@ -38,7 +61,19 @@ export interface AdminViewer {
   role: string;
 }
 
-/** One row of the users list. */
+/**
+ * One row of the users list.
+ *
+ * @example
+ * ```ts
+ * import type { AdminUserRow } from "service-auth/auth";
+ *
+ * // One row of `admin:users`' page.
+ * function statusOf(row: AdminUserRow): string {
+ *   return row.banned ? `banned: ${row.banReason ?? "no reason given"}` : (row.role ?? "user");
+ * }
+ * ```
+ */
 export interface AdminUserRow {
   _id: Id<"user">;
   name: string;
@@ -50,7 +85,19 @@ export interface AdminUserRow {
   createdAt: number;
 }
 
-/** One session of a user (the token stays on the server). */
+/**
+ * One session of a user (the token stays on the server).
+ *
+ * @example
+ * ```ts
+ * import type { AdminSessionRow } from "service-auth/auth";
+ *
+ * // The rows of `admin:sessions` other than the console's own.
+ * function otherSessions(rows: AdminSessionRow[]): AdminSessionRow[] {
+ *   return rows.filter((row) => !row.current && row.expiresAt > Date.now());
+ * }
+ * ```
+ */
 export interface AdminSessionRow {
   _id: Id<"session">;
   ipAddress: string | null;
@@ -62,7 +109,20 @@ export interface AdminSessionRow {
   current: boolean;
 }
 
-/** One signing key: its `kid` (the row id) and creation time; key material stays on the server. */
+/**
+ * One signing key: its `kid` (the row id) and creation time; key material stays on the server.
+ *
+ * @example
+ * ```ts
+ * import type { AdminKeyRow } from "service-auth/auth";
+ *
+ * // A row of `admin:keys`, as the console lists it.
+ * function describeKey(key: AdminKeyRow): string {
+ *   const until = key.expiresAt ? ` until ${new Date(key.expiresAt).toISOString()}` : "";
+ *   return `${key.kid}: ${key.state}${until}`;
+ * }
+ * ```
+ */
 export interface AdminKeyRow {
   kid: string;
   createdAt: number;
@@ -75,7 +135,17 @@ export interface AdminKeyRow {
   expiresAt?: number;
 }
 
-/** Better Auth stores several roles comma-separated ("user,admin"). */
+/**
+ * Better Auth stores several roles comma-separated ("user,admin").
+ *
+ * @example
+ * ```ts
+ * import { hasRole } from "service-auth/auth";
+ *
+ * hasRole("user,admin", ["admin"]); // true
+ * hasRole(undefined, ["admin"]); // false
+ * ```
+ */
 export function hasRole(role: unknown, roles: readonly string[]): boolean {
   if (typeof role !== "string") return false;
   return role.split(",").some((r) => roles.includes(r.trim()));
@@ -84,6 +154,21 @@ export function hasRole(role: unknown, roles: readonly string[]): boolean {
 /**
  * The calling user when they hold an admin role: `UNAUTHORIZED` without a valid session,
  * `FORBIDDEN` for anyone else.
+ *
+ * @example
+ * ```ts
+ * import { requireAdmin } from "service-auth/auth";
+ * import { query } from "./functions.ts";
+ *
+ * // An app query only administrators may call.
+ * export const userCount = query({
+ *   args: {},
+ *   handler: async (ctx) => {
+ *     await requireAdmin(ctx); // UNAUTHORIZED / FORBIDDEN otherwise
+ *     return (await ctx.db.query("user").collect()).length;
+ *   },
+ * });
+ * ```
  */
 export async function requireAdmin(
   ctx: QueryCtx<any>,
@@ -118,6 +203,15 @@ const MAX_SESSION_ID_LENGTH = 128;
 /**
  * The admin console's functions: queries `viewer`, `users`, `sessions`, `connections`, `keys`,
  * `audit`, `jobs` and the mutation `disconnect`.
+ *
+ * @example
+ * ```ts
+ * // admin.ts: the console's functions, as `admin:viewer`, `admin:users`, …
+ * import { createAdminFunctions } from "service-auth/auth";
+ *
+ * export const { viewer, users, sessions, connections, disconnect, keys, audit, jobs } =
+ *   createAdminFunctions();
+ * ```
  */
 export function createAdminFunctions(options: AdminFunctionsOptions = {}) {
   const adminRoles = options.adminRoles ?? ["admin"];

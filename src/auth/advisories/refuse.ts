@@ -6,7 +6,23 @@
  */
 import { ACCEPT_ADVISORIES_VAR, type Accepted, ADVISORY, REFUSED_PLUGINS } from "./catalog.ts";
 
-/** The one-line refusal; `advisories` are the ids still to accept. */
+/**
+ * The one-line refusal; `advisories` are the ids still to accept.
+ *
+ * @example
+ * ```ts
+ * import { AdvisoryRefusal, checkAuthStarts } from "service-auth/auth";
+ * import { StartRefusal } from "service-auth/server";
+ *
+ * try {
+ *   await checkAuthStarts(backend, internal.auth.checkOptions);
+ * } catch (error) {
+ *   // error.advisories: the ids to accept (or upgrade Better Auth).
+ *   if (error instanceof AdvisoryRefusal) throw new StartRefusal(`refusing to start: ${error.message}`);
+ *   throw error;
+ * }
+ * ```
+ */
 export class AdvisoryRefusal extends Error {
   override readonly name = "AdvisoryRefusal";
   constructor(

@@ -26,7 +26,19 @@ export function parseTime(text: string, now = Date.now()): number {
 /** What the platform CLI hands an app command that needs the database. */
 export type OpenBackend = () => Promise<Backend>;
 
-/** The `audit` command over the app's `audit:list` internal query. */
+/**
+ * The `audit` command over the app's `audit:list` internal query.
+ *
+ * @example
+ * ```ts
+ * // app.ts: `npm run cli -- audit --since 1h --type sign-in.failed` prints matching events as JSON lines.
+ * import { auditCommand } from "service-auth/auth";
+ *
+ * export const commands = {
+ *   audit: auditCommand(internal.audit.list),
+ * };
+ * ```
+ */
 export function auditCommand(list: FunctionReference<"query"> | string) {
   return async (args: string[], io: CommandIo, openBackend?: OpenBackend): Promise<number> => {
     const filter: Record<string, string | number> = {};
@@ -58,6 +70,17 @@ export function auditCommand(list: FunctionReference<"query"> | string) {
 /**
  * The CLI's `onEnvChange` hook recording `env.changed` events through the app's `audit:record`:
  * the names changed, never the values.
+ *
+ * @example
+ * ```ts
+ * // app.ts: `env set|remove|sync` from the CLI lands in the audit trail (names only).
+ * import { auditEnvChanges } from "service-auth/auth";
+ *
+ * export const app: ServiceOptions = {
+ *   // …schema, modules, auth, routes…
+ *   onEnvChange: auditEnvChanges(internal.audit.record),
+ * };
+ * ```
  */
 export function auditEnvChanges(record: FunctionReference<"mutation"> | string) {
   return async (backend: Backend, change: { action: string; names: string[] }) => {

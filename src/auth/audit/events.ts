@@ -4,7 +4,18 @@
  * a password, session token, JWT or secret: callers pass named facts only, never request bodies.
  */
 
-/** Every kind of event the audit trail records. */
+/**
+ * Every kind of event the audit trail records.
+ *
+ * @example
+ * ```ts
+ * import { AUDIT_EVENT_TYPES, type AuditEventType } from "service-auth/auth";
+ *
+ * function isEventType(text: string): text is AuditEventType {
+ *   return (AUDIT_EVENT_TYPES as readonly string[]).includes(text);
+ * }
+ * ```
+ */
 export const AUDIT_EVENT_TYPES = [
   "sign-up",
   "sign-in",
@@ -24,6 +35,16 @@ export const AUDIT_EVENT_TYPES = [
   "env.changed",
 ] as const;
 
+/**
+ * The type of an audit event: one of {@link AUDIT_EVENT_TYPES}, such as `sign-in.failed` or `role.changed`.
+ *
+ * @example
+ * ```ts
+ * import type { AuditEventType } from "service-auth/auth";
+ *
+ * const watched: AuditEventType[] = ["sign-in.failed", "role.changed", "keys.rotated"];
+ * ```
+ */
 export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number];
 
 /** The Better Auth model (and table) name of the audit trail. */
@@ -42,7 +63,23 @@ export const AUDIT_FIELD_LIMITS = Object.freeze({
   detail: 200,
 });
 
-/** What a caller knows about an event; everything is optional but its type. */
+/**
+ * What a caller knows about an event; everything is optional but its type.
+ *
+ * @example
+ * ```ts
+ * import { type AuditInput, recordAuditEvent } from "service-auth/auth";
+ *
+ * // In a mutation, after the app changed a user's role itself:
+ * const event: AuditInput = {
+ *   type: "role.changed",
+ *   targetId: user._id,
+ *   email: user.email,
+ *   details: { role, source: "cli" },
+ * };
+ * await recordAuditEvent(ctx.db, event);
+ * ```
+ */
 export interface AuditInput {
   type: AuditEventType;
   /** Who did it (a user id), when known. */

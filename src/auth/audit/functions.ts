@@ -29,13 +29,45 @@ type Writer = { insert(table: string, doc: any): Promise<unknown> };
 /**
  * Records one event in the caller's transaction (`ctx.db` of a mutation), for changes an app makes
  * itself (e.g. a role set from the CLI). Pass named facts only: never a password, token or secret.
+ *
+ * @example
+ * ```ts
+ * import { recordAuditEvent } from "service-auth/auth";
+ * import { v } from "service-auth/server";
+ * import { internalMutation } from "./functions.ts";
+ *
+ * export const setRole = internalMutation({
+ *   args: { userId: v.id("user"), role: v.string() },
+ *   handler: async (ctx, { userId, role }) => {
+ *     await ctx.db.patch(userId, { role, updatedAt: Date.now() });
+ *     // Same transaction as the change: both commit, or neither.
+ *     await recordAuditEvent(ctx.db, {
+ *       type: "role.changed",
+ *       targetId: userId,
+ *       details: { role, source: "app" },
+ *     });
+ *   },
+ * });
+ * ```
  */
 export async function recordAuditEvent(db: Writer, input: AuditInput): Promise<void> {
   if (!isAuditEventType(input.type)) throw new AppError("BAD_REQUEST", "Unknown audit event type");
   await db.insert(AUDIT_MODEL, auditRow(input));
 }
 
-/** References to the audit functions the app exports (e.g. `internal.audit`). */
+/**
+ * References to the audit functions the app exports (e.g. `internal.audit`).
+ *
+ * @example
+ * ```ts
+ * // audit.ts
+ * import { type AuditFunctionRefs, createAuditFunctions } from "service-auth/auth";
+ * import { anyApi } from "service-auth/server";
+ *
+ * const self: AuditFunctionRefs = anyApi.audit;
+ * export const { list, record, prune, sweep } = createAuditFunctions({ self });
+ * ```
+ */
 export interface AuditFunctionRefs {
   sweep: FunctionReference<"mutation", any, { batch?: number; now?: number }, AuditSweepResult>;
 }
@@ -43,6 +75,16 @@ export interface AuditFunctionRefs {
 /**
  * The audit trail's internal functions. `self`: the module's own references, so `sweep` can
  * schedule its next batch (without it, one run deletes one batch).
+ *
+ * @example
+ * ```ts
+ * // audit.ts: `audit:list`, `audit:record`, `audit:prune`, `audit:sweep`.
+ * import { type AuditFunctionRefs, createAuditFunctions } from "service-auth/auth";
+ * import { anyApi } from "service-auth/server";
+ *
+ * const self: AuditFunctionRefs = anyApi.audit;
+ * export const { list, record, prune, sweep } = createAuditFunctions({ self });
+ * ```
  */
 export function createAuditFunctions(options: { self?: AuditFunctionRefs } = {}) {
   const { internalQuery, internalMutation } = functionsFor();

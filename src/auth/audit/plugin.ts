@@ -55,7 +55,20 @@ const pathOf = (ctx: HookContext) => ctx?.path ?? "";
 const timeOf = (value: unknown) =>
   value instanceof Date ? value.getTime() : value == null ? null : Number(value);
 
-/** Creates the audit trail plugin. Put it in the options the schema is made from, too. */
+/**
+ * Creates the audit trail plugin. Put it in the options the schema is made from, too.
+ *
+ * @example
+ * ```ts
+ * // auth-options.ts: in the options `betterAuth` gets and the schema's auth tables are made from.
+ * import type { BetterAuthOptions } from "better-auth";
+ * import { auditTrail } from "service-auth/auth";
+ *
+ * export const authSchemaOptions = {
+ *   plugins: [auditTrail()],
+ * } satisfies BetterAuthOptions;
+ * ```
+ */
 export const auditTrail = () => {
   let baseAdapter: any;
 

@@ -12,6 +12,23 @@ const DEFAULT_AUDIT_PAGE = 100;
 /** Longest `user` filter text. */
 const MAX_USER_FILTER = 254;
 
+/**
+ * Which audit events to read (the admin console's `admin:audit` and the CLI's `audit:list`): by
+ * user, type and time, newest first.
+ *
+ * @example
+ * ```ts
+ * import type { AuditFilter } from "service-auth/auth";
+ *
+ * // Failed sign-ins for one address in the last day.
+ * const filter: AuditFilter = {
+ *   user: "ada@example.com",
+ *   type: "sign-in.failed",
+ *   since: Date.now() - 24 * 60 * 60 * 1000,
+ *   limit: 50,
+ * };
+ * ```
+ */
 export interface AuditFilter {
   /** A user id or email: events where they acted or were the target. */
   user?: string;
@@ -25,7 +42,19 @@ export interface AuditFilter {
   limit?: number;
 }
 
-/** One event as the console and the CLI show it. */
+/**
+ * One event as the console and the CLI show it.
+ *
+ * @example
+ * ```ts
+ * import type { AuditEventView } from "service-auth/auth";
+ *
+ * function describe(event: AuditEventView): string {
+ *   const who = event.actorEmail ?? event.actorId ?? "someone";
+ *   return `${new Date(event.time).toISOString()} ${event.type} by ${who}`;
+ * }
+ * ```
+ */
 export interface AuditEventView {
   _id: string;
   type: string;

@@ -23,10 +23,31 @@ export function auditRetentionDays(env: { get(name: string): string | undefined 
   return days;
 }
 
-/** The retention's name among the app's crons. */
+/**
+ * The retention's name among the app's crons.
+ *
+ * @example
+ * ```ts
+ * import { AUDIT_RETENTION_CRON } from "service-auth/auth";
+ *
+ * // The retention's job name, e.g. to find its runs among the scheduler's jobs.
+ * const isRetention = (job: { name: string }) => job.name === AUDIT_RETENTION_CRON;
+ * ```
+ */
 export const AUDIT_RETENTION_CRON = "audit: delete events older than AUDIT_RETENTION_DAYS";
 
-/** What one `audit:sweep` run did; `more`: it found a full batch and scheduled the next. */
+/**
+ * What one `audit:sweep` run did; `more`: it found a full batch and scheduled the next.
+ *
+ * @example
+ * ```ts
+ * import type { AuditSweepResult } from "service-auth/auth";
+ *
+ * const { value } = await backend.runMutation(internal.audit.sweep, {}, { allowInternal: true });
+ * const result = value as AuditSweepResult;
+ * console.log(`deleted ${result.deleted}${result.more ? ", next batch scheduled" : ""}`);
+ * ```
+ */
 export interface AuditSweepResult {
   deleted: number;
   more: boolean;

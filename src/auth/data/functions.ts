@@ -53,6 +53,16 @@ export type AuthDataFunctions = {
 /**
  * References to the data functions, as the HTTP adapter calls them: the `internal.<module>` of
  * the module exporting {@link createApi}'s functions (e.g. `internal.auth`).
+ *
+ * @example
+ * ```ts
+ * import { type AuthFunctions, bindAuthData } from "service-auth/auth";
+ * import { anyApi } from "service-auth/server";
+ *
+ * // auth.ts: references to this module's data functions (`internal.auth`).
+ * const authFunctions: AuthFunctions = anyApi.auth;
+ * export const authData = bindAuthData({ authFunctions, schema });
+ * ```
  */
 export type AuthFunctions = { [N in OperationName]: FunctionReference<KindOf<N>, any, ArgsOf<N>, any> };
 

@@ -11,6 +11,17 @@ export type StoredDoc = Record<string, unknown> & { _id: string; _creationTime: 
 /**
  * Callbacks around the writes of one model, run inside the same mutation as the write: a throw
  * aborts the whole auth operation and nothing of it remains.
+ *
+ * @example
+ * ```ts
+ * import type { ModelTriggers } from "service-auth/auth";
+ *
+ * const sessionTriggers: ModelTriggers = {
+ *   onCreate: async (ctx, session) => {
+ *     await ctx.db.insert("logins", { userId: session.userId, at: Date.now() });
+ *   },
+ * };
+ * ```
  */
 export interface ModelTriggers<Doc = StoredDoc, Ctx = MutationCtx<any>> {
   /** Before insert; a returned object replaces the data to store. */
@@ -24,7 +35,23 @@ export interface ModelTriggers<Doc = StoredDoc, Ctx = MutationCtx<any>> {
   onDelete?: (ctx: Ctx, doc: Doc) => unknown;
 }
 
-/** Triggers per model, typed by the application's schema. */
+/**
+ * Triggers per model, typed by the application's schema.
+ *
+ * @example
+ * ```ts
+ * import { type AuthTriggers, bindAuthData } from "service-auth/auth";
+ *
+ * const triggers: AuthTriggers<typeof schema> = {
+ *   user: {
+ *     onCreate: async (ctx, user) => {
+ *       await ctx.db.insert("profiles", { userId: user._id, bio: "" });
+ *     },
+ *   },
+ * };
+ * export const authData = bindAuthData({ authFunctions, schema, triggers });
+ * ```
+ */
 export type AuthTriggers<S extends SchemaDefinition = SchemaDefinition> = {
   [T in keyof S["tables"] & string]?: ModelTriggers<DocOf<S, T>, MutationCtx<DataModelOf<S>>>;
 };

@@ -70,7 +70,17 @@ export function parseStoredJwks(value: string): StoredJwk[] {
 
 const publicCache = new Map<string, string>();
 
-/** Whether a key still verifies at `now`: not retired by a graceful rotation's overlap. */
+/**
+ * Whether a key still verifies at `now`: not retired by a graceful rotation's overlap.
+ *
+ * @example
+ * ```ts
+ * import { isActiveKey } from "service-auth/auth";
+ *
+ * isActiveKey({}); // true: no expiry, verifies until the next rotation
+ * isActiveKey({ expiresAt: Date.now() - 1000 }); // false: retired by a graceful rotation
+ * ```
+ */
 export function isActiveKey(row: Pick<StoredJwk, "expiresAt">, now = Date.now()): boolean {
   return row.expiresAt === undefined || row.expiresAt > now;
 }
@@ -124,7 +134,17 @@ export function serializeJwks(
 /** A key's place in a rotation, as the admin console shows it. */
 export type KeyState = "signing" | "verifying" | "retired" | "standby";
 
-/** Each key of the `JWKS` variable with its state at `now`: the newest active key signs. */
+/**
+ * Each key of the `JWKS` variable with its state at `now`: the newest active key signs.
+ *
+ * @example
+ * ```ts
+ * import { keyStates } from "service-auth/auth";
+ *
+ * // After `auth:rotateKeys '{"overlap":true}'`: which key signs, which still verify.
+ * for (const key of keyStates(backend.env.get("JWKS") ?? "[]")) console.log(key.id, key.state);
+ * ```
+ */
 export function keyStates(
   value: string,
   now = Date.now(),

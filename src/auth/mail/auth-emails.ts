@@ -22,7 +22,22 @@ const OTP_SUBJECT: Record<OtpType, string> = {
   "change-email": "Your email change code",
 };
 
-/** The Better Auth callbacks sending the flows' emails. */
+/**
+ * The Better Auth callbacks sending the flows' emails.
+ *
+ * @example
+ * ```ts
+ * import type { AuthEmails } from "service-auth/auth";
+ *
+ * // Options taking the callbacks, as auth.ts passes them to betterAuth.
+ * function emailOptions(emails: AuthEmails) {
+ *   return {
+ *     emailAndPassword: { enabled: true, sendResetPassword: emails.sendResetPassword },
+ *     emailVerification: { sendVerificationEmail: emails.sendVerificationEmail, sendOnSignUp: true },
+ *   };
+ * }
+ * ```
+ */
 export interface AuthEmails {
   /** `emailVerification.sendVerificationEmail` */
   sendVerificationEmail(data: { user: { email: string }; url: string }, request?: Request): Promise<void>;
@@ -44,7 +59,28 @@ function isSignUp(request: Request | undefined): boolean {
   }
 }
 
-/** `appName` appears in subjects and bodies ("Example: Verify your email address"). */
+/**
+ * `appName` appears in subjects and bodies ("Example: Verify your email address").
+ *
+ * @example
+ * ```ts
+ * import { betterAuth } from "better-auth";
+ * import { emailOTP, magicLink } from "better-auth/plugins";
+ * import { authEmails, mailOutbox } from "service-auth/auth";
+ * import { mailRefs } from "./mail.ts";
+ *
+ * // In auth.ts, per request: emails queued in its transaction, sent after the commit.
+ * const emails = authEmails(mailOutbox(ctx, mailRefs), "Example");
+ * const auth = betterAuth({
+ *   emailAndPassword: { enabled: true, sendResetPassword: emails.sendResetPassword },
+ *   emailVerification: { sendVerificationEmail: emails.sendVerificationEmail },
+ *   plugins: [
+ *     magicLink({ sendMagicLink: emails.sendMagicLink }),
+ *     emailOTP({ sendVerificationOTP: emails.sendVerificationOTP }),
+ *   ],
+ * });
+ * ```
+ */
 export function authEmails(sender: MailSender, appName: string): AuthEmails {
   /** `answer`: the request answers a failure with 503 (see {@link mailUnavailable}). */
   const deliver = async (message: MailMessage, answer: boolean) => {

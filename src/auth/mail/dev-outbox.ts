@@ -19,7 +19,21 @@ export function loggableLink(link: string): string {
   return `${url.origin}${url.pathname}${query ? `?${query}` : ""}`;
 }
 
-/** A sender that logs instead of sending (the recipient's address is redacted like in every log line). */
+/**
+ * A sender that logs instead of sending (the recipient's address is redacted like in every log line).
+ *
+ * @example
+ * ```ts
+ * import { authEmails, devOutbox } from "service-auth/auth";
+ *
+ * // Emails logged instead of sent, e.g. in a local script or test.
+ * const emails = authEmails(devOutbox(), "Example");
+ * await emails.sendMagicLink({
+ *   email: "ada@example.com",
+ *   url: "http://localhost:3000/api/auth/magic-link/verify?token=…",
+ * });
+ * ```
+ */
 export function devOutbox(): MailSender {
   return {
     kind: "dev-outbox",

@@ -22,13 +22,36 @@ import { v } from "service-auth/values";
 import type { MailMessage, MailSender } from "./sender.ts";
 import { mailSenderOf } from "./settings.ts";
 
-/** The outbox's functions as the app exports them (e.g. `internal.mail` for a module `mail.ts`). */
+/**
+ * The outbox's functions as the app exports them (e.g. `internal.mail` for a module `mail.ts`).
+ *
+ * @example
+ * ```ts
+ * // mail.ts
+ * import { type MailOutboxRefs, mailOutboxFunctions } from "service-auth/auth";
+ * import { anyApi } from "service-auth/server";
+ *
+ * export const mailRefs: MailOutboxRefs = anyApi.mail;
+ * export const { enqueue, deliver } = mailOutboxFunctions({ self: mailRefs });
+ * ```
+ */
 export interface MailOutboxRefs {
   enqueue: FunctionReference<"mutation", any, { message: MailMessage }, string>;
   deliver: FunctionReference<"action", any, { message: MailMessage; attempt?: number }, null>;
 }
 
-/** How the outbox retries a message the mail server did not take. */
+/**
+ * How the outbox retries a message the mail server did not take.
+ *
+ * @example
+ * ```ts
+ * import { type MailRetryOptions, mailOutboxFunctions } from "service-auth/auth";
+ *
+ * // Five attempts: after 5 s, 10 s, 20 s and 40 s.
+ * const retry: MailRetryOptions = { attempts: 5, firstRetryMs: 5_000, maxRetryMs: 60_000 };
+ * export const { enqueue, deliver } = mailOutboxFunctions({ self: mailRefs, retry });
+ * ```
+ */
 export interface MailRetryOptions {
   /** Attempts in all before the message is given up (default 12). */
   attempts?: number;
@@ -43,7 +66,18 @@ const DEFAULT_FIRST_RETRY_MS = 1000;
 const DEFAULT_MAX_RETRY_MS = 15 * 60_000;
 const MAX_ATTEMPTS = 100;
 
-/** The wait after failed attempt `attempt` (1-based): doubling from `firstRetryMs`, at most `maxRetryMs`. */
+/**
+ * The wait after failed attempt `attempt` (1-based): doubling from `firstRetryMs`, at most `maxRetryMs`.
+ *
+ * @example
+ * ```ts
+ * import { retryDelayMs } from "service-auth/auth";
+ *
+ * retryDelayMs(1); // 1000: the wait before the second attempt
+ * retryDelayMs(3, { firstRetryMs: 500 }); // 2000
+ * retryDelayMs(20); // 900000: at most 15 minutes by default
+ * ```
+ */
 export function retryDelayMs(attempt: number, options: MailRetryOptions = {}): number {
   const first = options.firstRetryMs ?? DEFAULT_FIRST_RETRY_MS;
   const max = options.maxRetryMs ?? DEFAULT_MAX_RETRY_MS;
@@ -114,6 +148,15 @@ function queueIn(ctx: Pick<MutationCtx, "scheduler">, refs: MailOutboxRefs, mess
  * is made with: in a mutation the job is written in its transaction; in an action (the HTTP routes)
  * through `enqueue`, which joins the `runInTransaction` scope the auth request runs in (sign-up's),
  * else commits on its own. A query cannot write: its auth sends no email.
+ *
+ * @example
+ * ```ts
+ * import { authEmails, mailOutbox } from "service-auth/auth";
+ * import { mailRefs } from "./mail.ts";
+ *
+ * // auth.ts, in the options made per request from `ctx` (action, mutation or query).
+ * const emails = authEmails(mailOutbox(ctx, mailRefs), "Example");
+ * ```
  */
 export function mailOutbox(
   ctx: ActionCtx | MutationCtx<any> | QueryCtx<any>,

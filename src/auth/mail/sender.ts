@@ -3,7 +3,22 @@
  * apart from the text, so a development outbox can show just that.
  */
 
-/** One email. `text` is the whole body; `link` / `code` repeat what the recipient must use. */
+/**
+ * One email. `text` is the whole body; `link` / `code` repeat what the recipient must use.
+ *
+ * @example
+ * ```ts
+ * import type { MailMessage } from "service-auth/auth";
+ *
+ * const message: MailMessage = {
+ *   to: "ada@example.com",
+ *   subject: "Your sign-in code",
+ *   text: "Your Example code is 123456",
+ *   code: "123456",
+ * };
+ * await mailSenderOf(env).send(message);
+ * ```
+ */
 export interface MailMessage {
   to: string;
   subject: string;
@@ -17,6 +32,16 @@ export interface MailMessage {
 /**
  * Delivers messages: SMTP ({@link smtpSender}), the development outbox ({@link devOutbox}), or the
  * mail outbox ({@link mailOutbox}), which queues them for one of the other two.
+ *
+ * @example
+ * ```ts
+ * import { authEmails, type MailMessage, type MailSender } from "service-auth/auth";
+ *
+ * // A sender for tests: keeps the messages instead of sending them.
+ * const sent: MailMessage[] = [];
+ * const memorySender: MailSender = { kind: "dev-outbox", send: async (message) => void sent.push(message) };
+ * const emails = authEmails(memorySender, "Example");
+ * ```
  */
 export interface MailSender {
   /** Where messages go, for logs and start-up lines (never credentials). */

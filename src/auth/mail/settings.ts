@@ -8,14 +8,63 @@ import { devOutbox } from "./dev-outbox.ts";
 import type { MailSender } from "./sender.ts";
 import { smtpSender } from "./smtp.ts";
 
+/**
+ * The name of the mail server setting in the env store: `SMTP_URL` (`smtp://user:pass@host:587`
+ * or `smtps://…`).
+ *
+ * @example
+ * ```ts
+ * import { SMTP_URL_VAR } from "service-auth/auth";
+ *
+ * if (!env.get(SMTP_URL_VAR)) logger.info(`no ${SMTP_URL_VAR}: emails are logged (development outbox)`);
+ * ```
+ */
 export const SMTP_URL_VAR = "SMTP_URL";
+/**
+ * The name of the From address setting in the env store: `MAIL_FROM`, needed beside `SMTP_URL`.
+ *
+ * @example
+ * ```ts
+ * import { MAIL_FROM_VAR, SMTP_URL_VAR, smtpSender } from "service-auth/auth";
+ *
+ * const sender = smtpSender({ url: env.get(SMTP_URL_VAR)!, from: env.get(MAIL_FROM_VAR)! });
+ * ```
+ */
 export const MAIL_FROM_VAR = "MAIL_FROM";
 
-/** A mail setting that cannot work; the message names the variable, never its value (it may hold a password). */
+/**
+ * A mail setting that cannot work; the message names the variable, never its value (it may hold a password).
+ *
+ * @example
+ * ```ts
+ * import { MailSettingsError, mailSenderOf } from "service-auth/auth";
+ *
+ * try {
+ *   mailSenderOf(env, { production: true });
+ * } catch (error) {
+ *   // e.g. "SMTP_URL is not set (NODE_ENV=production; …): set SMTP_URL=smtp://user:pass@host:587"
+ *   if (error instanceof MailSettingsError) logger.error(error.message);
+ *   else throw error;
+ * }
+ * ```
+ */
 export class MailSettingsError extends Error {
   override name = "MailSettingsError";
 }
 
+/**
+ * Options of {@link mailSettingsProblems} and {@link mailSenderOf}: whether this is production,
+ * where the development outbox is refused.
+ *
+ * @example
+ * ```ts
+ * import { type MailSettingsOptions, mailSenderOf, mailSettingsProblems } from "service-auth/auth";
+ *
+ * const options: MailSettingsOptions = { production: process.env.NODE_ENV === "production" };
+ * check.add(...mailSettingsProblems(backend.env, options));
+ * const sender = mailSenderOf(backend.env, options);
+ * ```
+ */
 export interface MailSettingsOptions {
   /** Production refuses the development outbox. Default: `NODE_ENV === "production"`. */
   production?: boolean;
@@ -29,6 +78,15 @@ let outbox: MailSender | undefined;
  * Every problem of the mail setting: in production `SMTP_URL` is needed; an `SMTP_URL` must be an
  * `smtp:` / `smtps:` URL, and needs `MAIL_FROM` beside it. Values are masked (the URL's password);
  * one that is not a URL is not shown at all.
+ *
+ * @example
+ * ```ts
+ * import { mailSettingsProblems } from "service-auth/auth";
+ *
+ * // main.ts `prepare`: a broken mail setting stops the start, named with every other problem.
+ * check.add(...mailSettingsProblems(backend.env, { production }));
+ * check.refuseIfAny();
+ * ```
  */
 export function mailSettingsProblems(env: EnvReader, options: MailSettingsOptions = {}): SettingProblem[] {
   const production = options.production ?? process.env.NODE_ENV === "production";
@@ -87,6 +145,14 @@ export function mailSettingsProblems(env: EnvReader, options: MailSettingsOption
  * The sender the environment configures. Throws {@link MailSettingsError} when `SMTP_URL` is not an
  * `smtp:` / `smtps:` URL, when `MAIL_FROM` is missing beside it, or in production without SMTP
  * (see {@link mailSettingsProblems}; the message names the variables, never their values).
+ *
+ * @example
+ * ```ts
+ * import { mailSenderOf } from "service-auth/auth";
+ *
+ * if (mailSenderOf(backend.env, { production }).kind === "dev-outbox")
+ *   logger.info("no SMTP_URL: emails are logged (development outbox)");
+ * ```
  */
 export function mailSenderOf(env: EnvReader, options: MailSettingsOptions = {}): MailSender {
   const problems = mailSettingsProblems(env, options);

@@ -48,7 +48,20 @@ export {
 export type { AuthSchemaOptions } from "./table-specs.ts";
 export type { AuthTablesFor } from "./table-types.ts";
 
-/** The auth tables, plain style (requirements §9.2). Spread them into `defineSchema`. */
+/**
+ * The auth tables, plain style (requirements §9.2). Spread them into `defineSchema`.
+ *
+ * @example
+ * ```ts
+ * import { authTables } from "service-auth/auth";
+ * import { defineSchema, defineTable, v } from "service-auth/server";
+ *
+ * export default defineSchema({
+ *   ...authTables,
+ *   messages: defineTable({ body: v.string(), userId: v.id("user") }),
+ * });
+ * ```
+ */
 export const authTables = {
   user: defineTable(userFields).index("email", ["email"]),
   session: defineTable(sessionFields).index("token", ["token"]).index("userId", ["userId"]),
@@ -57,7 +70,20 @@ export const authTables = {
   jwks: defineTable(jwksFields),
 };
 
-/** The auth tables, entity style (requirements §9.2): `user` has edges `sessions`/`accounts`, they have `user`. */
+/**
+ * The auth tables, entity style (requirements §9.2): `user` has edges `sessions`/`accounts`, they have `user`.
+ *
+ * @example
+ * ```ts
+ * import { authEnts } from "service-auth/auth";
+ * import { defineEnt, defineEntSchema, v } from "service-auth/server";
+ *
+ * export default defineEntSchema({
+ *   ...authEnts,
+ *   messages: defineEnt({ body: v.string() }),
+ * });
+ * ```
+ */
 export const authEnts = {
   user: defineEnt(userFields)
     .index("email", ["email"])
@@ -69,14 +95,45 @@ export const authEnts = {
   jwks: defineEnt(jwksFields),
 };
 
-/** A schema of only the auth tables (plain style). */
+/**
+ * A schema of only the auth tables (plain style).
+ *
+ * @example
+ * ```ts
+ * import { authSchema, bindAuthData } from "service-auth/auth";
+ *
+ * // An app with no tables of its own besides the auth tables.
+ * export default authSchema;
+ * export const authData = bindAuthData({ authFunctions, schema: authSchema });
+ * ```
+ */
 export const authSchema = defineSchema(authTables);
-/** A schema of only the auth tables (entity style); compiles to the same tables plus edges. */
+/**
+ * A schema of only the auth tables (entity style); compiles to the same tables plus edges.
+ *
+ * @example
+ * ```ts
+ * import { authEntSchema } from "service-auth/auth";
+ *
+ * // schema.ts of an app with only the auth tables, entity style.
+ * export default authEntSchema;
+ * ```
+ */
 export const authEntSchema = defineEntSchema(authEnts);
 
 // ------------------------------------------------------------------------------------ registry
 
-/** What the data layer knows about a table made here: its Better Auth model and unique fields. */
+/**
+ * What the data layer knows about a table made here: its Better Auth model and unique fields.
+ *
+ * @example
+ * ```ts
+ * import { type AuthTableInfo, markAuthTable } from "service-auth/auth";
+ *
+ * const info: AuthTableInfo = { model: "user", unique: ["email", "username"] };
+ * const user = markAuthTable(defineTable({ email: v.string(), username: v.string() }), info);
+ * ```
+ */
 export interface AuthTableInfo {
   model: string;
   unique: readonly string[];
@@ -88,6 +145,14 @@ const registry = new WeakMap<TableDefinition<any, any>, AuthTableInfo>();
  * The auth model a table of the schema was made for by {@link defineAuthTables} or
  * {@link defineAuthEnts}, or undefined for any other table. The data functions accept exactly
  * these tables (plus hand-written tables named like the requirements §2 ones).
+ *
+ * @example
+ * ```ts
+ * import { authTableInfo } from "service-auth/auth";
+ *
+ * authTableInfo(schema.tables.user); // { model: "user", unique: ["email"] } for a table of defineAuthTables
+ * authTableInfo(schema.tables.messages); // undefined: not an auth table
+ * ```
  */
 export function authTableInfo(table: TableDefinition<any, any> | undefined): AuthTableInfo | undefined {
   return table ? registry.get(table) : undefined;
@@ -96,6 +161,24 @@ export function authTableInfo(table: TableDefinition<any, any> | undefined): Aut
 /**
  * Marks `table` as the table of auth model `info.model`, with its unique fields; the generated
  * schema file (`npm run cli -- auth generate`) wraps each table in it. Returns the table.
+ *
+ * @example
+ * ```ts
+ * // As `npm run cli -- auth generate` writes each table:
+ * import { markAuthTable } from "service-auth/auth";
+ * import { defineTable } from "service-auth/server";
+ * import { v } from "service-auth/values";
+ *
+ * export const authTables = {
+ *   verification: markAuthTable(
+ *     defineTable({ identifier: v.string(), value: v.string(), expiresAt: v.number() }).index(
+ *       "identifier",
+ *       ["identifier"],
+ *     ),
+ *     { model: "verification", unique: [] },
+ *   ),
+ * };
+ * ```
  */
 export function markAuthTable<T extends TableDefinition<any, any>>(table: T, info: AuthTableInfo): T {
   registry.set(table, { model: info.model, unique: [...info.unique] });
@@ -114,14 +197,40 @@ const SPEC_FIELDS: Readonly<Record<AuthTableName, PropertyValidators>> = {
 
 // ------------------------------------------------------------------------------------ extensions
 
-/** What an application adds to one auth table: fields and indexes (index name → fields). */
+/**
+ * What an application adds to one auth table: fields and indexes (index name → fields).
+ *
+ * @example
+ * ```ts
+ * import { type AuthTableExtension, defineAuthTables } from "service-auth/auth";
+ * import { v } from "service-auth/values";
+ *
+ * const user: AuthTableExtension = {
+ *   fields: { username: v.optional(v.string()) },
+ *   indexes: { username: ["username"] },
+ * };
+ * const tables = defineAuthTables({ user });
+ * ```
+ */
 export interface AuthTableExtension {
   fields?: PropertyValidators;
   indexes?: Record<string, readonly string[]>;
 }
 
 type Extensions = Partial<Record<AuthTableName, AuthTableExtension>>;
-/** Extensions of any auth model the options produce (plugin tables included). */
+/**
+ * Extensions of any auth model the options produce (plugin tables included).
+ *
+ * @example
+ * ```ts
+ * import { type AuthExtensions, authCommand, defineAuthTables } from "service-auth/auth";
+ *
+ * // The same extensions for the schema and for `auth generate`.
+ * const extensions = { user: { indexes: { username: ["username"] } } } satisfies AuthExtensions;
+ * const tables = defineAuthTables(authSchemaOptions, extensions);
+ * export const commands = { auth: authCommand(authSchemaOptions, extensions) };
+ * ```
+ */
 export type AuthExtensions = Partial<Record<string, AuthTableExtension>>;
 type FieldsOf<X> = X extends { fields: infer F extends PropertyValidators } ? F : {};
 type IndexesOf<X> = X extends { indexes: infer I extends Record<string, readonly string[]> }
@@ -130,7 +239,18 @@ type IndexesOf<X> = X extends { indexes: infer I extends Record<string, readonly
 type Extended<T, X> =
   T extends TableDefinition<infer F, infer I> ? TableDefinition<F & FieldsOf<X>, I & IndexesOf<X>> : never;
 
-/** The plain auth tables with an application's extensions applied. */
+/**
+ * The plain auth tables with an application's extensions applied.
+ *
+ * @example
+ * ```ts
+ * import { defineAuthTables, type ExtendedAuthTables } from "service-auth/auth";
+ * import { v } from "service-auth/values";
+ *
+ * const extensions = { user: { fields: { username: v.optional(v.string()) } } };
+ * const tables: ExtendedAuthTables<typeof extensions> = defineAuthTables(extensions);
+ * ```
+ */
 export type ExtendedAuthTables<E extends Extensions> = {
   [K in AuthTableName]: Extended<(typeof authTables)[K], E[K]>;
 };
@@ -180,6 +300,19 @@ function extensionFor(extensions: AuthExtensions | undefined, spec: AuthTableSpe
  *   plugin's jwks table is always included.
  *
  * Field types flow into `ctx.db` and the triggers.
+ *
+ * @example
+ * ```ts
+ * // schema.ts: the tables of the app's Better Auth options, plus an index of its own.
+ * import { defineAuthTables } from "service-auth/auth";
+ * import { defineSchema, defineTable, v } from "service-auth/server";
+ * import { authSchemaOptions } from "./auth-options.ts";
+ *
+ * export default defineSchema({
+ *   ...defineAuthTables(authSchemaOptions, { user: { indexes: { username: ["username"] } } }),
+ *   profiles: defineTable({ userId: v.id("user"), bio: v.string() }).index("userId", ["userId"]),
+ * });
+ * ```
  */
 export function defineAuthTables<const E extends Extensions = {}>(extensions?: E): ExtendedAuthTables<E>;
 export function defineAuthTables<const O extends AuthSchemaOptions, const E extends AuthExtensions = {}>(
@@ -220,6 +353,18 @@ type EntsOf<T> = { [K in keyof T]: Omit<EntDefinition, "table"> & { readonly tab
  * {@link defineAuthTables}. A field referencing another table's id becomes an edge: `session.user`
  * and its inverse `user.sessions` (the referencing table's name plus "s"); a second reference to
  * the same table stays a plain id field.
+ *
+ * @example
+ * ```ts
+ * import { defineAuthEnts } from "service-auth/auth";
+ * import { defineEnt, defineEntSchema, v } from "service-auth/server";
+ * import { authSchemaOptions } from "./auth-options.ts";
+ *
+ * export default defineEntSchema({
+ *   ...defineAuthEnts(authSchemaOptions),
+ *   profiles: defineEnt({ bio: v.string() }).edge("user"),
+ * });
+ * ```
  */
 export function defineAuthEnts(extensions?: Extensions): typeof authEnts;
 export function defineAuthEnts<const O extends AuthSchemaOptions, const E extends AuthExtensions = {}>(

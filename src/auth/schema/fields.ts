@@ -4,8 +4,30 @@
  */
 import { v } from "service-auth/values";
 
-/** Names of the auth tables (Better Auth's default model names). */
+/**
+ * Names of the auth tables (Better Auth's default model names).
+ *
+ * @example
+ * ```ts
+ * import { AUTH_TABLE_NAMES } from "service-auth/auth";
+ *
+ * // The app's own tables: those of the schema that are not auth tables.
+ * const authNames: readonly string[] = AUTH_TABLE_NAMES;
+ * const appTables = Object.keys(schema.tables).filter((name) => !authNames.includes(name));
+ * ```
+ */
 export const AUTH_TABLE_NAMES = ["user", "session", "account", "verification", "jwks"] as const;
+/**
+ * The name of one of the requirements §2 auth tables: `user`, `session`, `account`,
+ * `verification` or `jwks` (see {@link AUTH_TABLE_NAMES}).
+ *
+ * @example
+ * ```ts
+ * import type { AuthTableName } from "service-auth/auth";
+ *
+ * const kept: AuthTableName[] = ["user", "account"];
+ * ```
+ */
 export type AuthTableName = (typeof AUTH_TABLE_NAMES)[number];
 
 /** Fields whose value must be unique in their table; writes that would repeat one fail with `CONFLICT`. */

@@ -9,7 +9,22 @@ import type { BetterAuthOptions } from "better-auth";
 import { type DBFieldAttribute, getAuthTables } from "better-auth/db";
 import { type PropertyValidators, type Validator, v } from "service-auth/values";
 
-/** Only what `getAuthTables` reads: model and field names, plugin schemas, additional fields, rate limits. */
+/**
+ * Only what `getAuthTables` reads: model and field names, plugin schemas, additional fields, rate limits.
+ *
+ * @example
+ * ```ts
+ * import { admin, twoFactor } from "better-auth/plugins";
+ * import { type AuthSchemaOptions, defineAuthTables } from "service-auth/auth";
+ *
+ * // The same plugins and user options `betterAuth` gets.
+ * const authSchemaOptions = {
+ *   user: { additionalFields: { username: { type: "string", required: false, input: false } } },
+ *   plugins: [admin(), twoFactor()],
+ * } satisfies AuthSchemaOptions;
+ * const tables = defineAuthTables(authSchemaOptions);
+ * ```
+ */
 export type AuthSchemaOptions = Pick<
   BetterAuthOptions,
   "plugins" | "user" | "session" | "account" | "verification" | "rateLimit" | "secondaryStorage"

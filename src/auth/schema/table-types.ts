@@ -104,7 +104,18 @@ type RateLimitTable<O> = O extends { rateLimit?: { storage?: "database" } }
     : {}
   : {};
 
-/** The tables `defineAuthTables(options, extensions)` returns, by Better Auth's default model names. */
+/**
+ * The tables `defineAuthTables(options, extensions)` returns, by Better Auth's default model names.
+ *
+ * @example
+ * ```ts
+ * import { type AuthTablesFor, defineAuthTables } from "service-auth/auth";
+ *
+ * type Tables = AuthTablesFor<typeof authSchemaOptions, {}>;
+ * const tables: Tables = defineAuthTables(authSchemaOptions);
+ * const twoFactorTable = tables.twoFactor; // a plugin's table, typed
+ * ```
+ */
 export type AuthTablesFor<O, E> = { [M in CoreModel]: CoreTable<O, E, M> } & {
   [M in PluginModels<O>]: PluginTable<PluginSchemas<O>[M] extends { fields: infer F } ? F : {}, Ext<E, M>>;
 } & RateLimitTable<O>;

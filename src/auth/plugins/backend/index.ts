@@ -84,6 +84,18 @@ function serializeCookie(name: string, value: string, attributes: Record<string,
 /**
  * Creates the plugin. Give it the platform's auth config (issuer and audience of tokens) and, in
  * production, the static key set from the `JWKS` variable.
+ *
+ * @example
+ * ```ts
+ * import { betterAuth } from "better-auth";
+ * import { authConfig, backend } from "service-auth/auth";
+ *
+ * const auth = betterAuth({
+ *   database: authData.httpAdapter(ctx),
+ *   basePath: "/api/auth",
+ *   plugins: [backend({ authConfig: authConfig(ctx.env), jwks: ctx.env.get("JWKS") })],
+ * });
+ * ```
  */
 export const backend = (options: BackendPluginOptions) => {
   const provider = options.authConfig.providers[0];

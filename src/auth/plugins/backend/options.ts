@@ -2,7 +2,22 @@ import type { AuthConfig } from "service-auth/server";
 import type { AcceptedAdvisories } from "../../advisories/catalog.ts";
 import type { DefinePayload } from "./claims.ts";
 
-/** Options of the `backend` Better Auth plugin (requirements §4.3 "Plugin options"). */
+/**
+ * Options of the `backend` Better Auth plugin (requirements §4.3 "Plugin options").
+ *
+ * @example
+ * ```ts
+ * import { type BackendPluginOptions, authConfig, backend } from "service-auth/auth";
+ *
+ * const options: BackendPluginOptions = {
+ *   authConfig: authConfig(env),
+ *   jwks: env.get("JWKS"),
+ *   jwt: { expirationSeconds: 600 },
+ *   acceptAdvisories: env.get("SERVICE_AUTH_ACCEPT_ADVISORIES"),
+ * };
+ * const plugin = backend(options);
+ * ```
+ */
 export interface BackendPluginOptions {
   /** The platform auth config; its first provider's issuer and audience go into every token. */
   authConfig: AuthConfig;
