@@ -48,10 +48,28 @@ function referenceProxy(parts: string[]): any {
   );
 }
 
-/** Untyped references; cast to `ApiOf<typeof modules>` in the app. */
+/**
+ * Untyped references; cast to `ApiOf<typeof modules>` in the app.
+ * @example
+ * ```ts
+ * import { anyApi } from "service-auth/client";
+ * import type { ApiOf } from "service-auth/server";
+ * import type { modules } from "../app.ts"; // type-only: no server code in the bundle
+ *
+ * export const api: ApiOf<typeof modules> = anyApi;
+ * // api.messages.list is the reference to the "messages:list" query
+ * ```
+ */
 export const anyApi: any = referenceProxy([]);
 
-/** The `module:name` path of a reference (or a path string given as is). */
+/**
+ * The `module:name` path of a reference (or a path string given as is).
+ * @example
+ * ```ts
+ * functionPath(api.messages.list); // "messages:list"
+ * functionPath("messages:list"); // "messages:list"
+ * ```
+ */
 export function functionPath(ref: FunctionReference | string): string {
   if (typeof ref === "string") return ref;
   const path = (ref as any)?.[PATH];
