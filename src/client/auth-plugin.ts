@@ -5,6 +5,19 @@
 import type { BetterAuthClientPlugin } from "better-auth/client";
 import type { backend } from "../auth/plugins/backend/index.ts";
 
+/**
+ * Better Auth client plugin that adds `authClient.backend.getToken()`: the backend JWT for the
+ * current session, or null when signed out.
+ * @example
+ * ```ts
+ * import { createAuthClient } from "better-auth/client";
+ * import { BackendClient, backendClient } from "service-auth/client";
+ *
+ * const authClient = createAuthClient({ baseURL: location.origin, plugins: [backendClient()] });
+ * const backend = new BackendClient(location.origin);
+ * backend.setAuth(() => authClient.backend.getToken());
+ * ```
+ */
 export const backendClient = () =>
   ({
     id: "backend",

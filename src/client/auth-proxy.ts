@@ -7,6 +7,17 @@
  */
 import { AUTH_PROXY_ERROR_CODES } from "./error-codes.ts";
 
+/**
+ * Options of {@link authProxy}: where the backend is, and which path prefix is proxied.
+ * @example
+ * ```ts
+ * const options: AuthProxyOptions = {
+ *   backendUrl: () => process.env.SERVICE_AUTH_URL ?? "http://127.0.0.1:3000",
+ *   basePath: "/api/auth",
+ * };
+ * const proxy = authProxy(options);
+ * ```
+ */
 export interface AuthProxyOptions {
   /** The backend URL without a trailing slash, read per request (so one build serves any backend). */
   backendUrl: () => string;
@@ -15,6 +26,16 @@ export interface AuthProxyOptions {
   fetch?: typeof fetch;
 }
 
+/**
+ * A request handler returned by {@link authProxy}: a `Request` for an auth route in, the backend's
+ * `Response` out.
+ * @example
+ * ```ts
+ * const proxy: AuthProxy = authProxy({ backendUrl: () => "http://127.0.0.1:3000" });
+ * export const GET = (request: Request) => proxy(request);
+ * export const POST = (request: Request) => proxy(request);
+ * ```
+ */
 export type AuthProxy = (request: Request) => Promise<Response>;
 
 /** Hop-by-hop headers (RFC 9110 §7.6.1) and what `fetch` sets itself: never forwarded. */
@@ -51,11 +72,33 @@ const notFound = () =>
     { status: HTTP_NOT_FOUND },
   );
 
-/** Whether `request` is for the proxied auth routes (under `basePath`). */
+/**
+ * Whether `request` is for the proxied auth routes (under `basePath`).
+ * @example
+ * ```ts
+ * const proxy = authProxy({ backendUrl: () => "http://127.0.0.1:3000" });
+ * async function handle(request: Request, next: (r: Request) => Promise<Response>) {
+ *   return isAuthRequest(request) ? proxy(request) : next(request);
+ * }
+ * ```
+ */
 export function isAuthRequest(request: Request, basePath = "/api/auth"): boolean {
   return new URL(request.url).pathname.startsWith(`${basePath.replace(/\/+$/, "")}/`);
 }
 
+/**
+ * Creates a handler that forwards requests under `basePath` (default `/api/auth`) to the backend's
+ * same path and returns its answer as is (status, body, every `Set-Cookie`); other paths get 404.
+ * @example
+ * ```ts
+ * import { authProxy } from "service-auth/client";
+ *
+ * // app/api/auth/[...all]/route.ts (or any framework's route taking a Request)
+ * const proxy = authProxy({ backendUrl: () => process.env.SERVICE_AUTH_URL ?? "http://127.0.0.1:3000" });
+ * export const GET = proxy;
+ * export const POST = proxy;
+ * ```
+ */
 export function authProxy(options: AuthProxyOptions): AuthProxy {
   const basePath = (options.basePath ?? "/api/auth").replace(/\/+$/, "");
   return async (request) => {

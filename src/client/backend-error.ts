@@ -1,7 +1,18 @@
 /** The error type the client reports: the backend's `{code, message, data?}`, or the connection's. */
 import type { WireError } from "../protocol/messages.ts";
 
-/** An error reported by the backend (or the connection), with a stable `code`. */
+/**
+ * An error reported by the backend (or the connection), with a stable `code`.
+ * @example
+ * ```ts
+ * try {
+ *   await backend.mutation(api.messages.send, { body: "hello" });
+ * } catch (error) {
+ *   if (error instanceof BackendError && error.code === "UNAUTHORIZED") showSignIn();
+ *   else throw error;
+ * }
+ * ```
+ */
 export class BackendError extends Error {
   readonly code: string;
   readonly data?: unknown;

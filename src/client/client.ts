@@ -22,6 +22,21 @@ import { type ConnectionState, syncUrl, Transport, type WebSocketConstructor } f
 export { BackendError } from "./backend-error.ts";
 export type { ConnectionState, WebSocketConstructor, WebSocketLike } from "./transport.ts";
 
+/**
+ * Options of {@link BackendClient}: the WebSocket implementation, reconnect backoff, token
+ * refresh settings and a connection-state callback.
+ * @example
+ * ```ts
+ * import WebSocket from "ws";
+ *
+ * const options: BackendClientOptions = {
+ *   WebSocket, // Node 20 has no global WebSocket
+ *   reconnectMaxDelayMs: 5_000,
+ *   onConnectionChange: (state) => console.log("connection:", state),
+ * };
+ * const backend = new BackendClient("https://api.example.com", options);
+ * ```
+ */
 export interface BackendClientOptions {
   /** WebSocket implementation; default `globalThis.WebSocket` (pass `ws`'s in Node 20). */
   WebSocket?: WebSocketConstructor;
@@ -37,6 +52,21 @@ type QueryRef = FunctionReference<"query", "public", any, any>;
 type MutationRef = FunctionReference<"mutation", "public", any, any>;
 type ActionRef = FunctionReference<"action", "public", any, any>;
 
+/**
+ * The framework-free backend client: one WebSocket to `/api/sync` carrying live queries, one-shot
+ * queries, mutations and actions; it reconnects with backoff and keeps the JWT fresh.
+ * @example
+ * ```ts
+ * import { createAuthClient } from "better-auth/client";
+ * import { BackendClient, backendClient } from "service-auth/client";
+ *
+ * const authClient = createAuthClient({ baseURL: location.origin, plugins: [backendClient()] });
+ * const backend = new BackendClient("wss://example.com/api/sync");
+ * backend.setAuth(() => authClient.backend.getToken(), (isAuthenticated) => render(isAuthenticated));
+ * const stop = backend.subscribe(api.messages.list, {}, (messages) => render(messages));
+ * await backend.mutation(api.messages.send, { body: "hello" });
+ * ```
+ */
 export class BackendClient {
   private readonly transport: Transport;
   private readonly live: LiveQueries;

@@ -15,6 +15,22 @@
 import type { FetchToken } from "./token-manager.ts";
 import { memoryStorage, type TokenStorage } from "./token-storage.ts";
 
+/**
+ * Options of {@link NativeAuth}: where the session cookies are stored, the auth route prefix and
+ * the `Origin` it sends.
+ * @example
+ * ```ts
+ * const options: NativeAuthOptions = {
+ *   storage: {
+ *     getItem: (key) => SecureStore.getItemAsync(key),
+ *     setItem: (key, value) => SecureStore.setItemAsync(key, value),
+ *     removeItem: (key) => SecureStore.deleteItemAsync(key),
+ *   },
+ *   origin: "myapp://",
+ * };
+ * const auth = new NativeAuth("https://api.example.com", options);
+ * ```
+ */
 export interface NativeAuthOptions {
   /** Where the session cookies are kept (default: in memory, lost when the process ends). */
   storage?: TokenStorage;
@@ -33,7 +49,18 @@ export interface NativeAuthOptions {
   fetch?: typeof fetch;
 }
 
-/** A failed auth call: the HTTP status and the server's `code` / `message`. */
+/**
+ * A failed auth call: the HTTP status and the server's `code` / `message`.
+ * @example
+ * ```ts
+ * try {
+ *   await auth.signInEmail({ email, password });
+ * } catch (error) {
+ *   if (error instanceof NativeAuthError && error.status === 401) showMessage("Wrong email or password");
+ *   else throw error;
+ * }
+ * ```
+ */
 export class NativeAuthError extends Error {
   constructor(
     readonly status: number,

@@ -7,8 +7,26 @@ import type { FunctionReference } from "../backend/functions/references.ts";
 import { functionPath } from "./function-path.ts";
 import { isFresh } from "./jwt-claims.ts";
 
+/**
+ * The name of the cookie caching the backend JWT (`__Secure-service-auth.jwt` on https).
+ * @example
+ * ```ts
+ * // A request that already carries a cached JWT:
+ * const cookies = request.headers.get("cookie") ?? "";
+ * const hasCachedJwt = cookies.includes(`${JWT_COOKIE}=`);
+ * ```
+ */
 export const JWT_COOKIE = "service-auth.jwt";
 
+/**
+ * Options of {@link getRequestToken}: the backend URL, whether to use the cookie's cached JWT, and
+ * the auth route prefix.
+ * @example
+ * ```ts
+ * const options: ServerAuthOptions = { url: "http://127.0.0.1:3000", cache: true };
+ * const { token } = await getRequestToken(request.headers, options);
+ * ```
+ */
 export interface ServerAuthOptions {
   /** Base URL of the backend, e.g. `http://localhost:3000`. */
   url: string;
@@ -19,6 +37,16 @@ export interface ServerAuthOptions {
   fetch?: typeof fetch;
 }
 
+/**
+ * What {@link getRequestToken} returns: the JWT (null when signed out) and the `Set-Cookie` values
+ * to forward to the browser.
+ * @example
+ * ```ts
+ * const { token, setCookies }: RequestToken = await getRequestToken(request.headers, { url });
+ * const response = new Response(html, { headers: { "content-type": "text/html" } });
+ * for (const cookie of setCookies) response.headers.append("set-cookie", cookie);
+ * ```
+ */
 export interface RequestToken {
   token: string | null;
   /** `Set-Cookie` values to forward to the browser when a fresh token was fetched. */
@@ -41,7 +69,14 @@ function cookieValue(cookieHeader: string | null, name: string): string | null {
   return null;
 }
 
-/** The JWT for an incoming request's cookies; null when the user is not signed in. */
+/**
+ * The JWT for an incoming request's cookies; null when the user is not signed in.
+ * @example
+ * ```ts
+ * const { token, setCookies } = await getRequestToken(request.headers, { url: "http://127.0.0.1:3000" });
+ * const messages = await fetchQuery(api.messages.list, {}, { url: "http://127.0.0.1:3000", token });
+ * ```
+ */
 export async function getRequestToken(headers: Headers, options: ServerAuthOptions): Promise<RequestToken> {
   const cookies = headers.get("cookie");
   if (options.cache !== false) {
@@ -64,7 +99,18 @@ export async function getRequestToken(headers: Headers, options: ServerAuthOptio
   return { token: body.token ?? null, setCookies: res.headers.getSetCookie() };
 }
 
-/** An error returned by the backend: `code` as in the HTTP API (e.g. `UNAUTHORIZED`). */
+/**
+ * An error returned by the backend: `code` as in the HTTP API (e.g. `UNAUTHORIZED`).
+ * @example
+ * ```ts
+ * try {
+ *   await fetchMutation(api.messages.send, { body: "" }, { url, token });
+ * } catch (error) {
+ *   if (error instanceof BackendCallError && error.code === "UNAUTHORIZED") return redirect("/sign-in");
+ *   throw error;
+ * }
+ * ```
+ */
 export class BackendCallError extends Error {
   constructor(
     readonly code: string,
@@ -76,6 +122,16 @@ export class BackendCallError extends Error {
   }
 }
 
+/**
+ * Options of the HTTP calls ({@link fetchQuery}, {@link fetchMutation}, {@link fetchAction},
+ * {@link preloadQuery}): the backend URL and the caller's JWT.
+ * @example
+ * ```ts
+ * const { token } = await getRequestToken(request.headers, { url: "http://127.0.0.1:3000" });
+ * const options: FetchOptions = { url: "http://127.0.0.1:3000", token };
+ * const messages = await fetchQuery(api.messages.list, {}, options);
+ * ```
+ */
 export interface FetchOptions {
   url: string;
   token?: string | null;
@@ -106,7 +162,14 @@ async function call(
   throw new BackendCallError(body?.code ?? "INTERNAL", body?.message ?? `HTTP ${res.status}`, res.status);
 }
 
-/** Runs a query over HTTP (one request per query, requirements §1.8). */
+/**
+ * Runs a query over HTTP (one request per query, requirements §1.8).
+ * @example
+ * ```ts
+ * const { token } = await getRequestToken(request.headers, { url });
+ * const messages = await fetchQuery(api.messages.list, {}, { url, token });
+ * ```
+ */
 export function fetchQuery<R extends FunctionReference<"query">>(
   ref: R,
   args: R["_args"],
@@ -115,6 +178,15 @@ export function fetchQuery<R extends FunctionReference<"query">>(
   return call("query", ref, args, options) as Promise<R["_returns"]>;
 }
 
+/**
+ * Runs a mutation over HTTP with the caller's JWT; throws a {@link BackendCallError} when the
+ * backend refuses it.
+ * @example
+ * ```ts
+ * const { token } = await getRequestToken(request.headers, { url });
+ * await fetchMutation(api.messages.send, { body: "hello" }, { url, token });
+ * ```
+ */
 export function fetchMutation<R extends FunctionReference<"mutation">>(
   ref: R,
   args: R["_args"],
@@ -123,6 +195,15 @@ export function fetchMutation<R extends FunctionReference<"mutation">>(
   return call("mutation", ref, args, options) as Promise<R["_returns"]>;
 }
 
+/**
+ * Runs an action over HTTP with the caller's JWT; throws a {@link BackendCallError} when the
+ * backend refuses it.
+ * @example
+ * ```ts
+ * const { token } = await getRequestToken(request.headers, { url });
+ * const session = await fetchAction(api.users.sessionFromAction, {}, { url, token });
+ * ```
+ */
 export function fetchAction<R extends FunctionReference<"action">>(
   ref: R,
   args: R["_args"],
@@ -131,7 +212,16 @@ export function fetchAction<R extends FunctionReference<"action">>(
   return call("action", ref, args, options) as Promise<R["_returns"]>;
 }
 
-/** Dehydrated query data embedded in a rendered page; the client hydrates it, then subscribes. */
+/**
+ * Dehydrated query data embedded in a rendered page; the client hydrates it, then subscribes.
+ * @example
+ * ```ts
+ * // Server: preload; the page embeds it, and the client hydrates it, then subscribes.
+ * const preloaded: Preloaded<typeof api.messages.list> = await preloadQuery(api.messages.list, {}, { url, token });
+ * // Client (React):
+ * const messages = usePreloadedQuery(preloaded);
+ * ```
+ */
 export interface Preloaded<R extends FunctionReference<"query"> = FunctionReference<"query">> {
   readonly __preloaded: true;
   path: string;
@@ -139,6 +229,16 @@ export interface Preloaded<R extends FunctionReference<"query"> = FunctionRefere
   value: R["_returns"];
 }
 
+/**
+ * Runs a query over HTTP and wraps its result as {@link Preloaded} data, for a server-rendered page
+ * that the client hydrates and then keeps live.
+ * @example
+ * ```ts
+ * const { token } = await getRequestToken(request.headers, { url });
+ * const preloaded = await preloadQuery(api.messages.list, {}, { url, token });
+ * const html = `<script type="application/json" id="preloaded">${serializePreloaded(preloaded)}</script>`;
+ * ```
+ */
 export async function preloadQuery<R extends FunctionReference<"query">>(
   ref: R,
   args: R["_args"],
@@ -148,7 +248,16 @@ export async function preloadQuery<R extends FunctionReference<"query">>(
   return { __preloaded: true, path: functionPath(ref), args, value };
 }
 
-/** Serializes preloaded data for a `<script type="application/json">` tag, safe against `</script>`. */
+/**
+ * Serializes preloaded data for a `<script type="application/json">` tag, safe against `</script>`.
+ * @example
+ * ```ts
+ * const preloaded = await preloadQuery(api.messages.list, {}, { url, token });
+ * const html = `<script type="application/json" id="preloaded">${serializePreloaded(preloaded)}</script>`;
+ * // In the browser:
+ * const data = JSON.parse(document.getElementById("preloaded")!.textContent!);
+ * ```
+ */
 export function serializePreloaded(preloaded: Preloaded | Preloaded[]): string {
   return JSON.stringify(preloaded).replace(/</g, "\\u003c");
 }

@@ -7,9 +7,33 @@
  * Browser-safe: no Node imports.
  */
 
-/** Fetches a JWT; `null` means "no valid session" (signed out). Throw on transient failures. */
+/**
+ * Fetches a JWT; `null` means "no valid session" (signed out). Throw on transient failures.
+ * @example
+ * ```ts
+ * const fetchToken: FetchToken = async ({ forceRefresh }) => {
+ *   const res = await fetch("/api/auth/backend/token", { credentials: "include" });
+ *   if (res.status === 401) return null; // signed out
+ *   if (!res.ok) throw new Error(`token endpoint answered ${res.status}`); // retried
+ *   return ((await res.json()) as { token: string }).token;
+ * };
+ * backend.setAuth(fetchToken);
+ * ```
+ */
 export type FetchToken = (options: { forceRefresh: boolean }) => Promise<string | null | undefined>;
 
+/**
+ * Options of {@link TokenManager}: how early a token counts as expired, retry backoff, and
+ * callbacks for refreshes and failed fetches.
+ * @example
+ * ```ts
+ * const options: TokenManagerOptions = {
+ *   expiryMarginMs: 30_000,
+ *   onFetchError: (error, attempt) => console.warn(`token fetch failed (attempt ${attempt})`, error),
+ * };
+ * const backend = new BackendClient("wss://example.com/api/sync", { token: options });
+ * ```
+ */
 export interface TokenManagerOptions {
   /** A token counts as expired this long before its `exp` (default 60 000 ms, requirements §3.2). */
   expiryMarginMs?: number;
@@ -22,7 +46,14 @@ export interface TokenManagerOptions {
   onFetchError?: (error: unknown, attempt: number) => void;
 }
 
-/** `exp` and `iat` of a JWT in seconds, read without verifying (the server verifies). */
+/**
+ * `exp` and `iat` of a JWT in seconds, read without verifying (the server verifies).
+ * @example
+ * ```ts
+ * const { exp, iat } = decodeJwtTimes(token);
+ * const lifetimeSeconds = exp !== undefined && iat !== undefined ? exp - iat : undefined;
+ * ```
+ */
 export function decodeJwtTimes(token: string): { exp?: number; iat?: number } {
   try {
     const part = token.split(".")[1];
@@ -41,6 +72,19 @@ export function decodeJwtTimes(token: string): { exp?: number; iat?: number } {
   }
 }
 
+/**
+ * Caches a JWT and refreshes it ahead of its expiry: concurrent requests share one fetch, a null
+ * result means signed out, and a thrown fetch is retried with backoff.
+ * @example
+ * ```ts
+ * const tokens = new TokenManager(() => authClient.backend.getToken(), {
+ *   onRefresh: (token) => token === null && showSignIn(),
+ * });
+ * const token = await tokens.getToken();
+ * await fetch("/api/me", { headers: { authorization: `Bearer ${token}` } });
+ * tokens.stop(); // on sign-out
+ * ```
+ */
 export class TokenManager {
   private token: string | null = null;
   /** When the cached token stops counting as fresh (ms since epoch). */

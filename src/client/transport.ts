@@ -6,7 +6,16 @@
 import { CloseCode } from "../protocol/close-codes.ts";
 import type { ClientMessage, ServerMessage } from "../protocol/messages.ts";
 
-/** The subset of the WebSocket API the client uses (browser `WebSocket` and `ws` both fit). */
+/**
+ * The subset of the WebSocket API the client uses (browser `WebSocket` and `ws` both fit).
+ * @example
+ * ```ts
+ * // Any socket with this shape can back a BackendClient, e.g. a wrapper around a platform socket.
+ * function connect(url: string): WebSocketLike {
+ *   return new WebSocket(url);
+ * }
+ * ```
+ */
 export interface WebSocketLike {
   readonly readyState: number;
   send(data: string): void;
@@ -16,8 +25,29 @@ export interface WebSocketLike {
   onclose: ((event: { code: number; reason: string }) => void) | null;
   onerror: ((event: any) => void) | null;
 }
+/**
+ * A constructor of {@link WebSocketLike} sockets: the global `WebSocket`, or `ws`'s in Node 20.
+ * @example
+ * ```ts
+ * import WebSocket from "ws";
+ *
+ * const Socket: WebSocketConstructor = WebSocket;
+ * const backend = new BackendClient("https://api.example.com", { WebSocket: Socket });
+ * ```
+ */
 export type WebSocketConstructor = new (url: string) => WebSocketLike;
 
+/**
+ * The client's connection: opening, open, reopening after a drop, or closed for good.
+ * @example
+ * ```ts
+ * const backend = new BackendClient("wss://example.com/api/sync", {
+ *   onConnectionChange: (state: ConnectionState) => {
+ *     banner.hidden = state === "open";
+ *   },
+ * });
+ * ```
+ */
 export type ConnectionState = "connecting" | "open" | "reconnecting" | "closed";
 
 const OPEN = 1;

@@ -19,7 +19,20 @@ type QueryRef = FunctionReference<"query">;
 type MutationRef = FunctionReference<"mutation">;
 type ActionRef = FunctionReference<"action">;
 
-/** Calls bound to one backend; each reads the current request's cookies. */
+/**
+ * Calls bound to one backend; each reads the current request's cookies.
+ * @example
+ * ```ts
+ * // app/actions.ts
+ * "use server";
+ * import { auth } from "../lib/auth-server.ts";
+ *
+ * export async function sendMessage(body: string) {
+ *   if (!(await auth.isAuthenticated())) throw new Error("Sign in first");
+ *   await auth.fetchAuthMutation(api.messages.send, { body });
+ * }
+ * ```
+ */
 export interface AuthCalls {
   /** The request's JWT (cached cookie while fresh, else fetched); null when signed out. */
   getToken(): Promise<string | null>;

@@ -6,9 +6,25 @@
 import { authProxy } from "../client/auth-proxy.ts";
 import { backendUrl, DEFAULT_BASE_PATH, type NextjsAuthOptions } from "./options.ts";
 
+/**
+ * A Next.js route handler: the incoming `Request` in, the backend's `Response` out.
+ * @example
+ * ```ts
+ * const { GET, POST }: Record<"GET" | "POST", AuthRouteHandler> = nextjsAuth().handler;
+ * ```
+ */
 export type AuthRouteHandler = (request: Request) => Promise<Response>;
 
-/** `GET` and `POST` for `app/api/auth/[...all]/route.ts`: `export const { GET, POST } = auth.handler;`. */
+/**
+ * `GET` and `POST` for `app/api/auth/[...all]/route.ts`: `export const { GET, POST } = auth.handler;`.
+ * @example
+ * ```ts
+ * // app/api/auth/[...all]/route.ts
+ * import { auth } from "../../../../lib/auth-server.ts";
+ *
+ * export const { GET, POST }: AuthRouteHandlers = auth.handler;
+ * ```
+ */
 export interface AuthRouteHandlers {
   GET: AuthRouteHandler;
   POST: AuthRouteHandler;

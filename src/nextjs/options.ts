@@ -3,6 +3,15 @@
  * `SERVICE_AUTH_URL` at request time (so one `next build` serves any backend address).
  */
 
+/**
+ * Options of `nextjsAuth`: where the Next server reaches the backend, the auth route prefix, and
+ * whether the request's cached JWT cookie is used.
+ * @example
+ * ```ts
+ * const options: NextjsAuthOptions = { url: "http://127.0.0.1:3000", basePath: "/api/auth" };
+ * export const auth = nextjsAuth(options);
+ * ```
+ */
 export interface NextjsAuthOptions {
   /** Base URL of the backend as the Next server reaches it, e.g. `http://127.0.0.1:3000`. Default: `SERVICE_AUTH_URL`. */
   url?: string;

@@ -4,6 +4,19 @@
  * error and the sign-out that caused it are then rendered together, never one without the other.
  */
 
+/**
+ * The authentication state: whether it is still being resolved, whether the backend accepted the
+ * token, and a counter bumped when the identity changes.
+ * @example
+ * ```svelte
+ * <script lang="ts">
+ *   import { getServiceAuth } from "service-auth/svelte";
+ *   const { auth } = getServiceAuth(); // auth: Readable<AuthSnapshot>
+ * </script>
+ *
+ * {#if $auth.isLoading}<p>Loading…</p>{:else if !$auth.isAuthenticated}<SignIn />{/if}
+ * ```
+ */
 export interface AuthSnapshot {
   /** The session or the token is still being resolved: queries wait. */
   readonly isLoading: boolean;

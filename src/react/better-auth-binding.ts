@@ -21,6 +21,14 @@ export interface AtomLike {
 /**
  * The parts of a Better Auth client (vanilla or React) the binding uses: the `backendClient()`
  * plugin's token call and the session atom in `$store`.
+ * @example
+ * ```ts
+ * import { createAuthClient } from "better-auth/react";
+ * import { backendClient } from "service-auth/client";
+ *
+ * // Any Better Auth client with the backendClient() plugin fits.
+ * const authClient: BetterAuthClientLike = createAuthClient({ plugins: [backendClient()] });
+ * ```
  */
 export interface BetterAuthClientLike {
   backend: { getToken(): Promise<string | null> };

@@ -21,7 +21,16 @@ export function useBackendContext(): BackendContextValue {
   return value;
 }
 
-/** The {@link BackendClient} of the nearest provider, for calls the hooks do not cover. */
+/**
+ * The {@link BackendClient} of the nearest provider, for calls the hooks do not cover.
+ * @example
+ * ```tsx
+ * function ConnectionBadge() {
+ *   const client = useBackendClient();
+ *   return <span>{client.isAuthenticated ? "signed in" : "anonymous"}</span>;
+ * }
+ * ```
+ */
 export function useBackendClient(): BackendClient {
   return useBackendContext().client;
 }

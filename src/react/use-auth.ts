@@ -2,6 +2,18 @@
 import { useSyncExternalStore } from "react";
 import { useBackendContext } from "./context.ts";
 
+/**
+ * What {@link useAuth} returns: whether the session is still being resolved, and whether the
+ * backend accepted the user's token.
+ * @example
+ * ```tsx
+ * function SignedInOnly({ children }: { children: ReactNode }) {
+ *   const { isLoading, isAuthenticated }: AuthState = useAuth();
+ *   if (isLoading) return <Spinner />;
+ *   return isAuthenticated ? children : <SignIn />;
+ * }
+ * ```
+ */
 export interface AuthState {
   /** The session or token is still being resolved (queries wait meanwhile). */
   isLoading: boolean;
@@ -13,6 +25,16 @@ export interface AuthState {
  * The authentication state of the backend connection, under {@link BackendAuthProvider}:
  * `isLoading` until the session is known and the server answered, then `isAuthenticated`.
  * Throws under a plain `BackendProvider`, which does not track authentication.
+ * @example
+ * ```tsx
+ * function Messages() {
+ *   const { isLoading, isAuthenticated } = useAuth();
+ *   const messages = useQuery(api.messages.list, isAuthenticated ? {} : "skip");
+ *   if (isLoading) return <p>Loading…</p>;
+ *   if (!isAuthenticated) return <SignIn />;
+ *   return <ul>{messages?.map((m) => <li key={m._id}>{m.body}</li>)}</ul>;
+ * }
+ * ```
  */
 export function useAuth(): AuthState {
   const { auth } = useBackendContext();

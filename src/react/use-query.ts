@@ -16,11 +16,32 @@ import { QueryStore } from "./query-store.ts";
 
 type QueryRef = FunctionReference<"query", "public">;
 
-/** The args of `Q`, or `"skip"` to not subscribe; optional when `Q` takes no arguments. */
+/**
+ * The args of `Q`, or `"skip"` to not subscribe; optional when `Q` takes no arguments.
+ * @example
+ * ```ts
+ * // The rest parameters of useQuery: the query's args, or "skip" to not subscribe.
+ * const rest: QueryArgsOrSkip<typeof api.messages.list> = isAuthenticated ? [{}] : ["skip"];
+ * const messages = useQuery(api.messages.list, ...rest);
+ * ```
+ */
 export type QueryArgsOrSkip<Q extends QueryRef> = {} extends Q["_args"]
   ? [args?: Q["_args"] | "skip"]
   : [args: Q["_args"] | "skip"];
 
+/**
+ * What {@link useQueryResult} returns: the latest value, the query's error, and whether the first
+ * result is still loading.
+ * @example
+ * ```tsx
+ * function Messages() {
+ *   const { value, error, isLoading }: QueryResult<Message[]> = useQueryResult(api.messages.list);
+ *   if (error) return <p role="alert">{error.message}</p>;
+ *   if (isLoading) return <p>Loading…</p>;
+ *   return <ul>{value?.map((m) => <li key={m._id}>{m.body}</li>)}</ul>;
+ * }
+ * ```
+ */
 export interface QueryResult<T> {
   /** The latest result, undefined while loading or skipped. */
   value: T | undefined;
@@ -69,6 +90,15 @@ function useLiveQuery(
 /**
  * A live query's result and error without throwing. Pass `"skip"` as args to not subscribe
  * (e.g. until the user is signed in).
+ * @example
+ * ```tsx
+ * function Messages() {
+ *   const { value, error, isLoading } = useQueryResult(api.messages.list, {});
+ *   if (error) return <p role="alert">Could not load messages ({error.code})</p>;
+ *   if (isLoading) return <p>Loading…</p>;
+ *   return <ul>{value?.map((m) => <li key={m._id}>{m.body}</li>)}</ul>;
+ * }
+ * ```
  */
 export function useQueryResult<Q extends QueryRef>(
   ref: Q,
@@ -84,6 +114,15 @@ export function useQueryResult<Q extends QueryRef>(
  * new result the server pushes. Args are compared by value: a new object with the same content
  * keeps the subscription. Unsubscribes on unmount. Throws the query's error to the nearest
  * error boundary (use {@link useQueryResult} to handle it in place).
+ * @example
+ * ```tsx
+ * function Messages() {
+ *   const { isAuthenticated } = useAuth();
+ *   const messages = useQuery(api.messages.list, isAuthenticated ? {} : "skip");
+ *   if (messages === undefined) return <p>Loading…</p>;
+ *   return <ul>{messages.map((m) => <li key={m._id}>{m.body}</li>)}</ul>;
+ * }
+ * ```
  */
 export function useQuery<Q extends QueryRef>(ref: Q, ...rest: QueryArgsOrSkip<Q>): Q["_returns"] | undefined {
   const result = useQueryResult(ref, ...rest);
@@ -95,6 +134,14 @@ export function useQuery<Q extends QueryRef>(ref: Q, ...rest: QueryArgsOrSkip<Q>
  * The result of a query preloaded during server rendering (`preloadQuery`): its value from the
  * first render on (no loading state, so hydration matches the server's markup), then live
  * updates from a subscription to the same path and args. Throws errors like {@link useQuery}.
+ * @example
+ * ```tsx
+ * // The server rendered the page with preloadQuery(api.messages.list, {}, { url, token }).
+ * function Messages({ preloaded }: { preloaded: Preloaded<typeof api.messages.list> }) {
+ *   const messages = usePreloadedQuery(preloaded);
+ *   return <ul>{messages.map((m) => <li key={m._id}>{m.body}</li>)}</ul>;
+ * }
+ * ```
  */
 export function usePreloadedQuery<Q extends QueryRef>(preloaded: Preloaded<Q>): Q["_returns"] {
   const result = useLiveQuery(preloaded.path, preloaded.args, false, { value: preloaded.value });

@@ -8,6 +8,21 @@ import type { BackendClient, BackendError } from "../client/client.ts";
 import type { AuthStore } from "../react/auth-store.ts";
 import { QueryStore } from "../react/query-store.ts";
 
+/**
+ * A live query's state as a store value: the latest result, the query's error, and whether the
+ * first result is still loading.
+ * @example
+ * ```svelte
+ * <script lang="ts">
+ *   const { query } = getServiceAuth();
+ *   const messages = query(api.messages.list, {}); // Readable<QueryResult<Message[]>>
+ * </script>
+ *
+ * {#if $messages.error}<p role="alert">{$messages.error.message}</p>
+ * {:else if $messages.isLoading}<p>Loading…</p>
+ * {:else}{#each $messages.value ?? [] as m (m._id)}<p>{m.body}</p>{/each}{/if}
+ * ```
+ */
 export interface QueryResult<T> {
   /** The latest result (the preloaded one until the subscription delivers); undefined while loading. */
   readonly value: T | undefined;
@@ -26,6 +41,15 @@ function view<T>(store: QueryStore<T>): QueryResult<T> {
  * `client` is null where nothing may connect (the server's render): the store then only shows
  * `seed`. `seed` is shown until the first result, unless the identity changed since the store was
  * made (it was rendered for the previous user).
+ * @example
+ * ```ts
+ * // Most apps use getServiceAuth().query(…); liveQuery is the store underneath. `client` null:
+ * // a server render, where the store only shows the seed.
+ * const { client } = getServiceAuth();
+ * // authStore: the auth state the binding keeps (what createServiceAuth passes).
+ * const messages = liveQuery(client, authStore, "messages:list", {}, { value: [] });
+ * const stop = messages.subscribe(({ value, error }) => render(value, error));
+ * ```
  */
 export function liveQuery<T>(
   client: BackendClient | null,

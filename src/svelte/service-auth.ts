@@ -23,13 +23,45 @@ type QueryRef = FunctionReference<"query", "public">;
 type MutationRef = FunctionReference<"mutation", "public">;
 type ActionRef = FunctionReference<"action", "public">;
 
-/** The Better Auth client made when the app passes none (on the page's origin, `/api/auth`). */
+/**
+ * The Better Auth client made when the app passes none (on the page's origin, `/api/auth`).
+ * @example
+ * ```ts
+ * // src/lib/auth-client.ts
+ * import { createSvelteAuthClient } from "service-auth/svelte";
+ *
+ * export const authClient = createSvelteAuthClient();
+ * await authClient.signIn.email({ email, password });
+ * ```
+ */
 export function createSvelteAuthClient() {
   return createAuthClient({ plugins: [backendClient()] });
 }
 
+/**
+ * The type of the default Better Auth client ({@link createSvelteAuthClient}).
+ * @example
+ * ```ts
+ * import { getServiceAuth, type SvelteAuthClient } from "service-auth/svelte";
+ *
+ * const authClient: SvelteAuthClient = getServiceAuth().authClient;
+ * await authClient.signOut();
+ * ```
+ */
 export type SvelteAuthClient = ReturnType<typeof createSvelteAuthClient>;
 
+/**
+ * Options of {@link setServiceAuth} and {@link createServiceAuth}: the backend URL the browser
+ * reaches, and optionally a Better Auth client, backend client options and whether to connect.
+ * @example
+ * ```ts
+ * const options: ServiceAuthOptions = {
+ *   url: data.backendUrl,
+ *   clientOptions: { onConnectionChange: (state) => console.log(state) },
+ * };
+ * setServiceAuth(options);
+ * ```
+ */
 export interface ServiceAuthOptions<C extends BetterAuthClientLike = SvelteAuthClient> {
   /** The backend's URL as the browser reaches it (its WebSocket endpoint is `/api/sync` there). */
   url: string;
@@ -41,6 +73,24 @@ export interface ServiceAuthOptions<C extends BetterAuthClientLike = SvelteAuthC
   connect?: boolean;
 }
 
+/**
+ * One page load's clients as Svelte stores: the auth state, live and preloaded queries, mutations,
+ * actions, and the Better Auth client.
+ * @example
+ * ```svelte
+ * <script lang="ts">
+ *   import { getServiceAuth } from "service-auth/svelte";
+ *   const { auth, query, mutation }: ServiceAuth = getServiceAuth();
+ *   const messages = query(api.messages.list, {});
+ *   const send = mutation(api.messages.send);
+ * </script>
+ *
+ * {#if $auth.isAuthenticated}
+ *   {#each $messages.value ?? [] as m (m._id)}<p>{m.body}</p>{/each}
+ *   <button onclick={() => send({ body: "hello" })}>Send</button>
+ * {/if}
+ * ```
+ */
 export interface ServiceAuth<C extends BetterAuthClientLike = SvelteAuthClient> {
   /** The backend client; null where nothing connects (the server's render). */
   readonly client: BackendClient | null;
@@ -57,7 +107,17 @@ export interface ServiceAuth<C extends BetterAuthClientLike = SvelteAuthClient> 
   close(): void;
 }
 
-/** The backend and Better Auth clients for one page load; see {@link setServiceAuth}. */
+/**
+ * The backend and Better Auth clients for one page load; see {@link setServiceAuth}.
+ * @example
+ * ```ts
+ * // Outside a component tree (tests, a plain script): no Svelte context needed.
+ * const serviceAuth = createServiceAuth({ url: "https://api.example.com" });
+ * const stop = serviceAuth.auth.subscribe(({ isAuthenticated }) => render(isAuthenticated));
+ * // …
+ * serviceAuth.close();
+ * ```
+ */
 export function createServiceAuth<C extends BetterAuthClientLike = SvelteAuthClient>(
   options: ServiceAuthOptions<C>,
 ): ServiceAuth<C> {
@@ -91,14 +151,41 @@ export function createServiceAuth<C extends BetterAuthClientLike = SvelteAuthCli
 
 const CONTEXT = Symbol("service-auth");
 
-/** Makes the clients for this page load and provides them to child components (call in the root layout's script). */
+/**
+ * Makes the clients for this page load and provides them to child components (call in the root layout's script).
+ * @example
+ * ```svelte
+ * <!-- src/routes/+layout.svelte -->
+ * <script lang="ts">
+ *   import { setServiceAuth } from "service-auth/svelte";
+ *   let { data, children } = $props();
+ *   setServiceAuth({ url: data.backendUrl });
+ * </script>
+ *
+ * {@render children()}
+ * ```
+ */
 export function setServiceAuth<C extends BetterAuthClientLike = SvelteAuthClient>(
   options: ServiceAuthOptions<C>,
 ): ServiceAuth<C> {
   return setContext(CONTEXT, createServiceAuth(options));
 }
 
-/** The clients provided by {@link setServiceAuth} in an ancestor component. */
+/**
+ * The clients provided by {@link setServiceAuth} in an ancestor component.
+ * @example
+ * ```svelte
+ * <script lang="ts">
+ *   import { getServiceAuth } from "service-auth/svelte";
+ *   let { messages } = $props(); // preloaded by +page.server.ts
+ *   const { preloaded, mutation } = getServiceAuth();
+ *   const list = preloaded(messages);
+ *   const send = mutation(api.messages.send);
+ * </script>
+ *
+ * {#each $list.value ?? [] as m (m._id)}<p>{m.body}</p>{/each}
+ * ```
+ */
 export function getServiceAuth<C extends BetterAuthClientLike = SvelteAuthClient>(): ServiceAuth<C> {
   const auth = getContext<ServiceAuth<C> | undefined>(CONTEXT);
   if (!auth) throw new Error("getServiceAuth(): call setServiceAuth() in the root layout first");

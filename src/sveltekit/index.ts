@@ -34,6 +34,15 @@ type QueryRef = FunctionReference<"query">;
 type MutationRef = FunctionReference<"mutation">;
 type ActionRef = FunctionReference<"action">;
 
+/**
+ * Options of {@link sveltekitAuth}: where the SvelteKit server reaches the backend, the auth route
+ * prefix, and whether the request's cached JWT cookie is used.
+ * @example
+ * ```ts
+ * const options: SvelteKitAuthOptions = { url: "http://127.0.0.1:3000", basePath: "/api/auth" };
+ * export const auth = sveltekitAuth(options);
+ * ```
+ */
 export interface SvelteKitAuthOptions {
   /** Base URL of the backend as the SvelteKit server reaches it. Default: `SERVICE_AUTH_URL` at request time. */
   url?: string;
@@ -45,17 +54,52 @@ export interface SvelteKitAuthOptions {
   fetch?: typeof fetch;
 }
 
-/** The part of SvelteKit's `RequestEvent` the helpers read. */
+/**
+ * The part of SvelteKit's `RequestEvent` the helpers read.
+ * @example
+ * ```ts
+ * // SvelteKit's RequestEvent (a load's or a hook's `event`) fits.
+ * export const load = async (event: RequestEventLike) => ({
+ *   signedIn: await auth.isAuthenticated(event),
+ * });
+ * ```
+ */
 export interface RequestEventLike {
   request: Request;
 }
 
-/** SvelteKit's `Handle`, structurally (so this module needs no SvelteKit import). */
+/**
+ * SvelteKit's `Handle`, structurally (so this module needs no SvelteKit import).
+ * @example
+ * ```ts
+ * // src/hooks.server.ts
+ * import { sequence } from "@sveltejs/kit/hooks";
+ * import { auth } from "$lib/auth.server";
+ *
+ * const authHandle: HandleLike = auth.handle;
+ * export const handle = sequence(authHandle, otherHandle);
+ * ```
+ */
 export type HandleLike = (input: {
   event: RequestEventLike;
   resolve: (event: any) => Response | Promise<Response>;
 }) => Promise<Response>;
 
+/**
+ * What {@link sveltekitAuth} returns: the `handle` hook that proxies the auth routes, and calls
+ * that run functions as the request's user.
+ * @example
+ * ```ts
+ * // src/routes/+page.server.ts
+ * import { auth } from "$lib/auth.server";
+ *
+ * export const load = async (event) => {
+ *   if (!(await auth.isAuthenticated(event))) return { user: null };
+ *   const me = await auth.fetchAuthQuery(event, api.users.me, {});
+ *   return { user: me, messages: await auth.preloadAuthQuery(event, api.messages.list, {}) };
+ * };
+ * ```
+ */
 export interface SvelteKitAuth {
   /** `export const handle = auth.handle;` in `src/hooks.server.ts` (or inside `sequence`). */
   handle: HandleLike;
@@ -93,6 +137,19 @@ function backendUrl(options: SvelteKitAuthOptions): string {
   return url.replace(/\/+$/, "");
 }
 
+/**
+ * The server helpers bound to one backend: `handle` (mounts `/api/auth/*` on the app's origin and
+ * keeps a freshly fetched JWT as a cookie) and calls run with the request's JWT.
+ * @example
+ * ```ts
+ * // src/lib/auth.server.ts
+ * import { sveltekitAuth } from "service-auth/sveltekit";
+ * export const auth = sveltekitAuth(); // backend at SERVICE_AUTH_URL, read per request
+ *
+ * // src/hooks.server.ts
+ * export const handle = auth.handle;
+ * ```
+ */
 export function sveltekitAuth(options: SvelteKitAuthOptions = {}): SvelteKitAuth {
   const basePath = options.basePath ?? "/api/auth";
   const proxy = authProxy({ backendUrl: () => backendUrl(options), basePath, fetch: options.fetch });

@@ -35,6 +35,15 @@ type QueryRef = FunctionReference<"query">;
 type MutationRef = FunctionReference<"mutation">;
 type ActionRef = FunctionReference<"action">;
 
+/**
+ * Options of {@link tanstackStartAuth}: where the Start server reaches the backend, the auth route
+ * prefix, and whether the request's cached JWT cookie is used.
+ * @example
+ * ```ts
+ * const options: TanStackStartAuthOptions = { url: "http://127.0.0.1:3000", basePath: "/api/auth" };
+ * export const auth = tanstackStartAuth(options);
+ * ```
+ */
 export interface TanStackStartAuthOptions {
   /** Base URL of the backend as the Start server reaches it. Default: `SERVICE_AUTH_URL` at request time. */
   url?: string;
@@ -46,9 +55,31 @@ export interface TanStackStartAuthOptions {
   fetch?: typeof fetch;
 }
 
-/** A server route's handler (`server: { handlers }`): Start passes `{ request }`. */
+/**
+ * A server route's handler (`server: { handlers }`): Start passes `{ request }`.
+ * @example
+ * ```ts
+ * const { GET, POST }: Record<"GET" | "POST", ServerRouteHandler> = auth.handlers;
+ * export const Route = createFileRoute("/api/auth/$")({ server: { handlers: { GET, POST } } });
+ * ```
+ */
 export type ServerRouteHandler = (context: { request: Request }) => Promise<Response>;
 
+/**
+ * What {@link tanstackStartAuth} returns: the auth server route's handlers, and calls that run
+ * functions as the current request's user (in server functions and server routes).
+ * @example
+ * ```ts
+ * import { createServerFn } from "@tanstack/react-start";
+ * import { auth } from "./auth.server.ts";
+ *
+ * export const getHome = createServerFn().handler(async () => {
+ *   if (!(await auth.isAuthenticated())) return null;
+ *   const me = await auth.fetchAuthQuery(api.users.me, {});
+ *   return { name: me.name, messages: await auth.preloadAuthQuery(api.messages.list, {}) };
+ * });
+ * ```
+ */
 export interface TanStackStartAuth {
   /** `GET` and `POST` for the `/api/auth/$` server route. */
   handlers: { GET: ServerRouteHandler; POST: ServerRouteHandler };
@@ -71,6 +102,19 @@ function backendUrl(options: TanStackStartAuthOptions): string {
   return url.replace(/\/+$/, "");
 }
 
+/**
+ * The server helpers bound to one backend: handlers for the `/api/auth/$` server route (proxied to
+ * the backend) and calls run with the current request's JWT.
+ * @example
+ * ```ts
+ * // src/lib/auth.server.ts
+ * import { tanstackStartAuth } from "service-auth/tanstack-start/server";
+ * export const auth = tanstackStartAuth(); // backend at SERVICE_AUTH_URL, read per request
+ *
+ * // src/routes/api/auth/$.ts
+ * export const Route = createFileRoute("/api/auth/$")({ server: { handlers: auth.handlers } });
+ * ```
+ */
 export function tanstackStartAuth(options: TanStackStartAuthOptions = {}): TanStackStartAuth {
   const basePath = options.basePath ?? "/api/auth";
   const proxy = authProxy({ backendUrl: () => backendUrl(options), basePath, fetch: options.fetch });

@@ -97,7 +97,14 @@ function referenceProxy(parts: string[]): any {
  */
 export const anyApi: any = referenceProxy([]);
 
-/** The `module:name` path of a reference (or a path string given as is). */
+/**
+ * The `module:name` path of a reference (or a path string given as is).
+ * @example
+ * ```ts
+ * functionPath(api.messages.list); // "messages:list"
+ * functionPath("messages:list"); // "messages:list"
+ * ```
+ */
 export function functionPath(ref: FunctionReference | string): string {
   if (typeof ref === "string") return ref;
   const path = (ref as any)?.[PATH];
