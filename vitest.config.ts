@@ -57,13 +57,28 @@ const PINNED_LINE_ONLY = [
 const NEXT_LINE_ONLY = ["test/**/*.next.test.ts"];
 
 /**
- * The platform's own tests (storage, scheduler, cluster, protocol, the runtime and the WebSocket)
- * that load nothing of Better Auth: on the newest line they would run the same code a second time,
- * so they run on the pinned line only. A file counts as loading Better Auth when it names the auth
+ * The platform's own tests (storage, scheduler, cluster, protocol, the runtime, the WebSocket, the
+ * commits core, PostgreSQL, metrics, operations, the CLI) that load nothing of Better Auth: on the
+ * newest line they would run the same code a second time, so they run on the pinned line only. A file counts as loading Better Auth when it names the auth
  * integration, the example app or a helper built on them.
  */
 const LOADS_BETTER_AUTH = /src\/auth|service-auth\/auth|examples\/app|better-auth|example-app|example-server|auth-fixture/;
-const PLATFORM_ONLY = ["test/storage", "test/scheduler", "test/cluster", "test/protocol", "test/backend", "test/sync", "test/client"]
+const PLATFORM_ONLY = [
+  "test/storage",
+  "test/scheduler",
+  "test/cluster",
+  "test/protocol",
+  "test/backend",
+  "test/sync",
+  "test/client",
+  "test/commits",
+  "test/postgres",
+  "test/metrics",
+  "test/tracing",
+  "test/schema-evolution",
+  "test/operations",
+  "test/cli",
+]
   .flatMap((dir) => testFiles(dir))
   .filter((file) => !LOADS_BETTER_AUTH.test(readFileSync(file, "utf8")));
 
