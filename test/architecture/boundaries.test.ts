@@ -28,7 +28,10 @@ function files(dir: string): string[] {
 
 /** Every module specifier imported (statically or dynamically) by a file, with whether it is type-only. */
 function imports(file: string): { spec: string; typeOnly: boolean }[] {
-  const text = readFileSync(file, "utf8");
+  // Comments out first: TSDoc examples show imports an app writes, which this file does not make.
+  const text = readFileSync(file, "utf8")
+    .replace(/^\s*\/\*[\s\S]*?\*\//gm, "")
+    .replace(/^\s*\/\/.*$/gm, "");
   const out: { spec: string; typeOnly: boolean }[] = [];
   for (const m of text.matchAll(/^\s*(import|export)\s+(type\s+)?[^'"]*?from\s+["']([^"']+)["']/gm)) {
     out.push({ spec: m[3], typeOnly: Boolean(m[2]) });
