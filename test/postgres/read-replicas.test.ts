@@ -215,6 +215,7 @@ describe.skipIf(!postgresBinDir)(
       const { sessionId, token } = await instances.newSession();
       await standby.caughtUp();
       await replicasReady();
+      let laterSeq = 0;
       const tx1 = new pg.Client({ connectionString: primaryUrl });
       const tx2 = new pg.Client({ connectionString: primaryUrl });
       await tx1.connect();
@@ -227,7 +228,8 @@ describe.skipIf(!postgresBinDir)(
         await tx2.query(ENGINE_WRITE_BEGIN);
         const [later] = (await tx2.query(APPEND_SQL, ["test", null])).rows;
         await tx2.query("COMMIT");
-        expect(Number(later.seq)).toBeGreaterThan(Number(drawn.seq));
+        laterSeq = Number(later.seq);
+        expect(laterSeq).toBeGreaterThan(Number(drawn.seq));
         await standby.caughtUp();
         await standby.pauseReplay();
         await tx1.query("COMMIT");
@@ -235,14 +237,11 @@ describe.skipIf(!postgresBinDir)(
         await tx1.end();
         await tx2.end();
       }
-      // The paused replica has tx2's number (the primary's head) but still the session.
+      // The paused replica has tx2's number, above tx1's, but still the session. (tx2's number is
+      // the primary's head unless another commit lands after the pause: CI saw one once, 184 vs
+      // 185. Then a head check would not be fooled, but the refusals below must hold either way.)
       const [{ head }] = await standby.sql("SELECT max(seq)::text AS head FROM _commit_log", [], replicaUrl);
-      const [primaryHead] = await server().sql(
-        `SELECT max(seq)::text AS head FROM _commit_log`,
-        [],
-        primaryUrl,
-      );
-      expect(head).toBe(primaryHead.head);
+      expect(Number(head)).toBeGreaterThanOrEqual(laterSeq);
       expect(
         await standby.sql("SELECT id FROM t_sessions WHERE id = $1", [sessionId], replicaUrl),
       ).toHaveLength(1);
