@@ -63,7 +63,7 @@ const TARGETS: Readonly<Record<string, readonly string[]>> = {
     "test/sync/protocol.test.ts",
     "test/postgres/websocket-revocation.test.ts",
   ],
-  "src/backend/sync/protocol.ts": ["test/sync/protocol-parse.test.ts"],
+  "src/protocol/messages.ts": ["test/protocol/parse-client-message.test.ts"],
   // Its own file: each test starts its service, so what attachSync sets up is covered per test.
   "src/backend/sync/server.ts": ["test/sync/server.test.ts", "test/sync/upgrade-reset.test.ts"],
   // The dispatcher: its budget, auth gate and handshake paths are each tested in their own file.

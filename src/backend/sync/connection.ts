@@ -12,6 +12,8 @@ import {
   type ClientMessage,
   type ConnectionLimits,
   PROTOCOL_VERSION,
+  ProtocolError,
+  parseClientMessage,
   type RequestId,
   type ServerMessage,
   type WireError,
@@ -23,10 +25,12 @@ import { ConnectionCalls } from "./connection-calls.ts";
 import { ConnectionIdentity } from "./connection-identity.ts";
 import { ConnectionSubscriptions } from "./connection-subscriptions.ts";
 import type { SyncLimits, TierLimits } from "./limits.ts";
-import { PROTOCOL_VERSIONS, ProtocolError, parseClientMessage } from "./protocol.ts";
 import type { QueryGroups } from "./query-group.ts";
 import type { Reactor } from "./reactor.ts";
 import { wireError } from "./wire-error.ts";
+
+/** Protocol versions this server speaks; the client names its version in `connect`. */
+export const PROTOCOL_VERSIONS: readonly number[] = [PROTOCOL_VERSION];
 
 /** What a connection needs from its server. */
 export interface ConnectionServer {

@@ -3,11 +3,11 @@
  * touches what the identity was resolved from (its session and user documents).
  */
 
+import type { WireError } from "../../protocol/messages.ts";
 import { emptyReadSet, type ReadSet } from "../db/read-write-sets.ts";
 import { isUnavailableError } from "../errors.ts";
 import type { UserIdentity } from "../functions/define.ts";
 import type { Authenticated } from "../runtime.ts";
-import type { WireError } from "./protocol.ts";
 import { Watch } from "./reactor.ts";
 import { wireError } from "./wire-error.ts";
 

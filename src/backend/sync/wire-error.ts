@@ -1,6 +1,7 @@
 /** Turns any thrown value into a wire error; internal errors are logged and never shown. */
+
+import type { WireError } from "../../protocol/messages.ts";
 import { clientErrorOf } from "../errors.ts";
-import type { WireError } from "./protocol.ts";
 
 /** `{code, message, data?}` exactly as the HTTP transport would report it. */
 export function wireError(error: unknown): WireError {

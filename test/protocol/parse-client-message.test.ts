@@ -3,8 +3,8 @@
  * type's accepted shape, and each refusal's code, message and echoed id.
  */
 import { describe, expect, it } from "vitest";
-import { PROTOCOL_VERSIONS, ProtocolError, parseClientMessage } from "../../src/backend/sync/protocol.ts";
-import { PROTOCOL_VERSION } from "../../src/protocol/messages.ts";
+import { PROTOCOL_VERSIONS } from "../../src/backend/sync/connection.ts";
+import { PROTOCOL_VERSION, ProtocolError, parseClientMessage } from "../../src/protocol/messages.ts";
 
 /** The refusal `text` gets, as a plain object (code, message, id). */
 function refusal(text: string): { code: string; message: string; id?: unknown } {
