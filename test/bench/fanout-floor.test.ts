@@ -50,7 +50,10 @@ describe("the fan-out floor", () => {
   });
 
   it("sends the update frames our server sends for the same messages", async () => {
-    const [{ userId }] = await callFunction(ours.url, "mutation", "bench:createSessions", { prefix: "f", n: 1 });
+    const [{ userId }] = await callFunction(ours.url, "mutation", "bench:createSessions", {
+      prefix: "f",
+      n: 1,
+    });
     const [a, b] = await Promise.all(
       [ours, floor].map((s) => subscriber(`ws://127.0.0.1:${s.port}/api/sync`)),
     );
@@ -88,7 +91,10 @@ describe("the fan-out floor", () => {
     try {
       ws.send(JSON.stringify({ type: "ping" }));
       await eventually(() => expect(frames).toContain('{"type":"pong"}'));
-      const posted = await fetch(`${floor.url}/post`, { method: "POST", body: JSON.stringify({ body: "x" }) });
+      const posted = await fetch(`${floor.url}/post`, {
+        method: "POST",
+        body: JSON.stringify({ body: "x" }),
+      });
       const { value } = (await posted.json()) as { value: string };
       expect(value).toMatch(/^[a-z2-7]{30}$/);
       expect((await fetch(`${floor.url}/post`, { method: "POST", body: "{" })).status).toBe(400);
