@@ -168,7 +168,7 @@ export const pgThroughput: BenchGroup = {
         benchmark: "Floor: `node:http` + `pg`, the same read in the engine's transaction, same answer",
         result: `${formatCount(rps("floor"))} req/s`,
         p50: latency("floor"),
-        note: `the same database, token and document; BEGIN REPEATABLE READ READ ONLY with the log head, the prepared read, COMMIT in one round trip; server CPU ${formatNs(cpu("floor"))}/request`,
+        note: `the same database, token and document; BEGIN REPEATABLE READ READ ONLY with the log head, the prepared read, COMMIT, one round trip; server CPU ${formatNs(cpu("floor"))}/request`,
       },
       {
         benchmark: "Same app on SQLite",
