@@ -74,25 +74,33 @@ describe.skipIf(!postgresBinDir)("the PostgreSQL read floor", () => {
 
   it("sends PostgreSQL the statements our engine sends for the read", async () => {
     const log = join(pg.dir, "server.log");
-    /** The statement texts logged for `application` after byte `from` of the log, once COMMIT came. */
-    const statements = (application: string, from: number) =>
+    /**
+     * The statements of the first transaction `application` opened after byte `from` of the log
+     * (its BEGIN to its COMMIT), once it is all there.
+     */
+    const transaction = (application: string, from: number) =>
       eventually(() => {
-        const lines = readFileSync(log, "utf8")
-          .slice(from)
+        const lines = readFileSync(log)
+          .subarray(from)
+          .toString("utf8")
           .split("\n")
           .filter((line) => line.startsWith(`${application}@LOG:`))
           // "statement: <text>" for simple queries, "execute <name>: <text>" for prepared ones.
           .map((line) => line.replace(/^[^@]*@LOG:\s+(statement|execute [^:]+):\s/, ""));
-        if (!lines.includes("COMMIT")) throw new Error(`no COMMIT from ${application} yet: ${lines}`);
-        return lines;
+        const begin = lines.findIndex((line) => line.startsWith("BEGIN"));
+        const commit = lines.indexOf("COMMIT", begin);
+        if (begin < 0 || commit < 0)
+          throw new Error(`no whole transaction from ${application} yet: ${lines}`);
+        return lines.slice(begin, commit + 1);
       });
     const measure = async (url: string, application: string) => {
-      const from = readFileSync(log, "utf8").length;
+      const from = readFileSync(log).length;
       expect((await ask(url, token)).status).toBe(200);
-      return statements(application, from);
+      return transaction(application, from);
     };
     const ourStatements = await measure(ours.url, "service-auth");
     expect(ourStatements[0]).toMatch(/^BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY/);
+    expect(ourStatements).toHaveLength(3);
     expect(await measure(floor.url, "service-auth-floor")).toEqual(ourStatements);
   });
 });
