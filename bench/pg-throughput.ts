@@ -4,8 +4,10 @@
  * SQLite file, next to the Hono hello-world, each in its own process, in one run.
  *
  * 1. Authenticated `POST /api/query` (`bench:me`, a cached token): autocannon against the three
- *    servers, rounds interleaved; throughput, median of the per-round ratios, and the server's CPU
- *    time per request (from `/proc`, which the shared machine's load does not inflate).
+ *    servers and the read's floor (`fixtures/raw-pg-read.ts`: `node:http` + `pg` on the same
+ *    database, the engine's statements in its transaction mode, the same answer), rounds
+ *    interleaved; throughput, median of the per-round ratios, and the server's CPU time per request
+ *    (from `/proc`, which the shared machine's load does not inflate).
  * 2. Single-insert mutation, in-process (`runMutation("bench:post")`, one call at a time) on both
  *    engines, interleaved rounds: median latency and this process's CPU time per insert
  *    (PostgreSQL's own backend processes not included).
@@ -32,16 +34,20 @@ const INSERTS = 1_000;
 const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
 
 export const pgThroughput: BenchGroup = {
-  title: "PostgreSQL throughput: authenticated /api/query on PostgreSQL vs SQLite vs Hono, single inserts",
+  title:
+    "PostgreSQL throughput: authenticated /api/query on PostgreSQL vs its node-postgres floor vs SQLite vs Hono, single inserts",
   async run(ctx: BenchContext): Promise<BenchRow[]> {
     const pgUrl = await startBenchPostgres(ctx);
     const sqliteUrl = `${await ctx.tempDir("bench-pg-throughput-")}/bench.sqlite`;
     const { jwk, sign } = await rs256Tokens(ISSUER, AUDIENCE);
     const env = { BENCH_JWK: jwk, BENCH_ISSUER: ISSUER, BENCH_AUDIENCE: AUDIENCE };
 
-    ctx.log("starting the app on PostgreSQL, on SQLite, and the Hono hello-world");
+    ctx.log("starting the app on PostgreSQL, its floor, the app on SQLite, and the Hono hello-world");
+    const postgres = await spawnServer(fixture("postgres-server.ts"), { ...env, DATABASE_URL: pgUrl });
     const servers = {
-      postgres: await spawnServer(fixture("postgres-server.ts"), { ...env, DATABASE_URL: pgUrl }),
+      postgres,
+      // After `postgres`: the floor reads the tables that instance migrated.
+      floor: await spawnServer(fixture("raw-pg-read.ts"), { ...env, DATABASE_URL: pgUrl }),
       sqlite: await spawnServer(fixture("postgres-server.ts"), { ...env, DATABASE_URL: sqliteUrl }),
       hello: await spawnServer(fixture("hono-hello.ts")),
     };
@@ -55,8 +61,22 @@ export const pgThroughput: BenchGroup = {
       if (me?.name !== "bench") throw new Error(`bench:me on ${server.url} answered ${JSON.stringify(me)}`);
       return token;
     };
-    const tokens = { postgres: await tokenFor(servers.postgres), sqlite: await tokenFor(servers.sqlite) };
-    const query = (engine: "postgres" | "sqlite") => (durationSec: number) =>
+    const pgToken = await tokenFor(servers.postgres);
+    const tokens = { postgres: pgToken, floor: pgToken, sqlite: await tokenFor(servers.sqlite) };
+    // The same user, session and token as on our PostgreSQL instance: the same document read.
+    const [ourAnswer, floorAnswer] = await Promise.all(
+      (["postgres", "floor"] as const).map(async (name) =>
+        (
+          await fetch(`${servers[name].url}/api/query`, {
+            method: "POST",
+            headers: { "content-type": "application/json", authorization: `Bearer ${pgToken}` },
+            body: meBody,
+          })
+        ).text(),
+      ),
+    );
+    if (floorAnswer !== ourAnswer) throw new Error(`the floor answered ${floorAnswer}, ours ${ourAnswer}`);
+    const query = (engine: "postgres" | "floor" | "sqlite") => (durationSec: number) =>
       runLoad({
         url: `${servers[engine].url}/api/query`,
         method: "POST",
@@ -66,6 +86,7 @@ export const pgThroughput: BenchGroup = {
       });
     const targets = {
       postgres: query("postgres"),
+      floor: query("floor"),
       sqlite: query("sqlite"),
       hello: (durationSec: number) => runLoad({ url: `${servers.hello.url}/`, durationSec }),
     };
@@ -74,6 +95,7 @@ export const pgThroughput: BenchGroup = {
     ctx.log(`measuring ${ROUNDS} interleaved rounds of ${LOAD_DEFAULTS.durationSec} s per target`);
     const results = await interleave<ServerLoad>(ROUNDS, {
       postgres: () => withServerCpu(servers.postgres.pid, () => targets.postgres(LOAD_DEFAULTS.durationSec)),
+      floor: () => withServerCpu(servers.floor.pid, () => targets.floor(LOAD_DEFAULTS.durationSec)),
       sqlite: () => withServerCpu(servers.sqlite.pid, () => targets.sqlite(LOAD_DEFAULTS.durationSec)),
       hello: () => withServerCpu(servers.hello.pid, () => targets.hello(LOAD_DEFAULTS.durationSec)),
     });
@@ -118,6 +140,12 @@ export const pgThroughput: BenchGroup = {
     const cpu = (name: keyof typeof targets) => median(results[name].map((r) => r.cpuPerRequestNs));
     const ratio = (a: keyof typeof targets, b: keyof typeof targets) =>
       median(results[a].map((r, i) => r.load.requestsPerSec / results[b][i].load.requestsPerSec));
+    // CPU per request of a against b, paired round by round like the throughput ratios.
+    const cpuRatio = (a: keyof typeof targets, b: keyof typeof targets) =>
+      median(results[a].map((r, i) => r.cpuPerRequestNs / results[b][i].cpuPerRequestNs));
+    const pgVsFloor = ratio("postgres", "floor");
+    const pgCpuVsFloor = cpuRatio("postgres", "floor");
+    const pgVsSqlite = ratio("postgres", "sqlite");
     const latency = (name: keyof typeof targets) => {
       const ms = median(results[name].map((r) => r.load.latencyP50Ms));
       return ms < 1 ? "< 1 ms" : `${ms} ms`;
@@ -137,6 +165,12 @@ export const pgThroughput: BenchGroup = {
         note: `server CPU ${formatNs(cpu("postgres"))}/request (PostgreSQL's processes not included); ${settings}`,
       },
       {
+        benchmark: "Floor: `node:http` + `pg`, the same read in the engine's transaction, same answer",
+        result: `${formatCount(rps("floor"))} req/s`,
+        p50: latency("floor"),
+        note: `the same database, token and document; BEGIN REPEATABLE READ READ ONLY with the log head, the prepared read, COMMIT, one round trip; server CPU ${formatNs(cpu("floor"))}/request`,
+      },
+      {
         benchmark: "Same app on SQLite",
         result: `${formatCount(rps("sqlite"))} req/s`,
         p50: latency("sqlite"),
@@ -149,8 +183,22 @@ export const pgThroughput: BenchGroup = {
         note: `server CPU ${formatNs(cpu("hello"))}/request`,
       },
       {
+        benchmark: "ratio: PostgreSQL ÷ its floor (throughput)",
+        result: formatRatio(pgVsFloor),
+        goal: "≥ 70%",
+        ok: pgVsFloor >= 0.7,
+        note: "median of per-round ratios",
+      },
+      {
+        benchmark: "ratio: PostgreSQL ÷ its floor (server CPU per request)",
+        result: `${pgCpuVsFloor.toFixed(2)}×`,
+        note: `medians ${formatNs(cpu("postgres"))} vs ${formatNs(cpu("floor"))}; PostgreSQL's own processes in neither`,
+      },
+      {
         benchmark: "ratio: PostgreSQL ÷ SQLite",
-        result: formatRatio(ratio("postgres", "sqlite")),
+        result: formatRatio(pgVsSqlite),
+        goal: "≥ 60%",
+        ok: pgVsSqlite >= 0.6,
         note: "median of per-round ratios",
       },
       {
