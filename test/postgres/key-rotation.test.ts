@@ -80,9 +80,7 @@ describe.skipIf(!postgresBinDir)("graceful key rotation across instances", { tim
     const key = await foreignKey();
     const now = Math.floor(Date.now() / 1000);
     const payload = { iss: a.url, aud: "backend", sub: "nobody", iat: now, exp: now + 600 };
-    const tokens = await Promise.all(
-      Array.from({ length: 60 }, () => signRs256(key, randomUUID(), payload)),
-    );
+    const tokens = await Promise.all(Array.from({ length: 60 }, () => signRs256(key, randomUUID(), payload)));
     const before = await keyCatchUps();
     const started = performance.now();
     const answers = await Promise.all(tokens.map((t) => b.call("query", "users:me", {}, t)));
