@@ -125,11 +125,13 @@ export class Authenticator {
   verifyToken(token: string): Promise<Record<string, unknown>> {
     if (!this.verifier) return Promise.reject(notConfigured());
     // A chain rather than async/await: see verifyAndResolve.
-    return this.verifier.verify(token).then(payloadOf, (e: unknown) => {
+    const verifier = this.verifier;
+    return verifier.verify(token).then(payloadOf, (e: unknown) => {
       if (!(e instanceof TokenKeyUnknown)) return tokenRefused(e);
       return this.keyCatchUp.run().then(() => {
-        // The catch-up may have brought a new `JWKS`, and with it a new verifier.
-        if (!this.verifier) return tokenRefused(e);
+        // A new `JWKS` the catch-up brought has rebuilt the verifier (`configure`); otherwise the
+        // keys are those that just refused the token.
+        if (!this.verifier || this.verifier === verifier) return tokenRefused(e);
         return this.verifier.verify(token).then(payloadOf, tokenRefused);
       });
     });

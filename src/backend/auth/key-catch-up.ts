@@ -63,13 +63,18 @@ export class KeyCatchUp {
     try {
       catchingUp = this.steps.catchUp();
     } catch {
-      return Promise.resolve(); // the log unreadable: as below, the key stays unknown
+      catchingUp = undefined; // the log unreadable: as below, the key stays unknown
     }
-    if (!catchingUp) return Promise.resolve();
-    this.lastRoundAt = performance.now();
-    authMetrics.keyCatchUp();
-    // A failed catch-up (the database unreachable) leaves the key unknown: the token is refused.
-    return catchingUp.then(() => this.steps.settled()).then(noop, noop);
+    if (catchingUp) {
+      this.lastRoundAt = performance.now();
+      authMetrics.keyCatchUp();
+    }
+    // Also with nothing to catch up with: an env reload started by a commit heard just before
+    // may still be on its way. A failed catch-up (the database unreachable) leaves the key
+    // unknown, and the token is refused.
+    return Promise.resolve(catchingUp)
+      .then(() => this.steps.settled())
+      .then(noop, noop);
   }
 }
 
