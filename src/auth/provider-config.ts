@@ -22,6 +22,9 @@ export function siteOriginOf(env: EnvReader): string {
   return new URL(siteUrlOf(env)).origin;
 }
 
+/** Shortest time between two fetches of this server's key set for tokens of unknown keys. */
+const OWN_JWKS_REFETCH_MS = 1_000;
+
 /** `aud` of every backend token. */
 export const AUDIENCE = "backend";
 
@@ -67,7 +70,15 @@ export function getAuthConfigProvider(env: EnvReader, options: AuthConfigOptions
       },
     };
   }
-  return { ...base, jwksUrl: `${issuer}${options.basePath ?? DEFAULT_BASE_PATH}/backend/jwks` };
+  // This server's own key set: a graceful rotation signs with the new key at once, so a token of
+  // an unknown key waits for a refetch (one a second at most, whatever key ids tokens make up)
+  // rather than the 30 s a third-party issuer, which publishes keys before using them, gets.
+  return {
+    ...base,
+    jwksUrl: `${issuer}${options.basePath ?? DEFAULT_BASE_PATH}/backend/jwks`,
+    minRefetchIntervalMs: OWN_JWKS_REFETCH_MS,
+    awaitRefetch: true,
+  };
 }
 
 /**

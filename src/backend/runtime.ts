@@ -90,6 +90,7 @@ export class Backend {
       engine: this.engine,
       env: this.env,
       commits: this.commits,
+      envSettled: () => this.env.settled(),
     });
     this.commits.on("invalidate", (commit) => {
       if (commit.unknown || commit.writes.some((w) => w.table === "_env")) this.reloadEnv();

@@ -339,6 +339,26 @@ describe("RemoteJwksSource against a local JWKS endpoint", () => {
     expect(await source.get()).toBe(second);
   });
 
+  it("with awaitRefetch, refresh() within the interval waits for the next fetch, one for every caller waiting", async () => {
+    let now = T0;
+    const source = new RemoteJwksSource(url, {
+      now: () => now,
+      minRefetchIntervalMs: 200,
+      awaitRefetch: true,
+    });
+    await source.get();
+    // The issuer rotates to e1 and signs with it at once; the next fetch is allowed 100 ms on.
+    body = JSON.stringify({ keys: [rsa.jwk, ec.jwk] });
+    now = T0 + 100;
+    const waiting = [source.refresh(), source.refresh(), source.refresh()];
+    expect(hits).toBe(1);
+    const sets = await Promise.all(waiting);
+    expect(hits).toBe(2);
+    for (const set of sets) expect(set?.byKid.has("e1")).toBe(true);
+    expect(sets[1]).toBe(sets[0]);
+    expect(sets[2]).toBe(sets[0]);
+  });
+
   it("refresh() keeps the old set when the refetch fails", async () => {
     let now = T0;
     const source = new RemoteJwksSource(url, { now: () => now, minRefetchIntervalMs: 5_000 });

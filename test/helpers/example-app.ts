@@ -10,6 +10,7 @@ import type { MetricsOptions } from "../../src/backend/metrics/endpoint.ts";
 import type { Backend } from "../../src/backend/runtime.ts";
 import type { SchemaDefinition } from "../../src/backend/schema.ts";
 import type { ServiceOptions } from "../../src/backend/service.ts";
+import type { StorageEngine } from "../../src/backend/storage/engine.ts";
 import type { SyncOptions } from "../../src/backend/sync/server.ts";
 import { browserAt, CookieJar, freePort } from "./browser.ts";
 import { type JsonResponse, postJson } from "./http.ts";
@@ -61,6 +62,8 @@ export async function startExampleApp(
     schema?: SchemaDefinition;
     schemaCheck?: ServiceOptions["schemaCheck"];
     metrics?: MetricsOptions;
+    /** Another storage engine than the one `databaseUrl` opens (e.g. PostgreSQL with options). */
+    engine?: StorageEngine;
   } = {},
 ): Promise<ExampleApp> {
   const port = options.port ?? (await freePort());
@@ -73,6 +76,7 @@ export async function startExampleApp(
     ...(options.schema ? { schema: options.schema } : {}),
     schemaCheck: options.schemaCheck,
     metrics: options.metrics,
+    ...(options.engine ? { engine: options.engine } : {}),
     envDefaults: { SITE_URL: url },
     prepare: async (backend) => {
       if (options.staticKeys === false) {

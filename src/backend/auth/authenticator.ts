@@ -5,7 +5,9 @@
  * rows); the per-token identity cache (identity-cache.ts) remembers the result. A cached result
  * is served only once the commits core confirmed the request's stamp (`Commits.confirm`: where
  * other instances share the database, every commit made before the request has been delivered
- * here); the invariant this keeps is stated in commits/commits.ts.
+ * here); the invariant this keeps is stated in commits/commits.ts. A token whose signing key is
+ * unknown here is refused only after catching up with the other instances' commits (a key rotated
+ * elsewhere; bounded, see key-catch-up.ts).
  */
 import type { Commits, Stamp } from "../commits/commits.ts";
 import type { Catalog } from "../db/catalog.ts";
@@ -21,7 +23,8 @@ import type { ReadTransaction, StorageEngine } from "../storage/engine.ts";
 import { inChildSpan, type TraceParent } from "../tracing/tracing.ts";
 import { IdentityCache } from "./identity-cache.ts";
 import { createJwtVerifier, type JwtProviderConfig, type JwtVerifier } from "./jwt-verifier.ts";
-import { TokenError } from "./token-errors.ts";
+import { KeyCatchUp } from "./key-catch-up.ts";
+import { TokenError, TokenKeyUnknown } from "./token-errors.ts";
 
 /**
  * Step 2 of authentication, installed by an auth integration: given the verified claims, confirm
@@ -79,6 +82,11 @@ export interface AuthenticatorDeps {
   env: EnvReader;
   /** Stamps, confirms and invalidates (the identity cache listens in its `invalidate` phase). */
   commits: Commits;
+  /**
+   * Resolves once the env reloads that caught-up commits started have been applied (a new `JWKS`
+   * reconfigures the verifier); absent when the env cannot change behind this process's back.
+   */
+  envSettled?: () => Promise<void>;
 }
 
 export class Authenticator {
@@ -86,9 +94,15 @@ export class Authenticator {
   private verifier?: JwtVerifier;
   /** Steps 1+2 results per token; see identity-cache.ts for why this is safe. */
   private readonly cache: IdentityCache;
+  /** Catching up before refusing a token of an unknown key (a rotation on another instance). */
+  private readonly keyCatchUp: KeyCatchUp;
 
   constructor(private readonly deps: AuthenticatorDeps) {
     this.cache = new IdentityCache(deps.commits);
+    this.keyCatchUp = new KeyCatchUp({
+      catchUp: () => deps.commits.confirm(deps.commits.stamp()),
+      settled: deps.envSettled ?? (() => Promise.resolve()),
+    });
   }
 
   /** Installs a new auth config (new key set or settings): nothing verified before may be reused. */
@@ -103,11 +117,24 @@ export class Authenticator {
     this.cache.clear();
   }
 
-  /** Step 1: verifies the token's signature, expiry, issuer and audience. */
+  /**
+   * Step 1: verifies the token's signature, expiry, issuer and audience. A token whose key is not
+   * in the key set is verified once more after catching up with the commits of other instances
+   * (one may have rotated the keys a moment ago), and only then refused.
+   */
   verifyToken(token: string): Promise<Record<string, unknown>> {
     if (!this.verifier) return Promise.reject(notConfigured());
     // A chain rather than async/await: see verifyAndResolve.
-    return this.verifier.verify(token).then(payloadOf, tokenRefused);
+    const verifier = this.verifier;
+    return verifier.verify(token).then(payloadOf, (e: unknown) => {
+      if (!(e instanceof TokenKeyUnknown)) return tokenRefused(e);
+      return this.keyCatchUp.run().then(() => {
+        // A new `JWKS` the catch-up brought has rebuilt the verifier (`configure`); otherwise the
+        // keys are those that just refused the token.
+        if (!this.verifier || this.verifier === verifier) return tokenRefused(e);
+        return this.verifier.verify(token).then(payloadOf, tokenRefused);
+      });
+    });
   }
 
   /**

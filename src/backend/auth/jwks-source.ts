@@ -209,6 +209,13 @@ export interface RemoteJwksOptions {
   maxAgeMs?: number;
   /** per-request timeout (default 5 s) */
   timeoutMs?: number;
+  /**
+   * A token of an unknown kid waits for the next refetch allowed (at most `minRefetchIntervalMs`
+   * away) instead of being checked against the keys at hand: for an issuer that signs with a new
+   * key as soon as it made it (this server's own key set after a graceful rotation), with a short
+   * interval. Default false: a third-party issuer publishes its keys before signing with them.
+   */
+  awaitRefetch?: boolean;
   /** clock, for tests */
   now?: () => number;
 }
@@ -228,6 +235,9 @@ export class RemoteJwksSource implements JwksSource {
   private fetchedAt = 0;
   private lastAttemptAt = Number.NEGATIVE_INFINITY;
   private inflight: Promise<KeySet> | undefined;
+  /** With `awaitRefetch`: the refetch the unknown kids that arrived within the interval wait for. */
+  private awaited: Promise<KeySet | undefined> | undefined;
+  private readonly awaitRefetch: boolean;
   private readonly fetchFn: typeof fetch;
   private readonly minInterval: number;
   private readonly maxAge: number;
@@ -245,6 +255,7 @@ export class RemoteJwksSource implements JwksSource {
     this.maxAge = opts.maxAgeMs ?? 600_000;
     this.timeout = opts.timeoutMs ?? 5_000;
     this.now = opts.now ?? Date.now;
+    this.awaitRefetch = opts.awaitRefetch ?? false;
   }
 
   get(): KeySet | Promise<KeySet> {
@@ -262,8 +273,18 @@ export class RemoteJwksSource implements JwksSource {
 
   async refresh(): Promise<KeySet | undefined> {
     if (this.inflight) return this.inflight.catch(() => this.keySet);
-    if (this.now() - this.lastAttemptAt < this.minInterval) return this.keySet;
+    const wait = this.lastAttemptAt + this.minInterval - this.now();
+    if (wait > 0) return this.awaitRefetch ? this.refetchIn(wait) : this.keySet;
     return this.load().catch(() => this.keySet);
+  }
+
+  /** One refetch in `ms`, shared by every caller until it begins (each arrived before it). */
+  private refetchIn(ms: number): Promise<KeySet | undefined> {
+    this.awaited ??= new Promise((resolve) => setTimeout(resolve, ms)).then(() => {
+      this.awaited = undefined;
+      return this.load().catch(() => this.keySet);
+    });
+    return this.awaited;
   }
 
   private load(): Promise<KeySet> {

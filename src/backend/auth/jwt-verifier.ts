@@ -65,6 +65,12 @@ export interface JwtProviderConfig {
   getJwks?: () => string | undefined;
   /** minimum interval between unknown-`kid` refetches of `jwksUrl`; default 30_000 */
   minRefetchIntervalMs?: number;
+  /**
+   * An unknown `kid` waits for the next refetch of `jwksUrl` (at most `minRefetchIntervalMs`
+   * away) rather than being refused at once: for an issuer that signs with a new key as soon as it
+   * made it, with a short interval. Default false.
+   */
+  awaitRefetch?: boolean;
   /** age after which a `jwksUrl` key set is refetched (old keys kept if that fails); default 600_000 */
   jwksMaxAgeMs?: number;
 }
@@ -242,6 +248,7 @@ function buildProvider(cfg: JwtProviderConfig, opts: JwtVerifierOptions): Provid
       fetch: opts.fetch,
       minRefetchIntervalMs: cfg.minRefetchIntervalMs,
       maxAgeMs: cfg.jwksMaxAgeMs,
+      awaitRefetch: cfg.awaitRefetch,
     });
   } else {
     source = new DynamicJwksSource(cfg.getJwks as () => string | undefined);

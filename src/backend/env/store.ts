@@ -23,10 +23,32 @@ export class EnvStore {
   private loadsStarted = 0;
   private newestApplied = 0;
 
+  /** The newest reload started (the only one that may apply), until it has ended. */
+  private newestLoad: Promise<void> | undefined;
+
   constructor(private readonly database: EnvDatabase) {}
 
   /** Reloads stored values from the database. */
-  async load(): Promise<void> {
+  load(): Promise<void> {
+    const loading = this.reload();
+    this.newestLoad = loading;
+    const ended = () => {
+      if (this.newestLoad === loading) this.newestLoad = undefined;
+    };
+    loading.then(ended, ended);
+    return loading;
+  }
+
+  /**
+   * Resolves once the newest reload started so far has ended (at once when none is running): a
+   * commit of another instance that touched `_env` starts one, and a caller that caught up with
+   * the commits (a token of a key just rotated elsewhere) waits here for the values it brought.
+   */
+  settled(): Promise<void> {
+    return this.newestLoad ? this.newestLoad.catch(() => {}) : Promise.resolve();
+  }
+
+  private async reload(): Promise<void> {
     const ticket = ++this.loadsStarted;
     const rows = await this.database.read((db) => db.query("_env").collect());
     // An older reload answering late must not undo a newer one (or a local set/remove).

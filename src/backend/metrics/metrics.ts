@@ -84,6 +84,12 @@ const identityCache = new PlainCounter(
   metricsRegistry,
 );
 
+const keyCatchUps = new Counter({
+  name: "service_auth_key_catch_ups_total",
+  help: "Catch-ups with other instances' commits for tokens whose signing key was unknown here (a key rotated elsewhere); at most one per interval",
+  registers: [metricsRegistry],
+});
+
 const rerunsPerCommit = new Histogram({
   name: "service_auth_reruns_per_commit",
   help: "Live queries (and identity checks) a commit made run again",
@@ -382,6 +388,9 @@ export const authMetrics = {
   },
   cacheMiss(): void {
     cacheMiss.inc();
+  },
+  keyCatchUp(): void {
+    keyCatchUps.inc();
   },
 };
 
