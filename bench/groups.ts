@@ -9,6 +9,7 @@ import { fanout } from "./fanout.ts";
 import { hash } from "./hash.ts";
 import { http } from "./http.ts";
 import type { BenchGroup } from "./lib/types.ts";
+import { pgFailover } from "./pg-failover.ts";
 import { pgReplicas } from "./pg-replicas.ts";
 import { pgThroughput } from "./pg-throughput.ts";
 import { pgWrites } from "./pg-writes.ts";
@@ -32,6 +33,7 @@ export const groups: Record<string, BenchGroup> = {
   "pg-throughput": pgThroughput,
   "pg-writes": pgWrites,
   "pg-replicas": pgReplicas,
+  "pg-failover": pgFailover,
   sockets,
   storm,
   "ws-pg": wsCallsPg,

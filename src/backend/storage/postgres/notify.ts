@@ -184,37 +184,40 @@ export class CommitChannel {
   /**
    * Tells other instances that commit `seq` happened (after it committed). Failures are logged
    * once per streak and never reach the caller: the commit log already holds the commit.
-   * Messages published while one statement is on its way go out together in the next one (one
-   * round trip and one NOTIFY transaction for many commits under load, each still its own message).
+   * Messages go out together, each still its own message: those published in the same turn of the
+   * event loop, and those published while a statement is on its way, in the next statement. Every
+   * statement wakes every instance's LISTEN connection (a read, a parse, a turn of its loop), so
+   * with N instances a statement per commit would cost each instance N wake-ups per commit of its own.
    */
   publish(seq: number, payload: string): void {
     if (this.closed) return;
     let message = `${this.instanceId}:${seq}:${payload}`;
     if (Buffer.byteLength(message) > MAX_PAYLOAD_BYTES) message = `${this.instanceId}:${seq}:${UNCARRIED}`;
     this.outbox.push(message);
-    if (!this.sending) this.flush();
+    this.sending ??= this.drain();
   }
 
-  private flush(): void {
-    const messages = this.outbox.splice(0, MAX_BATCH);
-    if (!messages.length) {
-      this.sending = undefined;
-      return;
-    }
-    const sent = this.options.pool.query(NOTIFY_SQL, [this.options.channel, messages]).then(
-      () => {
+  /** Sends the outbox, a batch per statement, until it is empty. */
+  private async drain(): Promise<void> {
+    for (;;) {
+      // One turn of the event loop first: commits answered in this turn join the batch.
+      await new Promise((resolve) => setImmediate(resolve));
+      const messages = this.outbox.splice(0, MAX_BATCH);
+      if (!messages.length) break;
+      try {
+        await this.options.pool.query(NOTIFY_SQL, [this.options.channel, messages]);
         this.publishFailing = false;
-      },
-      (error) => {
+      } catch (error) {
         if (!this.publishFailing) {
           logger.warn("commit notification failed; other instances will find the commit by polling", {
             error: String(error),
           });
         }
         this.publishFailing = true;
-      },
-    );
-    this.sending = sent.then(() => this.flush());
+      }
+    }
+    // Synchronously after the outbox was found empty: a message published later starts a new drain.
+    this.sending = undefined;
   }
 
   /** Waits for notifications being sent (so a CLI's last write is announced), then disconnects. */
