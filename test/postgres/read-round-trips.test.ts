@@ -9,6 +9,8 @@ import type { Socket } from "node:net";
 import pg from "pg";
 import { describe, expect, it } from "vitest";
 import { Catalog } from "../../src/backend/db/catalog.ts";
+import { functionsFor } from "../../src/backend/functions/define.ts";
+import { Backend } from "../../src/backend/runtime.ts";
 import { defineSchema, defineTable } from "../../src/backend/schema.ts";
 import { PostgresEngine } from "../../src/backend/storage/postgres/engine.ts";
 import { v } from "../../src/backend/values/index.ts";
@@ -18,6 +20,26 @@ import { eventually } from "../helpers/wait.ts";
 const schema = defineSchema({
   people: defineTable({ name: v.string(), city: v.string() }).index("by_city", ["city"]),
 });
+const { query, mutation } = functionsFor(schema);
+const modules = {
+  people: {
+    add: mutation({
+      args: { name: v.string() },
+      handler: (ctx, { name }) => ctx.db.insert("people", { name, city: "Paris" }),
+    }),
+    get: query({ args: { id: v.id("people") }, handler: (ctx, { id }) => ctx.db.get("people", id) }),
+    inCity: query({
+      args: { city: v.string() },
+      handler: async (ctx, { city }) =>
+        (
+          await ctx.db
+            .query("people")
+            .withIndex("by_city", (q) => q.eq("city", city))
+            .collect()
+        ).map((p) => p.name),
+    }),
+  },
+};
 
 /** What a socket did: writes to it, and round trips (writes answered by data that came back). */
 class WireCount {
@@ -59,6 +81,13 @@ type PooledClient = Omit<pg.PoolClient, "connection"> & {
 describe.skipIf(!postgresBinDir)("PostgreSQL read round trips", () => {
   const server = usePostgres();
 
+  /** Counts the wire of the one connection `pool` hands out, once it has been checked out. */
+  function watch(pool: pg.Pool) {
+    const clients = new Set<PooledClient>();
+    pool.on("acquire", (client) => clients.add(client as unknown as PooledClient));
+    return clients;
+  }
+
   /** An engine with one pooled connection for transactions, its socket counted. */
   async function oneConnection() {
     const url = await server().createDatabase();
@@ -71,8 +100,7 @@ describe.skipIf(!postgresBinDir)("PostgreSQL read round trips", () => {
       await tx.insert("people", doc, catalog.keysOf("people", doc));
     });
     const pool = (engine as unknown as { pools: { main: pg.Pool } }).pools.main;
-    const clients = new Set<PooledClient>();
-    pool.on("acquire", (client) => clients.add(client as unknown as PooledClient));
+    const clients = watch(pool);
     // Warm: the statements are parsed on this connection (a first read also sends Parse, same write).
     expect(await engine.read((tx) => tx.get("people", id))).toMatchObject({ name: "Ada" });
     expect(clients.size).toBe(1);
@@ -156,6 +184,41 @@ describe.skipIf(!postgresBinDir)("PostgreSQL read round trips", () => {
     } finally {
       await admin.end().catch(() => {});
       await engine.close();
+    }
+  });
+
+  it("a query function reading one document, and one reading an index range, each wait for one round trip", async () => {
+    const url = await server().createDatabase();
+    const engine = new PostgresEngine({ connectionString: url, maxConnections: 1 });
+    const backend = new Backend({ schema, modules, engine });
+    await backend.start();
+    try {
+      const pool = (engine as unknown as { pools: { main: pg.Pool } }).pools.main;
+      const clients = watch(pool);
+      const { value: id } = await backend.runMutation("people:add", { name: "Ada" });
+      expect((await backend.runQuery("people:get", { id })).value).toMatchObject({ name: "Ada" });
+      expect((await backend.runQuery("people:inCity", { city: "Paris" })).value).toEqual(["Ada"]);
+      expect(clients.size).toBe(1);
+      const [client] = clients;
+      const wire = new WireCount(client.connection.stream);
+      for (const [path, args] of [
+        ["people:get", { id }],
+        ["people:inCity", { city: "Paris" }],
+      ] as const) {
+        await eventually(() => {
+          expect(client._getActiveQuery() ?? null).toBeNull();
+          expect(client._sentQueryQueue).toHaveLength(0);
+        });
+        wire.reset();
+        await backend.runQuery(path, args);
+        expect({ path, roundTrips: wire.roundTrips, writes: wire.writes }).toEqual({
+          path,
+          roundTrips: 1,
+          writes: 2,
+        });
+      }
+    } finally {
+      await backend.close();
     }
   });
 });
