@@ -48,6 +48,7 @@ export interface TransactionKind<Tx extends PgReader> {
    * The body's statements go out behind `begin` without waiting for its answer (one round trip
    * for both); their answers count only once `begin` succeeded. For read-only snapshots: a
    * statement sent behind a `BEGIN` that failed runs on its own, which a read may, a write not.
+   * A pipelined read whose statements all succeeded is answered without waiting for its COMMIT.
    */
   pipelined?: boolean;
   /**
