@@ -11,6 +11,9 @@
  * 2. Single-insert mutation, in-process (`runMutation("bench:post")`, one call at a time) on both
  *    engines, interleaved rounds: median latency and this process's CPU time per insert
  *    (PostgreSQL's own backend processes not included).
+ * 3. Authenticated point read, in-process (`runQuery("bench:me")` with a cached token, one call at
+ *    a time) on both engines, interleaved rounds: median latency, mostly PostgreSQL round trips
+ *    (docs/decisions.md 36), and this process's CPU time per read.
  */
 import { fileURLToPath } from "node:url";
 import { Backend } from "../src/backend/runtime.ts";
@@ -31,6 +34,8 @@ const ROUNDS = 3;
 const WARMUP_SEC = 1;
 const INSERT_ROUNDS = 5;
 const INSERTS = 1_000;
+const READ_ROUNDS = 5;
+const READS = 2_000;
 const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
 
 export const pgThroughput: BenchGroup = {
@@ -136,6 +141,33 @@ export const pgThroughput: BenchGroup = {
       sqlite: inserts(backends.sqlite),
     });
 
+    // 3. Authenticated point reads in this process, both engines, interleaved.
+    ctx.log(`authenticated point reads: ${READ_ROUNDS} interleaved rounds of ${READS} per engine`);
+    const readerToken = async (backend: Backend) => {
+      const { value } = await backend.runMutation("bench:createSession", {});
+      const { userId, sessionId } = value as { userId: string; sessionId: string };
+      return sign(userId, sessionId);
+    };
+    const reads = (backend: Backend, token: string) => async () => {
+      const samples: number[] = [];
+      const cpu0 = process.cpuUsage();
+      for (let i = 0; i < READS; i++) {
+        const t0 = process.hrtime.bigint();
+        const { value } = await backend.runQuery("bench:me", {}, { token });
+        samples.push(Number(process.hrtime.bigint() - t0));
+        if ((value as { name?: string } | null)?.name !== "bench")
+          throw new Error("bench:me answered no user");
+      }
+      const cpu = process.cpuUsage(cpu0);
+      return { samples, cpuPerReadNs: ((cpu.user + cpu.system) * 1_000) / READS };
+    };
+    const readers = {
+      postgres: reads(backends.postgres, await readerToken(backends.postgres)),
+      sqlite: reads(backends.sqlite, await readerToken(backends.sqlite)),
+    };
+    for (const run of Object.values(readers)) await run();
+    const readRounds = await interleave(READ_ROUNDS, readers);
+
     const rps = (name: keyof typeof targets) => median(results[name].map((r) => r.load.requestsPerSec));
     const cpu = (name: keyof typeof targets) => median(results[name].map((r) => r.cpuPerRequestNs));
     const ratio = (a: keyof typeof targets, b: keyof typeof targets) =>
@@ -154,6 +186,11 @@ export const pgThroughput: BenchGroup = {
       summarize(insertRounds[name].flatMap((r) => r.samples));
     const insertCpu = (name: "postgres" | "sqlite") =>
       median(insertRounds[name].map((r) => r.cpuPerInsertNs));
+    const readSummary = (name: "postgres" | "sqlite") =>
+      summarize(readRounds[name].flatMap((r) => r.samples));
+    const readCpu = (name: "postgres" | "sqlite") => median(readRounds[name].map((r) => r.cpuPerReadNs));
+    const pgRead = readSummary("postgres");
+    const sqliteRead = readSummary("sqlite");
     const pgInsert = insertSummary("postgres");
     const sqliteInsert = insertSummary("sqlite");
     const settings = `${LOAD_DEFAULTS.connections} connections, ${ROUNDS}×${LOAD_DEFAULTS.durationSec} s interleaved`;
@@ -205,6 +242,20 @@ export const pgThroughput: BenchGroup = {
         benchmark: "ratio: PostgreSQL ÷ hello-world",
         result: formatRatio(ratio("postgres", "hello")),
         note: `SQLite ÷ hello-world: ${formatRatio(ratio("sqlite", "hello"))}`,
+      },
+      {
+        benchmark: 'Authenticated point read on PostgreSQL (in-process `runQuery("bench:me")`, cached token)',
+        result: `${formatNs(pgRead.p50)} median`,
+        p50: formatNs(pgRead.p50),
+        p99: formatNs(pgRead.p99),
+        note: `${pgRead.n} reads one at a time; ${formatNs(readCpu("postgres"))} CPU/read in this process (PostgreSQL's own not included)`,
+      },
+      {
+        benchmark: "Authenticated point read on SQLite (same run)",
+        result: `${formatNs(sqliteRead.p50)} median`,
+        p50: formatNs(sqliteRead.p50),
+        p99: formatNs(sqliteRead.p99),
+        note: `${formatNs(readCpu("sqlite"))} CPU/read`,
       },
       {
         benchmark: "Single-insert mutation on PostgreSQL (in-process `runMutation`)",

@@ -48,6 +48,7 @@ export interface TransactionKind<Tx extends PgReader> {
    * The body's statements go out behind `begin` without waiting for its answer (one round trip
    * for both); their answers count only once `begin` succeeded. For read-only snapshots: a
    * statement sent behind a `BEGIN` that failed runs on its own, which a read may, a write not.
+   * A pipelined read whose statements all succeeded is answered without waiting for its COMMIT.
    */
   pipelined?: boolean;
   /**
@@ -96,6 +97,23 @@ async function commit(client: pg.PoolClient, tx: PgReader): Promise<void> {
   }
   const answer = await committing;
   if (answer.command === "ROLLBACK") throw new Error("PostgreSQL rolled the transaction back at COMMIT");
+}
+
+/** COMMIT of a settled read-only snapshot, not waited for (see where it is called). */
+function commitUnawaited(client: pg.PoolClient, tx: PgReader): void {
+  const committing = client.query("COMMIT");
+  tx.uncork();
+  committing.then(
+    (answer) => {
+      if (answer.command === "ROLLBACK")
+        logger.warn("PostgreSQL rolled a settled read snapshot back at COMMIT");
+    },
+    // The connection's own 'error' (postgres/pools.ts) reports a lost connection; this is for anything else.
+    (error) => {
+      if (!isConnectionFault(error))
+        logger.warn("PostgreSQL read snapshot's COMMIT failed", { error: String(error) });
+    },
+  );
 }
 
 /**
@@ -148,8 +166,16 @@ export async function runTransaction<T, Tx extends PgReader>(
         result = await pools.insideTransaction(() => fn(tx));
       }
       phase = "commit";
-      // Awaited also for reads: answering before a read-only COMMIT completed, with the connection
-      // kept out of the pool until then, measured slower (docs/decisions.md 24).
+      if (kind.pipelined && !kind.write && tx.settled) {
+        // A read-only snapshot whose statements all succeeded: its COMMIT commits nothing and can
+        // fail only with the connection. Answered without waiting for it, and the connection goes
+        // back to the pool at once: the next transaction on it queues behind COMMIT (pipeline
+        // mode), and a connection lost meanwhile fails that one at BEGIN, which reconnects
+        // (docs/decisions.md 36).
+        commitUnawaited(client, tx);
+        return result;
+      }
+      // Awaited for writes, and for a read whose statement failed (its COMMIT answers ROLLBACK).
       const warnings = kind.write ? watchCommitWarnings(client) : undefined;
       let warned = false;
       try {

@@ -58,8 +58,14 @@ export class PgReader implements ReadTransaction {
    */
   beforeCommit?: Promise<unknown>;
   private corked?: { uncork(): void };
+  /** Whether {@link cork} holds the opening statements back (see {@link open}). */
+  private holdingOpening = false;
   /** Why the opening statements failed: no statement of the body may then count. */
   private openFailure?: { error: unknown };
+  /** Statements sent and not answered yet. */
+  private unanswered = 0;
+  /** Set when a statement of the body failed (also when the body caught the error and went on). */
+  failed = false;
 
   constructor(
     protected readonly client: pg.PoolClient,
@@ -76,6 +82,11 @@ export class PgReader implements ReadTransaction {
     onBegin?: (tx: this, begun: unknown, before?: unknown) => void | Promise<void>,
     before?: string,
   ): Promise<void> {
+    // Held back until the body has sent what it sends before it first waits for an answer (its
+    // first statement, usually): everything goes out in one write to the socket.
+    this.cork();
+    this.holdingOpening = this.corked !== undefined;
+    if (this.holdingOpening) setImmediate(() => this.sendOpening());
     // Sent first, answered first (pipeline mode): it runs on the server before `begin`.
     const preceding = before === undefined ? undefined : this.client.query(before);
     const opening = Promise.all([preceding, this.client.query(begin)]).then(
@@ -109,7 +120,25 @@ export class PgReader implements ReadTransaction {
   uncork(): void {
     const stream = this.corked;
     this.corked = undefined;
+    this.holdingOpening = false;
     stream?.uncork();
+  }
+
+  /**
+   * Sends the opening statements and what the body queued behind them. Runs once the body's first
+   * steps are done (`setImmediate`: after the promise jobs they queued), unless COMMIT or an error
+   * sent them sooner.
+   */
+  private sendOpening(): void {
+    if (this.holdingOpening) this.uncork();
+  }
+
+  /**
+   * Whether every statement sent was answered with success: then nothing of the transaction can
+   * fail any more but its COMMIT, which for a read-only snapshot commits nothing.
+   */
+  get settled(): boolean {
+    return this.unanswered === 0 && !this.failed && this.openFailure === undefined;
   }
 
   private opened(): void {
@@ -121,6 +150,7 @@ export class PgReader implements ReadTransaction {
     values: unknown[],
   ): Promise<pg.QueryResult<R>> {
     if (this.openFailure) throw this.openFailure.error;
+    this.unanswered++;
     try {
       const answer = this.client.query<R>(prepared(text, values));
       if (this.opening) {
@@ -131,9 +161,12 @@ export class PgReader implements ReadTransaction {
       return await answer;
     } catch (error) {
       // Application code may catch this error and go on; the outcome must not depend on it.
+      this.failed = true;
       if (isConflict(error)) this.conflicted = true;
       else if (isConnectionFault(error)) this.fault ??= error;
       throw error;
+    } finally {
+      this.unanswered--;
     }
   }
 
