@@ -1,8 +1,6 @@
 /**
  * What step 2 of authentication (the identity resolver) runs with: a query ctx on the step's
- * snapshot, recording its reads. Built once per uncached authentication, so it allocates only
- * what a resolver uses: the connections and scheduled-jobs readers, which resolvers rarely
- * read, are made when first asked for (on the same snapshot and read set).
+ * snapshot, recording its reads, and the default identity when no resolver is installed.
  */
 import type { Catalog } from "../db/catalog.ts";
 import { connectionsReader } from "../db/connections.ts";
@@ -22,23 +20,15 @@ export function identityCtx(
   meta: RequestMeta,
   env: EnvReader,
 ): QueryCtx {
-  const system = () => new DatabaseReaderImpl(catalog, snapshot, readSet, true);
-  let connections: QueryCtx["connections"] | undefined;
-  let scheduledJobs: QueryCtx["scheduledJobs"] | undefined;
   return {
     db: new DatabaseReaderImpl(catalog, snapshot, readSet),
     auth: staticAuth(null, token),
     meta,
     env,
-    // Getters (not arrow properties: tsx names those with a defineProperty per call).
-    get connections() {
-      connections ??= connectionsReader(system());
-      return connections;
-    },
-    get scheduledJobs() {
-      scheduledJobs ??= scheduledJobsReader(system());
-      return scheduledJobs;
-    },
+    // Same snapshot and read set; made up front: getters with closures would give every ctx its
+    // own hidden class.
+    connections: connectionsReader(new DatabaseReaderImpl(catalog, snapshot, readSet, true)),
+    scheduledJobs: scheduledJobsReader(new DatabaseReaderImpl(catalog, snapshot, readSet, true)),
   };
 }
 
