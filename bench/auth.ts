@@ -7,13 +7,16 @@
  *    same server. Server in a child process, autocannon here, rounds interleaved, medians.
  * 2. In-process (after the server stopped): node:crypto's RS256 verify alone (the floor of step 1),
  *    `backend.authenticate(token)` (steps 1+2, goal ≤ 2× the floor), the same
- *    steps inside `runQuery` (with token minus without), `auth.api.getSession({ headers })`, and
- *    one Better Auth adapter `findOne` through `httpAdapter` vs the direct adapter in a query.
+ *    steps inside `runQuery` (with token minus without), the two HTTP calls above through the
+ *    function endpoint's handler without a socket (called alternately, so a busy machine's drifts
+ *    hit both alike: the HTTP ratio's in-process counterpart), `auth.api.getSession({ headers })`,
+ *    and one Better Auth adapter `findOne` through `httpAdapter` vs the direct adapter in a query.
  */
 import { createPublicKey, verify as cryptoVerify, type KeyObject } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import type { Backend } from "service-auth/internal";
 import { createAuth } from "../examples/app/auth.ts";
+import { handleFunctionCall } from "../src/backend/http/function-call.ts";
 import { type SignedUp, signUp, startAuthService } from "./fixtures/auth-app.ts";
 import { LOAD_DEFAULTS, type LoadResult, runLoad } from "./lib/load.ts";
 import { spawnServer } from "./lib/spawn.ts";
@@ -105,6 +108,8 @@ async function checkHttp(url: string, user: SignedUp, meBody: string, publicBody
 
 interface InProcess {
   rs256Floor: number[];
+  authedCall: number[];
+  publicCall: number[];
   authenticate: number[];
   authenticateCached: number[];
   authedQuery: number[];
@@ -131,6 +136,7 @@ async function measureInProcess(
   const where = [{ field: "id", value: user.userId }];
 
   const floor = rs256Floor(backend, user.token);
+  const calls = functionCalls(backend, user);
   const cases = {
     // The floor of step 1: node:crypto's RS256 verification alone, on the same token and key.
     rs256Floor: async () => {
@@ -168,6 +174,19 @@ async function measureInProcess(
         throw new Error("httpAdapter findOne found no user");
     },
   };
+  const pairedCalls = async (n: number) => {
+    const authed: number[] = [];
+    const anonymous: number[] = [];
+    for (let i = 0; i < n; i++) {
+      let start = process.hrtime.bigint();
+      await calls.authed();
+      authed.push(Number(process.hrtime.bigint() - start));
+      start = process.hrtime.bigint();
+      await calls.anonymous();
+      anonymous.push(Number(process.hrtime.bigint() - start));
+    }
+    return { authed, anonymous };
+  };
   const direct = async (n: number) =>
     (await backend.runQuery("bench:directFindOne", { userId: user.userId, n }, { allowInternal: true }))
       .value as number[];
@@ -176,6 +195,7 @@ async function measureInProcess(
   for (const [name, fn] of Object.entries(cases))
     await sampleAsync(name.startsWith("getSession") ? 50 : 1_000, fn);
   await direct(1_000);
+  await pairedCalls(1_000);
 
   ctx.log(`in-process: ${IN_PROCESS_ROUNDS} interleaved rounds`);
   const rounds = await interleave(IN_PROCESS_ROUNDS, {
@@ -189,8 +209,43 @@ async function measureInProcess(
     httpFindOne: () => sampleAsync(FAST_CALLS, cases.httpFindOne),
     directFindOne: () => direct(FAST_CALLS),
   });
-  const samples = Object.fromEntries(Object.entries(rounds).map(([k, v]) => [k, v.flat()]));
-  return { samples: samples as unknown as InProcess, rounds: rounds as Record<keyof InProcess, number[][]> };
+  // Its own rounds: the two calls alternate call by call, which already pairs them against drifts.
+  const paired = await interleave(IN_PROCESS_ROUNDS, { calls: () => pairedCalls(FAST_CALLS) });
+  const byRound = {
+    ...rounds,
+    authedCall: paired.calls.map((r) => r.authed),
+    publicCall: paired.calls.map((r) => r.anonymous),
+  };
+  const samples = Object.fromEntries(Object.entries(byRound).map(([k, v]) => [k, v.flat()]));
+  return { samples: samples as unknown as InProcess, rounds: byRound as Record<keyof InProcess, number[][]> };
+}
+
+/**
+ * The two HTTP targets' calls through the function endpoint's handler, without a socket: `users:me`
+ * with the bearer header (a new string per call, as a request brings it) and `bench:userById`.
+ */
+function functionCalls(backend: Backend, user: SignedUp) {
+  const authorization = Buffer.from(`Bearer ${user.token}`, "latin1");
+  const meBody = Buffer.from(JSON.stringify({ path: "users:me", args: {} }));
+  const publicBody = Buffer.from(JSON.stringify({ path: "bench:userById", args: { userId: user.userId } }));
+  const meta = { clientIp: "127.0.0.1", userAgent: "bench" };
+  const expectOk = (response: { status: number; body: string }) => {
+    if (response.status !== 200 || !response.body.includes(user.userId))
+      throw new Error(`function call answered ${response.status}: ${response.body.slice(0, 200)}`);
+  };
+  return {
+    authed: async () =>
+      expectOk(
+        await handleFunctionCall(backend, {
+          kind: "query",
+          body: meBody,
+          headers: { authorization: authorization.toString("latin1") },
+          meta,
+        }),
+      ),
+    anonymous: async () =>
+      expectOk(await handleFunctionCall(backend, { kind: "query", body: publicBody, headers: {}, meta })),
+  };
 }
 
 /**
@@ -233,6 +288,9 @@ export const auth: BenchGroup = {
     const inQuery = s.authedQuery.p50 - s.publicQuery.p50;
     const floorRatio = median(
       procRounds.authenticate.map((r, i) => median(r) / median(procRounds.rs256Floor[i])),
+    );
+    const callRatio = median(
+      procRounds.publicCall.map((r, i) => median(r) / median(procRounds.authedCall[i])),
     );
     const adapterOverhead = s.httpFindOne.p50 - s.directFindOne.p50;
     const settings = `${LOAD_DEFAULTS.connections} connections, ${ROUNDS}×${LOAD_DEFAULTS.durationSec} s`;
@@ -305,6 +363,25 @@ export const auth: BenchGroup = {
         benchmark: "in-process steps 1+2 inside runQuery (users:me with token − bench:userById)",
         result: formatNs(inQuery),
         note: `medians ${formatNs(s.authedQuery.p50)} − ${formatNs(s.publicQuery.p50)}; p99 ${formatNs(s.authedQuery.p99)} vs ${formatNs(s.publicQuery.p99)}`,
+      },
+      {
+        benchmark: "in-process function call users:me with bearer JWT (HTTP handler, no socket)",
+        result: `${formatNs(s.authedCall.p50)} median`,
+        ...latency("authedCall"),
+        note: `${s.authedCall.n} calls, alternating with the next row's; a new header string per call`,
+      },
+      {
+        benchmark: "in-process function call bench:userById, no token (same read)",
+        result: `${formatNs(s.publicCall.p50)} median`,
+        ...latency("publicCall"),
+        note: `${s.publicCall.n} calls`,
+      },
+      {
+        benchmark: "ratio: in-process authenticated ÷ unauthenticated call (as throughput)",
+        result: formatRatio(callRatio),
+        goal: "≥ 85%",
+        ok: callRatio >= 0.85,
+        note: "the HTTP ratio without sockets or the load generator; median of per-round ratios of medians",
       },
       {
         benchmark: "in-process `auth.api.getSession({ headers })`, instance per call",

@@ -46,16 +46,36 @@ export interface IdentityCtx {
  * });
  * ```
  */
-export async function getAuthUserIdentity(
+export function getAuthUserIdentity(
   ctx: IdentityCtx,
 ): Promise<{ userId: Id<"user">; sessionId: Id<"session">; subject: string } | null> {
-  const identity = (await ctx.auth.getUserIdentity()) as AuthIdentity | null;
+  // A chain, not async/await: each `await` and async function makes promises, and every promise
+  // runs async-hook callbacks once Better Auth's AsyncLocalStorage is active (docs/decisions.md 15).
+  return identityOf(ctx).then(userIdentityOf);
+}
+
+/** `ctx.auth.getUserIdentity()`, a synchronous throw included, as a promise. */
+function identityOf(ctx: IdentityCtx): Promise<AuthIdentity | null> {
+  try {
+    return ctx.auth.getUserIdentity() as Promise<AuthIdentity | null>;
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+function userIdentityOf(
+  identity: AuthIdentity | null,
+): { userId: Id<"user">; sessionId: Id<"session">; subject: string } | null {
   if (!identity || typeof identity.sessionId !== "string") return null;
   return {
     userId: (identity.userId ?? identity.subject) as Id<"user">,
     sessionId: identity.sessionId as Id<"session">,
     subject: identity.subject,
   };
+}
+
+function userIdOf(identity: AuthIdentity | null): Id<"user"> | null {
+  return userIdentityOf(identity)?.userId ?? null;
 }
 
 /**
@@ -77,8 +97,8 @@ export async function getAuthUserIdentity(
  * });
  * ```
  */
-export async function getAuthUserId(ctx: IdentityCtx): Promise<Id<"user"> | null> {
-  return (await getAuthUserIdentity(ctx))?.userId ?? null;
+export function getAuthUserId(ctx: IdentityCtx): Promise<Id<"user"> | null> {
+  return identityOf(ctx).then(userIdOf);
 }
 
 /**

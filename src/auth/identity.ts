@@ -52,13 +52,32 @@ export const resolveIdentity: IdentityResolver = async (claims, ctx): Promise<Au
   const expiresAt = Number(session.expiresAt);
   if (!(expiresAt > Date.now())) throw unauthorized("Session expired", "SESSION_EXPIRED");
   const issuer = String(claims.iss ?? "");
-  return {
-    ...claims,
-    subject: userId,
-    issuer,
-    tokenIdentifier: `${issuer}|${userId}|${sessionId}`,
-    userId,
-    sessionId,
-    sessionExpiresAt: expiresAt,
-  };
+  // `{ ...claims, subject, … }` spelled out: on Node 20 new properties after a spread make fresh
+  // hidden classes on every call (several µs and garbage per uncached authentication). Same keys,
+  // same order: the claims', then the new ones (`sessionId` keeps its place).
+  const identity = copyClaims(claims) as AuthIdentity;
+  identity.subject = userId;
+  identity.issuer = issuer;
+  identity.tokenIdentifier = `${issuer}|${userId}|${sessionId}`;
+  identity.userId = userId;
+  identity.sessionId = sessionId;
+  identity.sessionExpiresAt = expiresAt;
+  return identity;
 };
+
+/** A shallow copy of the claims' own enumerable properties, as a spread makes it. */
+function copyClaims(claims: Record<string, unknown>): Record<string, unknown> {
+  const copy: Record<string, unknown> = {};
+  for (const key of Object.keys(claims)) {
+    // An assignment to `__proto__` would set the prototype; a spread defines the property.
+    if (key === "__proto__")
+      Object.defineProperty(copy, key, {
+        value: claims[key],
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    else copy[key] = claims[key];
+  }
+  return copy;
+}

@@ -229,11 +229,13 @@ export class Backend {
     into: ReadSet | undefined,
   ): Promise<{ value: unknown; readSet: ReadSet }> {
     // Identity reads are not part of the query's read set: the connection watches them itself.
-    // An anonymous caller skips the call (and its await): nothing to resolve.
-    const identity =
+    // An anonymous caller skips the call (and its await): nothing to resolve. A cached identity
+    // comes back synchronously and is not awaited either (an await makes two promises here).
+    const found =
       caller.token || caller.identity !== undefined || caller.lazyIdentity
-        ? await this.identityFor(caller, tx, stamp)
+        ? this.identityFor(caller, tx, stamp)
         : null;
+    const identity = found instanceof Promise ? await found : found;
     const readSet = into ?? emptyReadSet();
     const db = new DatabaseReaderImpl(this.catalog, tx, readSet);
     const ctx: QueryCtx = {

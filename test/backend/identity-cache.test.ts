@@ -35,6 +35,26 @@ describe("identity cache", () => {
     expect(cache.get("t")).toBeUndefined();
   });
 
+  it("answers only for the exact token, also for tokens ending alike (the map key is the token's end)", () => {
+    const { cache, commits } = cacheAndCommits();
+    const end = "s".repeat(40);
+    const [a, b] = [`header.payloadA.${end}`, `header.payloadB.${end}`];
+    cache.set(a, identity(), reads(["session", "s1"]), exp(), commits.stamp());
+    expect(cache.get(a)?.identity.subject).toBe("u1");
+    expect(cache.get(b)).toBeUndefined();
+    expect(cache.get(end)).toBeUndefined();
+    // A token ending alike takes the place; the first is then looked up again, never mixed up.
+    cache.set(b, { ...identity(), subject: "u2" }, reads(["session", "s2"]), exp(), commits.stamp());
+    expect(cache.get(b)?.identity.subject).toBe("u2");
+    expect(cache.get(a)).toBeUndefined();
+    expect(cache.size).toBe(1);
+    // Its document index follows: a write to the replaced entry's session drops nothing, its own does.
+    commits.publish([write("session", "s1")]);
+    expect(cache.get(b)).toBeDefined();
+    commits.publish([write("session", "s2")]);
+    expect(cache.get(b)).toBeUndefined();
+  });
+
   it("never stores a result whose snapshot a later commit touched", () => {
     const { cache, commits } = cacheAndCommits();
     const before = commits.stamp();

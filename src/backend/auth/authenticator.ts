@@ -11,17 +11,14 @@
  */
 import type { Commits, Stamp } from "../commits/commits.ts";
 import type { Catalog } from "../db/catalog.ts";
-import { connectionsReader } from "../db/connections.ts";
-import { DatabaseReaderImpl } from "../db/database.ts";
 import { emptyReadSet, type ReadSet } from "../db/read-write-sets.ts";
 import { AppError } from "../errors.ts";
 import type { EnvReader, QueryCtx, RequestMeta, UserIdentity } from "../functions/define.ts";
-import { staticAuth } from "../functions/static-auth.ts";
 import { authMetrics, countAuthOutcome, tokenOutcomeOf } from "../metrics/metrics.ts";
-import { scheduledJobsReader } from "../scheduler/jobs-reader.ts";
 import type { ReadTransaction, StorageEngine } from "../storage/engine.ts";
 import { inChildSpan, type TraceParent } from "../tracing/tracing.ts";
 import { IdentityCache } from "./identity-cache.ts";
+import { identityCtx, identityOfClaims } from "./identity-ctx.ts";
 import { createJwtVerifier, type JwtProviderConfig, type JwtVerifier } from "./jwt-verifier.ts";
 import { KeyCatchUp } from "./key-catch-up.ts";
 import { TokenError, TokenKeyUnknown } from "./token-errors.ts";
@@ -216,21 +213,12 @@ export class Authenticator {
     return verified
       .then((claims) => {
         const readSet = emptyReadSet();
-        const resolve = (snapshot: ReadTransaction) =>
-          this.resolve(claims, {
-            db: new DatabaseReaderImpl(this.deps.catalog, snapshot, readSet),
-            auth: staticAuth(null, token),
-            meta,
-            env: this.deps.env,
-            connections: connectionsReader(
-              new DatabaseReaderImpl(this.deps.catalog, snapshot, readSet, true),
-            ),
-            scheduledJobs: scheduledJobsReader(
-              new DatabaseReaderImpl(this.deps.catalog, snapshot, readSet, true),
-            ),
-          });
-        const resolveIn = () => (tx ? resolve(tx) : this.deps.engine.read(resolve));
-        const resolved = trace ? inChildSpan(trace, "auth.resolve_identity", resolveIn) : resolveIn();
+        // Anonymous callbacks: tsx names named closures with a defineProperty per call.
+        const resolved = trace
+          ? inChildSpan(trace, "auth.resolve_identity", () =>
+              this.resolveIn(claims, token, meta, readSet, tx),
+            )
+          : this.resolveIn(claims, token, meta, readSet, tx);
         return resolved.then((identity): Authenticated => {
           const exp = typeof claims.exp === "number" ? claims.exp : undefined;
           this.cache.set(token, identity, readSet, exp, stamp);
@@ -241,12 +229,25 @@ export class Authenticator {
       .catch(counted);
   }
 
+  /** Step 2 in `tx` when given, else in a snapshot of its own, recording its reads into `readSet`. */
+  private resolveIn(
+    claims: Record<string, unknown>,
+    token: string,
+    meta: RequestMeta,
+    readSet: ReadSet,
+    tx?: ReadTransaction,
+  ): Promise<UserIdentity> {
+    const { catalog, env, engine } = this.deps;
+    if (tx) return this.resolve(claims, identityCtx(catalog, tx, readSet, token, meta, env));
+    return engine.read((snapshot) =>
+      this.resolve(claims, identityCtx(catalog, snapshot, readSet, token, meta, env)),
+    );
+  }
+
   /** Step 2: the installed resolver, or by default the identity the claims describe. */
   private resolve(claims: Record<string, unknown>, ctx: QueryCtx): Promise<UserIdentity> {
     if (this.config?.resolveIdentity) return this.config.resolveIdentity(claims, ctx);
-    const subject = String(claims.sub ?? "");
-    const issuer = String(claims.iss ?? "");
-    return Promise.resolve({ ...claims, subject, issuer, tokenIdentifier: `${issuer}|${subject}` });
+    return Promise.resolve(identityOfClaims(claims));
   }
 }
 

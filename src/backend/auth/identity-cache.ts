@@ -26,6 +26,8 @@ export interface CacheFreshness {
 }
 
 interface Entry {
+  /** The whole token: an entry answers only for exactly this string. */
+  token: string;
   identity: UserIdentity;
   readSet: ReadSet;
   /** Token `exp`, seconds. */
@@ -37,8 +39,20 @@ interface Entry {
 
 const docKey = (table: string, id: string) => `${table}\u0000${id}`;
 
+/**
+ * The map key of a token: its last characters (the end of the signature). A token is hashed on
+ * every request, as each arrives as a new string; hashing a JWT whole (about 1 kB) costs more than
+ * the rest of a cached lookup. Entries keep the whole token and answer only when it is equal: a
+ * token ending like a cached one is not served from the cache; two verified tokens ending alike
+ * (signatures agreeing in 192 bits) would merely take each other's place.
+ */
+const KEY_CHARS = 32;
+const keyOf = (token: string) => (token.length > KEY_CHARS ? token.slice(-KEY_CHARS) : token);
+
 export class IdentityCache {
+  /** By `keyOf(token)`. */
   private readonly entries = new Map<string, Entry>();
+  /** Document key → the `keyOf` keys of the entries that read it. */
   private readonly byDoc = new Map<string, Set<string>>();
 
   /** Hears every commit in its `invalidate` phase. */
@@ -58,10 +72,11 @@ export class IdentityCache {
     token: string,
     now = Date.now(),
   ): { identity: UserIdentity; readSet: ReadSet; exp?: number } | undefined {
-    const entry = this.entries.get(token);
-    if (!entry) return undefined;
+    const key = keyOf(token);
+    const entry = this.entries.get(key);
+    if (!entry || entry.token !== token) return undefined;
     if (now >= entry.validUntil) {
-      this.delete(token);
+      this.delete(key);
       return undefined;
     }
     return entry;
@@ -80,16 +95,17 @@ export class IdentityCache {
       typeof identity.sessionExpiresAt === "number" ? identity.sessionExpiresAt : Number.POSITIVE_INFINITY;
     const validUntil = Math.min(exp * 1000, sessionEnd);
     if (!(validUntil > Date.now())) return;
-    this.delete(token);
+    const key = keyOf(token);
+    this.delete(key);
     if (this.entries.size >= this.maxEntries) {
       const oldest = this.entries.keys().next().value;
       if (oldest !== undefined) this.delete(oldest);
     }
-    this.entries.set(token, { identity: Object.freeze(identity), readSet, exp, validUntil, docKeys });
-    for (const key of docKeys) {
-      let tokens = this.byDoc.get(key);
-      if (!tokens) this.byDoc.set(key, (tokens = new Set()));
-      tokens.add(token);
+    this.entries.set(key, { token, identity: Object.freeze(identity), readSet, exp, validUntil, docKeys });
+    for (const doc of docKeys) {
+      let keys = this.byDoc.get(doc);
+      if (!keys) this.byDoc.set(doc, (keys = new Set()));
+      keys.add(key);
     }
   }
 
@@ -104,9 +120,9 @@ export class IdentityCache {
     }
     if (this.entries.size === 0) return;
     for (const w of commit.writes) {
-      const tokens = this.byDoc.get(docKey(w.table, w.id));
-      if (!tokens) continue;
-      for (const token of [...tokens]) this.delete(token);
+      const keys = this.byDoc.get(docKey(w.table, w.id));
+      if (!keys) continue;
+      for (const key of [...keys]) this.delete(key);
     }
   }
 
@@ -117,14 +133,15 @@ export class IdentityCache {
     this.byDoc.clear();
   }
 
-  private delete(token: string): void {
-    const entry = this.entries.get(token);
+  /** Drops the entry under `key` (a `keyOf` key). */
+  private delete(key: string): void {
+    const entry = this.entries.get(key);
     if (!entry) return;
-    this.entries.delete(token);
-    for (const key of entry.docKeys) {
-      const tokens = this.byDoc.get(key);
-      tokens?.delete(token);
-      if (tokens?.size === 0) this.byDoc.delete(key);
+    this.entries.delete(key);
+    for (const doc of entry.docKeys) {
+      const keys = this.byDoc.get(doc);
+      keys?.delete(key);
+      if (keys?.size === 0) this.byDoc.delete(doc);
     }
   }
 }

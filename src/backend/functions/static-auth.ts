@@ -7,11 +7,21 @@ const ANONYMOUS_AUTH: Auth = Object.freeze({
   getToken: () => null,
 });
 
-/** `ctx.auth` answering with `identity` and the bearer `token` it came from. */
+/**
+ * `ctx.auth` answering with `identity` and the bearer `token` it came from. Methods, not arrow
+ * properties: tsx names every arrow property with a defineProperty per call, and this runs per
+ * authenticated call. The identity's promise is made once, when first asked for (every promise
+ * runs async-hook callbacks once Better Auth's AsyncLocalStorage is active).
+ */
 export function staticAuth(identity: UserIdentity | null, token: string | null): Auth {
   if (identity === null && token === null) return ANONYMOUS_AUTH;
+  let answer: Promise<UserIdentity | null> | undefined;
   return {
-    getUserIdentity: async () => identity,
-    getToken: () => token,
+    getUserIdentity() {
+      return (answer ??= Promise.resolve(identity));
+    },
+    getToken() {
+      return token;
+    },
   };
 }
