@@ -15,7 +15,7 @@ import { Catalog } from "../../../src/backend/db/catalog.ts";
 import { defineSchema, defineTable } from "../../../src/backend/schema.ts";
 import { PostgresEngine } from "../../../src/backend/storage/postgres/engine.ts";
 import { v } from "../../../src/backend/values/index.ts";
-import { postgresBinDir, type TestPostgres, usePostgres } from "../../helpers/postgres.ts";
+import { postgresBinDir, runBin, type TestPostgres, usePostgres } from "../../helpers/postgres.ts";
 import { eventually } from "../../helpers/wait.ts";
 
 const schema = defineSchema({ notes: defineTable({ text: v.string() }) });
@@ -134,6 +134,22 @@ describe.skipIf(!postgresBinDir)("a switchover with the old primary still answer
       expect(await readAll(engine, 4)).toEqual(Array(4).fill(["n1", "n2", "n3", "n4"]));
       // The idle ones were closed at once, not left in the pools.
       await eventually(async () => expect(await connectionsTo(old, database)).toBe(0));
+    } finally {
+      await engine.close();
+    }
+  }, 60_000);
+  // Last: it leaves the first server stopped.
+  it("an old primary in a smart shutdown (its sessions run on, new ones refused) serves nothing more once that is seen", async () => {
+    const { old, next, engine } = await beforeTheSwitch();
+    try {
+      await readOnly(next, false);
+      // Not fenced, not gone: the sessions open to it keep answering (pg_ctl's smart mode).
+      runBin("pg_ctl", ["-D", old.dataDir, "-m", "smart", "-W", "stop"]);
+      await eventually(async () => expect(old.sql("SELECT 1")).rejects.toMatchObject({ code: "57P03" }));
+      // As many reads as the pool holds connections: some need a new one, and learn the primary moved.
+      // Those already running on the old server may answer from it; none after them does.
+      await Promise.allSettled(Array.from({ length: 10 }, () => readAll(engine, 1)));
+      expect(await readAll(engine, 4)).toEqual(Array(4).fill(["n1", "n2", "n3"]));
     } finally {
       await engine.close();
     }

@@ -63,6 +63,11 @@ export function isServerReadOnly(error: unknown): boolean {
   return (error as { code?: unknown } | null)?.code === "25006";
 }
 
+/** SQLSTATE 57P03 (cannot_connect_now): the server is shutting down, starting up or in recovery. */
+function refusesNewSessions(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === "57P03";
+}
+
 /** No host of the list accepts writes (or answers). Class 08: callers see DATABASE_UNAVAILABLE. */
 export class NoPrimaryError extends Error {
   override name = "NoPrimaryError";
@@ -167,6 +172,19 @@ export class PrimaryLocator {
       server: `${admitted.host.host}:${admitted.host.port}`,
     });
     this.failed(admitted.host);
+    this.invalidate();
+  }
+
+  /**
+   * `host` refuses new sessions (shutting down, starting up, in recovery): when the trusted server
+   * runs there, the sessions still open to it belong to a server going away (a smart shutdown lets
+   * them run on, serving reads that miss the new primary's writes): they become stale.
+   */
+  goingAway(host: PostgresHost): void {
+    if (!this.server?.startsWith(`${host.host}:${host.port}@`)) return;
+    logger.warn("PostgreSQL server refuses new sessions: dropping its connections", {
+      server: `${host.host}:${host.port}`,
+    });
     this.invalidate();
   }
 
@@ -281,6 +299,7 @@ function locatedClient(locator: PrimaryLocator, Base: typeof pg.Client): typeof 
         await super.connect();
       } catch (error) {
         locator.failed(host);
+        if (refusesNewSessions(error)) locator.goingAway(host);
         throw error;
       }
       let server: ServerCheck;
