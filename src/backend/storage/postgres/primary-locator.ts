@@ -226,6 +226,7 @@ export class PrimaryLocator {
             },
             (error) => {
               reasons[i] = reason(error);
+              if (refusesNewSessions(error)) this.goingAway(host);
             },
           )
           .finally(() => {
