@@ -16,7 +16,9 @@ import { defineSchema, defineTable } from "../../../src/backend/schema.ts";
 import { PostgresEngine } from "../../../src/backend/storage/postgres/engine.ts";
 import { v } from "../../../src/backend/values/index.ts";
 import { postgresBinDir, runBin, type TestPostgres, usePostgres } from "../../helpers/postgres.ts";
+import { startStandby } from "../../helpers/postgres-standby.ts";
 import { eventually } from "../../helpers/wait.ts";
+import { startInstances } from "../fixtures/instances.ts";
 
 const schema = defineSchema({ notes: defineTable({ text: v.string() }) });
 const catalog = new Catalog(schema);
@@ -154,4 +156,34 @@ describe.skipIf(!postgresBinDir)("a switchover with the old primary still answer
       await engine.close();
     }
   }, 60_000);
+});
+
+describe.skipIf(!postgresBinDir)("a revocation across a switchover to a streaming standby", () => {
+  const primary = usePostgres(["synchronous_commit=on"]);
+
+  it("an instance holding pooled connections to the fenced old primary refuses a session revoked through the new one", async () => {
+    const databaseUrl = await primary().createDatabase();
+    const standby = await startStandby(primary());
+    const database = new URL(databaseUrl).pathname.slice(1);
+    const url = `postgres://postgres@127.0.0.1:${primary().port},127.0.0.1:${standby.port}/${database}?target_session_attrs=read-write`;
+    const instances = await startInstances(2, url, { connectTimeoutMs: 2000 });
+    try {
+      const { sessionId, token } = await instances.newSession();
+      // Cached by both instances, each with pooled connections to the old primary.
+      for (const i of [0, 1]) {
+        for (let call = 0; call < 2; call++) expect((await instances.whoami(i, token)).status).toBe(200);
+      }
+      await standby.caughtUp();
+      // The switch: the old primary fenced (still running, its sessions open), the standby promoted.
+      await readOnly(primary(), true);
+      await standby.sql("SELECT pg_promote()");
+      const revoked = await instances.revoke(1, sessionId);
+      expect(`${revoked.status} ${revoked.body?.code ?? ""}`).toBe("200 ");
+      // Acknowledged: from now on no instance may accept the token.
+      for (const i of [0, 1]) expect((await instances.whoami(i, token)).status, `instance ${i}`).toBe(401);
+    } finally {
+      await instances.close();
+      await standby.stop();
+    }
+  }, 120_000);
 });
