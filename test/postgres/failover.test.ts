@@ -178,6 +178,9 @@ describe.skipIf(!autoFailoverAvailable)("failover with pg_auto_failover, three i
     expect(result.undone).toEqual([]);
     // Nothing but typed 503s (the database unavailable during the switch).
     expect(result.failures.filter((f) => !/: 503 DATABASE_UNAVAILABLE$/.test(f))).toEqual([]);
+    // Every instance is asked before anything fails: missing on one instance only is a stale read,
+    // missing on all (and on the primary itself) a lost write (issue 24).
+    const missingOn: string[] = [];
     for (const i of [0, 1, 2]) {
       const health = await getJson(`${instances.services[i].url}/healthz`);
       expect(health.status, `instance ${i} /healthz`).toBe(200);
@@ -186,8 +189,31 @@ describe.skipIf(!autoFailoverAvailable)("failover with pg_auto_failover, three i
         expect(r.status).toBe(200);
         const stored = new Set(r.body.value as string[]);
         const missing = (acknowledged.get(channel) ?? []).filter((body) => !stored.has(body));
-        expect(missing, `acknowledged writes to ${channel} missing on instance ${i}`).toEqual([]);
+        if (missing.length) {
+          missingOn.push(`instance ${i}, ${channel}: ${missing.length} missing from ${missing[0]} on`);
+        }
       }
+    }
+    if (missingOn.length) {
+      const nodes = await formation.state();
+      const primaryName = nodes.find((n) => /primary$|^single$/.test(n.current_group_state))?.nodename;
+      const primary = formation.nodes.find((n) => n.name === primaryName);
+      const onPrimary = primary
+        ? new Set(
+            (await formation.sql<{ doc: string }>(primary, "SELECT doc FROM t_messages")).map(
+              (row) => (JSON.parse(row.doc) as { body?: string }).body,
+            ),
+          )
+        : undefined;
+      const lost = [...acknowledged.values()].flat().filter((body) => onPrimary && !onPrimary.has(body));
+      expect(
+        missingOn,
+        `acknowledged writes missing; on the primary (${primaryName ?? "none"}) itself ${lost.length} ` +
+          `missing${lost.length ? ` from ${lost[0]} on (lost, not a stale read)` : " (stale reads)"}; ` +
+          `formation: ${JSON.stringify(nodes)}`,
+      ).toEqual([]);
+    }
+    for (const i of [0, 1, 2]) {
       for (const { sessionId, token } of result.revoked) {
         expect((await instances.whoami(i, token)).status, `revoked ${sessionId} on ${i}`).toBe(401);
       }

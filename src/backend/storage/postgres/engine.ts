@@ -47,6 +47,7 @@ import { type CommitChannelHealth, CrossInstance, MIGRATION_LOCK_SQL } from "./c
 import { PostgresBuildSteps } from "./index-build.ts";
 import type { PostgresOptions } from "./options.ts";
 import { PostgresPools } from "./pools.ts";
+import { checkServerRole, SERVER_ROLE_SQL } from "./primary-locator.ts";
 import { ReadReplicas } from "./read-replicas.ts";
 import type { ReplicaState } from "./replica.ts";
 import { PgReader, PgWriter } from "./transaction.ts";
@@ -58,11 +59,22 @@ export { POSTGRES_TIMEOUT_DEFAULTS, type PostgresOptions } from "./options.ts";
 /** A read snapshot before the commit log exists. */
 const PLAIN_READ_BEGIN = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
 
-const plainRead: TransactionKind<PgReader> = {
-  begin: PLAIN_READ_BEGIN,
-  Transaction: PgReader,
-  pipelined: true,
-};
+/**
+ * With a primary to find (several hosts, or `target_session_attrs=read-write`) a read's opening
+ * round trip also asks whether its server still is the primary: a pooled connection to an old
+ * primary, fenced read-only in a switchover, would otherwise serve reads that miss the new
+ * primary's commits (postgres/primary-locator.ts). The answer is the last result.
+ */
+function checkingRole(begin: string, checked: boolean): string {
+  return checked ? `${begin}; ${SERVER_ROLE_SQL}` : begin;
+}
+
+/** The opening's results without the role check's (checked: it throws when not the primary). */
+function roleChecked(begun: unknown, checked: boolean): unknown {
+  if (!checked || !Array.isArray(begun)) return begun;
+  checkServerRole(begun[begun.length - 1]);
+  return begun.slice(0, -1);
+}
 const engineWrite: TransactionKind<PgWriter> = {
   begin: ENGINE_WRITE_BEGIN,
   Transaction: PgWriter,
@@ -88,13 +100,18 @@ export class PostgresEngine implements StorageEngine {
   /** Streaming standbys serving fresh read snapshots (`DATABASE_READ_URLS`); absent without them. */
   private readonly replicas?: ReadReplicas;
 
+  /** Whether reads check that their server still is the primary (see {@link checkingRole}). */
+  private readonly checkRole: boolean;
+  /** A read snapshot before the commit log exists. */
+  private readonly plainRead: TransactionKind<PgReader>;
+
   /** Read snapshots once the commit log exists: with its head, which confirms cached identities. */
   private readonly readWithHead: TransactionKind<PgReader> = {
     begin: READ_BEGIN,
     Transaction: PgReader,
     pipelined: true,
     onBegin: (tx, begun) => {
-      tx.logHead = snapshotHead(begun);
+      tx.logHead = snapshotHead(roleChecked(begun, this.checkRole));
     },
     // Against what had been delivered when the identity was trusted, not now: a commit delivered
     // meanwhile may have dropped it.
@@ -110,6 +127,16 @@ export class PostgresEngine implements StorageEngine {
     this.connectionString = options.connectionString;
     this.options = options;
     this.pools = new PostgresPools(options);
+    this.checkRole = this.pools.locator.list.target === "read-write";
+    this.readWithHead.begin = checkingRole(READ_BEGIN, this.checkRole);
+    this.plainRead = {
+      begin: checkingRole(PLAIN_READ_BEGIN, this.checkRole),
+      Transaction: PgReader,
+      pipelined: true,
+      onBegin: (_tx, begun) => {
+        roleChecked(begun, this.checkRole);
+      },
+    };
     this.instances = new CrossInstance(this.pools, options);
     this.instanceId = this.instances.instanceId;
     this.maxWriteAttempts = options.maxWriteAttempts ?? 30;
@@ -221,7 +248,7 @@ export class PostgresEngine implements StorageEngine {
   }
 
   async read<T>(fn: (tx: ReadTransaction) => Promise<T>): Promise<T> {
-    const kind = this.logInstalled && this.crossInstanceCheck ? this.readWithHead : plainRead;
+    const kind = this.logInstalled && this.crossInstanceCheck ? this.readWithHead : this.plainRead;
     const onPrimary = () => runTransaction(this.pools, this.sql, kind, this.maxWriteAttempts, fn);
     // A replica needs the commit log (freshness) and never serves a read opened inside a
     // transaction's body, which already holds a primary connection.

@@ -10,6 +10,10 @@
  *   connection, so sharing the main pool would deadlock a busy server (every connection held by a
  *   request waiting for the follower, which waits for a connection).
  *
+ * A connection whose server is no longer trusted (postgres/primary-locator.ts: the primary moved,
+ * or the server turned read-only) serves no further transaction: checked out, it is dropped and
+ * another taken; released, it is destroyed instead of pooled; idle, it is closed at once.
+ *
  * Connections run in pg's pipeline mode: a statement goes out without waiting for the answers to
  * those before it, so a read snapshot's `BEGIN` and its first `SELECT` share one round trip. Code
  * that needs one statement's outcome before the next simply awaits it, as before.
@@ -29,6 +33,63 @@ function withDeadline<T>(promise: Promise<T>, ms: number, error: () => Error): P
     timer = setTimeout(() => reject(error()), ms);
   });
   return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
+}
+
+/** Why a stale connection was dropped (see the module comment). */
+const STALE = "PostgreSQL connection to a server no longer the primary: dropped";
+
+/**
+ * A pool whose checkouts (`connect`, and `query` through it) never hand out a stale connection and
+ * whose releases destroy one; {@link closeIdleStale} closes the idle ones.
+ */
+class CurrentServerPool extends pg.Pool {
+  /** The pool's connections that are idle (released, not checked out since). */
+  private readonly idle = new Set<pg.PoolClient>();
+
+  constructor(
+    config: pg.PoolConfig,
+    private readonly locator: PrimaryLocator,
+  ) {
+    super(config);
+    this.on("release", (_error, client) => this.idle.add(client));
+    this.on("acquire", (client) => this.idle.delete(client));
+    this.on("remove", (client) => this.idle.delete(client));
+  }
+
+  // pg-pool's connect() has a promise and a callback form; its query() uses the callback.
+  override connect(callback?: any): any {
+    const current = this.current();
+    if (!callback) return current;
+    current.then(
+      (client) => callback(undefined, client, client.release),
+      (error) => callback(error),
+    );
+    return undefined;
+  }
+
+  /** Closes the idle connections that are stale (their checkout then drops them from the pool). */
+  closeIdleStale(): void {
+    for (const client of this.idle) {
+      if (!this.locator.isStale(client)) continue;
+      this.idle.delete(client);
+      client.end().catch(() => {});
+    }
+  }
+
+  private async current(): Promise<pg.PoolClient> {
+    for (;;) {
+      const client = await super.connect();
+      if (this.locator.isStale(client)) {
+        client.release(new Error(STALE));
+        continue;
+      }
+      // Stale by the time it comes back (the primary moved meanwhile): destroyed, not pooled.
+      const release = client.release;
+      client.release = (error?: Error | boolean) =>
+        release(error ?? (this.locator.isStale(client) ? new Error(STALE) : undefined));
+      return client;
+    }
+  }
 }
 
 export class PostgresPools {
@@ -71,9 +132,15 @@ export class PostgresPools {
       pipeline: true,
       Client: this.locator.Client,
     };
-    this.main = new pg.Pool(config);
-    this.nested = new pg.Pool(config);
-    this.follower = new pg.Pool({ ...config, max: 2, application_name: "service-auth-follower" });
+    const pools = [
+      new CurrentServerPool(config, this.locator),
+      new CurrentServerPool(config, this.locator),
+      new CurrentServerPool({ ...config, max: 2, application_name: "service-auth-follower" }, this.locator),
+    ];
+    [this.main, this.nested, this.follower] = pools;
+    this.locator.onStale(() => {
+      for (const pool of pools) pool.closeIdleStale();
+    });
     this.pingTimeoutMs = options.pingTimeoutMs ?? POSTGRES_TIMEOUT_DEFAULTS.pingTimeoutMs;
     this.probeConfig = {
       connectionString: this.locator.connectionString,
@@ -96,6 +163,14 @@ export class PostgresPools {
         });
       });
     }
+  }
+
+  /**
+   * `client` found its server no longer the primary: no connection to it serves again (the
+   * locator's epoch moves on, idle ones are closed, `client` is destroyed when released).
+   */
+  retire(client: pg.ClientBase): void {
+    this.locator.retire(client);
   }
 
   /** Why `client` died while checked out; undefined while it is alive. */

@@ -11,6 +11,16 @@
  * The same check reads the server's start time. A connection to a server other than the last one
  * seen (another host after a failover, or the same one restarted) means commit log numbers seen
  * before may be gone or drawn again: `onSwitch` listeners (the commit log follower) start over.
+ *
+ * A connection checked once stays trusted only while its server does. During a switchover the old
+ * primary keeps running for a while (pg_auto_failover's `draining`/`demote_timeout`; read-only, or
+ * not yet stopped) and answers reads on the connections opened to it before, while writes go to the
+ * new one: such reads would miss acknowledged writes (and could accept a revoked session). So
+ * every connection carries the epoch it was admitted in, and the epoch moves on when connections
+ * reach another server or one of them finds its server no longer the primary ({@link
+ * PrimaryLocator.retire}): a connection of an earlier epoch is stale and serves nothing more (the
+ * pools drop it, postgres/pools.ts). Reads notice a read-only server in their opening round trip
+ * ({@link SERVER_ROLE_SQL}), writes by SQLSTATE 25006; both cost nothing when nothing moved.
  */
 import pg from "pg";
 import { logger } from "../../logger.ts";
@@ -23,6 +33,39 @@ const CHECK_SQL =
 interface ServerCheck {
   writable: boolean;
   started: string;
+}
+
+/**
+ * Sent with every read's opening statements (same round trip): whether the server still is a
+ * writable primary. `default_transaction_read_only` follows `ALTER SYSTEM` + reload in sessions
+ * already open, which is how a failover manager fences an old primary (`transaction_read_only`
+ * cannot tell: inside a read-only snapshot it is always on).
+ */
+export const SERVER_ROLE_SQL =
+  "SELECT pg_is_in_recovery() AS recovery, current_setting('default_transaction_read_only') AS read_only";
+
+/** The server of a connection is no longer the primary (read-only or in recovery): nothing ran there. */
+export class ServerNotPrimaryError extends Error {
+  override name = "ServerNotPrimaryError";
+  /** SQLSTATE 25006 (read_only_sql_transaction), as a write to that server would get. */
+  readonly code = "25006";
+}
+
+/** Throws {@link ServerNotPrimaryError} unless `result` (of {@link SERVER_ROLE_SQL}) says writable primary. */
+export function checkServerRole(result: unknown): void {
+  const row = (result as { rows?: { recovery?: unknown; read_only?: unknown }[] } | undefined)?.rows?.[0];
+  if (row && row.recovery === false && row.read_only === "off") return;
+  throw new ServerNotPrimaryError("the PostgreSQL server turned read-only (no longer the primary)");
+}
+
+/** Whether `error` says the connection's server refuses writes (SQLSTATE 25006): it is no longer the primary. */
+export function isServerReadOnly(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === "25006";
+}
+
+/** SQLSTATE 57P03 (cannot_connect_now): the server is shutting down, starting up or in recovery. */
+function refusesNewSessions(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === "57P03";
 }
 
 /** No host of the list accepts writes (or answers). Class 08: callers see DATABASE_UNAVAILABLE. */
@@ -60,6 +103,11 @@ export class PrimaryLocator {
   /** The server run last connected to: `host:port@start time`. */
   private server?: string;
   private readonly switchListeners = new Set<() => void>();
+  private readonly staleListeners = new Set<() => void>();
+  /** Moves on when connections admitted before may no longer be trusted (see the module comment). */
+  private epoch = 0;
+  /** The epoch each connection was admitted in, and its server. */
+  private readonly admitted = new WeakMap<object, { epoch: number; server: string; host: PostgresHost }>();
 
   constructor(
     connectionString: string,
@@ -101,17 +149,64 @@ export class PrimaryLocator {
     return () => this.switchListeners.delete(listener);
   }
 
-  /** A connection reached `host`, a run of the server that started at `started`. */
-  reached(host: PostgresHost, started: string): void {
+  /** Calls `listener` when connections admitted before became stale ({@link isStale}); returns the unsubscribe. */
+  onStale(listener: () => void): () => void {
+    this.staleListeners.add(listener);
+    return () => this.staleListeners.delete(listener);
+  }
+
+  /** Whether `client` was admitted before its server (or the primary) changed: it must serve nothing more. */
+  isStale(client: object): boolean {
+    const admitted = this.admitted.get(client);
+    return admitted !== undefined && admitted.epoch !== this.epoch;
+  }
+
+  /**
+   * `client` found its server no longer the primary (read-only, in recovery): every connection
+   * admitted so far becomes stale, and the next one looks for the primary again.
+   */
+  retire(client: object): void {
+    const admitted = this.admitted.get(client);
+    if (!admitted || admitted.epoch !== this.epoch) return;
+    logger.warn("PostgreSQL server no longer the primary: dropping its connections", {
+      server: `${admitted.host.host}:${admitted.host.port}`,
+    });
+    this.failed(admitted.host);
+    this.invalidate();
+  }
+
+  /**
+   * `host` refuses new sessions (shutting down, starting up, in recovery): when the trusted server
+   * runs there, the sessions still open to it belong to a server going away (a smart shutdown lets
+   * them run on, serving reads that miss the new primary's writes): they become stale.
+   */
+  goingAway(host: PostgresHost): void {
+    if (!this.server?.startsWith(`${host.host}:${host.port}@`)) return;
+    logger.warn("PostgreSQL server refuses new sessions: dropping its connections", {
+      server: `${host.host}:${host.port}`,
+    });
+    this.invalidate();
+  }
+
+  /** A connection (`client`) reached `host`, a run of the server that started at `started`. */
+  reached(host: PostgresHost, started: string, client?: object): void {
     const server = `${host.host}:${host.port}@${started}`;
-    if (this.server === server) return;
     const before = this.server;
-    this.server = server;
-    if (before === undefined) return;
+    if (before !== server) {
+      this.server = server;
+      if (before !== undefined) this.invalidate();
+    }
+    if (client) this.admitted.set(client, { epoch: this.epoch, server, host });
+    if (before === server || before === undefined) return;
     logger.warn("PostgreSQL server changed (failover or restart): catching up from the commit log", {
       server: `${host.host}:${host.port}`,
     });
     for (const listener of this.switchListeners) listener();
+  }
+
+  private invalidate(): void {
+    this.epoch++;
+    for (const listener of this.staleListeners) listener();
   }
 
   private async resolve(): Promise<PostgresHost> {
@@ -131,6 +226,7 @@ export class PrimaryLocator {
             },
             (error) => {
               reasons[i] = reason(error);
+              if (refusesNewSessions(error)) this.goingAway(host);
             },
           )
           .finally(() => {
@@ -204,6 +300,7 @@ function locatedClient(locator: PrimaryLocator, Base: typeof pg.Client): typeof 
         await super.connect();
       } catch (error) {
         locator.failed(host);
+        if (refusesNewSessions(error)) locator.goingAway(host);
         throw error;
       }
       let server: ServerCheck;
@@ -221,7 +318,7 @@ function locatedClient(locator: PrimaryLocator, Base: typeof pg.Client): typeof 
           `PostgreSQL at ${describeHosts([host])} is read-only (a standby), not the primary`,
         );
       }
-      locator.reached(host, server.started);
+      locator.reached(host, server.started, this);
     }
   };
 }

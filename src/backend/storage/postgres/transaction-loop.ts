@@ -1,7 +1,8 @@
 /**
  * The PostgreSQL transaction loop: a connection, `BEGIN`, the body, `COMMIT`, and what to do when
  * one of them fails — run again after a serialization failure or deadlock, reconnect when a pooled
- * connection turns out dead before anything ran, and otherwise end as a typed error.
+ * connection turns out dead before anything ran or its server no longer the primary (read-only:
+ * nothing committed there), and otherwise end as a typed error.
  */
 import type pg from "pg";
 import { AppError } from "../../errors.ts";
@@ -16,6 +17,7 @@ import {
 } from "../db-errors.ts";
 import type { SqlStatements } from "../sql/statements.ts";
 import type { PostgresPools } from "./pools.ts";
+import { isServerReadOnly, ServerNotPrimaryError } from "./primary-locator.ts";
 import type { PgReader } from "./transaction.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -131,6 +133,7 @@ export async function runTransaction<T, Tx extends PgReader>(
   fn: (tx: Tx) => Promise<T>,
 ): Promise<T> {
   let reconnected = false;
+  let moved = false;
   let speculative = true;
   for (let attempt = 1; ; attempt++) {
     const client = await pools.connect();
@@ -194,6 +197,26 @@ export async function runTransaction<T, Tx extends PgReader>(
       const fault = pools.lostReason(client) ?? tx.fault ?? (isConnectionFault(error) ? error : undefined);
       if (isStatementTimeout(error) || (fault !== error && isStatementTimeout(fault)))
         dbMetrics.statementTimedOut();
+      const notPrimary =
+        fault === undefined
+          ? (tx.notPrimary ??
+            (error instanceof ServerNotPrimaryError || (kind.write && isServerReadOnly(error))
+              ? error
+              : undefined))
+          : undefined;
+      if (notPrimary !== undefined) {
+        // The server is no longer the primary (a switchover fencing it): nothing committed there
+        // (a refused write rolls back), so the body runs again on a connection to the new one.
+        pools.retire(client);
+        broken = notPrimary;
+        if (!moved) {
+          moved = true;
+          dbMetrics.retried("reconnect");
+          continue;
+        }
+        logger.warn("PostgreSQL transaction failed: no primary", { phase, error: String(notPrimary) });
+        throw databaseUnavailable();
+      }
       if (fault === undefined) {
         await client.query("ROLLBACK").catch((e) => (broken = e));
       } else {

@@ -18,6 +18,7 @@ import { isBuildingSql } from "../indexes/build.ts";
 import type { KeyRange } from "../indexes/key.ts";
 import { postgresDialect } from "../sql/dialect.ts";
 import { decodeDocument, type SqlStatements } from "../sql/statements.ts";
+import { isServerReadOnly } from "./primary-locator.ts";
 
 const statementNames = new Map<string, string>();
 /** Named prepared statement for `text`: each connection parses and plans it once. */
@@ -35,6 +36,8 @@ export class PgReader implements ReadTransaction {
   conflicted = false;
   /** Set when a statement failed because the connection is lost or the server did not answer. */
   fault?: unknown;
+  /** Set when a statement was refused because the server is read-only (no longer the primary). */
+  notPrimary?: unknown;
   /** The newest commit log number this snapshot sees (read snapshots only). */
   logHead?: number;
   /**
@@ -164,6 +167,7 @@ export class PgReader implements ReadTransaction {
       this.failed = true;
       if (isConflict(error)) this.conflicted = true;
       else if (isConnectionFault(error)) this.fault ??= error;
+      else if (isServerReadOnly(error)) this.notPrimary ??= error;
       throw error;
     } finally {
       this.unanswered--;
