@@ -85,12 +85,24 @@ const PLATFORM_ONLY = [
   .filter((file) => !LOADS_BETTER_AUTH.test(readFileSync(file, "utf8")));
 
 /** Projects running Better Auth's own tests (test/better-auth) on our adapters. */
+/**
+ * Better Auth's own tests hash passwords (scrypt) for every user they sign up, all CPU: one test
+ * of `organization.test.ts` signs up dozens, 8.5 s beside two CPU burners, over 30 s with CI's
+ * three workers and more load. Their time scales with the machine's load, not with a wait.
+ */
+const BETTER_AUTH_TEST_TIMEOUT_MS = 120_000;
+
 function betterAuthOwnTests() {
   return [
     {
       extends: true,
       // Upstream's instances log at debug level: shown for failing tests only.
-      test: { name: "better-auth", include: ["test/better-auth/**/*.test.ts"], silent: "passed-only" as const },
+      test: {
+        name: "better-auth",
+        include: ["test/better-auth/**/*.test.ts"],
+        silent: "passed-only" as const,
+        testTimeout: BETTER_AUTH_TEST_TIMEOUT_MS,
+      },
     },
     {
       extends: true,
@@ -99,6 +111,7 @@ function betterAuthOwnTests() {
         include: process.env.BETTER_AUTH_TESTS === "all" ? testFiles("test/better-auth") : DIRECT_ADAPTER_SUBSET,
         env: { BETTER_AUTH_TESTS_ADAPTER: "direct" },
         silent: "passed-only" as const,
+        testTimeout: BETTER_AUTH_TEST_TIMEOUT_MS,
       },
     },
     {
@@ -110,6 +123,7 @@ function betterAuthOwnTests() {
         include: POSTGRES_SUBSET,
         env: { BETTER_AUTH_TESTS_DATABASE: "postgres" },
         silent: "passed-only" as const,
+        testTimeout: BETTER_AUTH_TEST_TIMEOUT_MS,
       },
     },
   ];
