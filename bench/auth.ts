@@ -321,8 +321,9 @@ export const auth: BenchGroup = {
       {
         benchmark: "ratio: authenticated ÷ unauthenticated query",
         result: formatRatio(authedVsPublic),
-        goal: "≥ 80%",
-        ok: authedVsPublic >= 0.8,
+        // Issue 27: a cached identity costs ~2 µs in-process; HTTP should lose at most 15 % to it.
+        goal: "≥ 85%",
+        ok: authedVsPublic >= 0.85,
         note: "median of per-round ratios",
       },
       {
