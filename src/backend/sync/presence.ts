@@ -7,6 +7,11 @@
  * (identity, subscription count) and removal since the last. An instance also beats (`_instances`)
  * every `heartbeatMs`; any instance removes the rows of instances silent for three beats, and at
  * start also rows of instances that never beat, so a crashed instance's rows do not linger.
+ *
+ * An instance taken for dead while alive (a stall or an outage longer than three beats) finds its
+ * heartbeat row gone at its next beat, and a batch that failed may have left its rows half
+ * written: either way the next batch writes all of its rows anew (removes its own, inserts every
+ * identified connection), so the listing heals instead of missing its connections for good.
  */
 import { CloseCode } from "../../protocol/close-codes.ts";
 import type { Commit } from "../db/read-write-sets.ts";
@@ -55,6 +60,10 @@ export class Presence {
   private readonly heartbeatMs: number;
   private stopped = false;
   private started = false;
+  /** The next batch rewrites every row of this instance (see the module header). */
+  private rewrite = false;
+  /** A beat of this instance has committed: its heartbeat row exists unless another removed it. */
+  private beaten = false;
 
   constructor(
     private readonly backend: Backend,
@@ -92,6 +101,12 @@ export class Presence {
   flush(): Promise<void> {
     const run = async () => {
       if (this.stopped) return;
+      const rewrite = this.rewrite;
+      this.rewrite = false;
+      if (rewrite) {
+        this.written.clear();
+        this.removed.length = 0;
+      }
       const inserts: [Connection, Written, Record<string, unknown>][] = [];
       const updates: [Written, Record<string, unknown>][] = [];
       const removed = this.removed.splice(0);
@@ -130,12 +145,19 @@ export class Presence {
         }
       }
       removed.push(...this.removed.splice(0));
-      if (!inserts.length && !updates.length && !removed.length) return;
-      await this.backend.write(async (db) => {
-        for (const id of removed) if (id) await db.delete(id);
-        for (const [row, patch] of updates) if (row.id) await db.patch(row.id, stripUndefined(patch));
-        for (const [, next, doc] of inserts) next.id = await db.insert("_connections", stripUndefined(doc));
-      });
+      if (!rewrite && !inserts.length && !updates.length && !removed.length) return;
+      try {
+        await this.backend.write(async (db) => {
+          if (rewrite) await removeInstanceRows(db, this.instanceId);
+          for (const id of removed) if (id) await db.delete(id);
+          for (const [row, patch] of updates) if (row.id) await db.patch(row.id, stripUndefined(patch));
+          for (const [, next, doc] of inserts) next.id = await db.insert("_connections", stripUndefined(doc));
+        });
+      } catch (error) {
+        // Its removals and changes are lost with it: the next batch writes every row anew.
+        this.rewrite = true;
+        throw error;
+      }
       for (const [conn, next] of inserts) {
         // Closed while its row was being written: remove it with the next batch.
         if (conn.state === "closed") this.removed.push(next.id);
@@ -158,11 +180,17 @@ export class Presence {
     const deadline = now - 3 * this.heartbeatMs;
     const first = !this.started;
     this.started = true;
+    let takenForDead = false;
     await this.backend.write(async (db) => {
+      takenForDead = false;
       const instances = await db.query("_instances").collect();
       const mine = instances.find((r: any) => r.instanceId === this.instanceId);
       if (mine) await db.patch(mine._id, { heartbeatAt: now });
-      else await db.insert("_instances", { instanceId: this.instanceId, heartbeatAt: now });
+      else {
+        await db.insert("_instances", { instanceId: this.instanceId, heartbeatAt: now });
+        // Not the first beat, yet gone: another instance removed this one's rows with it.
+        takenForDead = this.beaten;
+      }
       const live = new Set([this.instanceId]);
       for (const other of instances) {
         if (other.instanceId === this.instanceId) continue;
@@ -184,6 +212,14 @@ export class Presence {
         .take(100))
         await db.delete(old._id);
     });
+    this.beaten = true;
+    if (takenForDead) {
+      logger.warn(
+        "presence: another instance took this one for dead (no beat for three intervals); listing its connections again",
+      );
+      this.rewrite = true;
+      void this.flush().catch(() => undefined);
+    }
     for (const [id, at] of this.applied) if (at < now - 2 * DISCONNECT_KEEP_MS) this.applied.delete(id);
   }
 
