@@ -1,7 +1,9 @@
 /**
  * The outage breaker's rules (src/backend/storage/outage-breaker.ts), with a probe the test
  * controls: slow work on a database that answers its probe is left alone; a failed probe refuses
- * the waiting caller and every new one at once; the first answering probe ends the outage.
+ * the waiting caller and every new one at once; the first answering probe ends the outage. Any
+ * transaction that succeeds is an answer too (a starved machine can fail a probe's fresh
+ * connection while the database answers everything else).
  * Faults on a real server: test/postgres/faults/outage.test.ts ("fail fast").
  */
 import { afterEach, describe, expect, it } from "vitest";
@@ -46,11 +48,90 @@ describe("OutageBreaker", () => {
       code: "DATABASE_UNAVAILABLE",
     });
     expect(started).toBe(0);
-    // The abandoned work settling later changes nothing.
-    hung.resolve("late");
+    // The abandoned work failing later changes nothing.
+    hung.resolve(Promise.reject(new Error("connection lost")) as any);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(breaker.isDown).toBe(true);
     reachable = true;
     await eventually(() => expect(breaker?.isDown).toBe(false));
     expect(await breaker.run(async () => "after")).toBe("after");
+  });
+
+  it("does not trip when another transaction got an answer while the probe ran", async () => {
+    const probe = deferred<void>();
+    let probes = 0;
+    breaker = new OutageBreaker({
+      probe: () => {
+        probes++;
+        return probe.promise;
+      },
+      suspectAfterMs: 5,
+      probeIntervalMs: 5,
+    });
+    const slow = deferred<string>();
+    const answer = breaker.run(() => slow.promise);
+    await eventually(() => expect(probes).toBe(1));
+    expect(await breaker.run(async () => "answered")).toBe("answered");
+    // The probe's fresh connection missed its deadline (a starved machine): slow, not down.
+    probe.resolve(Promise.reject(new Error("no answer within 5 ms")) as any);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(breaker.isDown).toBe(false);
+    slow.resolve("done");
+    expect(await answer).toBe("done");
+  });
+
+  it("ends the outage when a transaction started before it succeeds", async () => {
+    breaker = new OutageBreaker({
+      probe: () => Promise.reject(new Error("no answer")),
+      suspectAfterMs: 5,
+      probeIntervalMs: 60_000,
+    });
+    const hung = deferred<string>();
+    await expect(breaker.run(() => hung.promise)).rejects.toMatchObject({ code: "DATABASE_UNAVAILABLE" });
+    expect(breaker.isDown).toBe(true);
+    // Its caller was refused, but the database answered it: reachable again.
+    hung.resolve("late");
+    await eventually(() => expect(breaker?.isDown).toBe(false));
+    expect(await breaker.run(async () => "after")).toBe("after");
+  });
+
+  it("gives recovery probes that ran out of time twice as long each, up to the maximum", async () => {
+    const deadlines: (number | undefined)[] = [];
+    breaker = new OutageBreaker({
+      // A server that answers nothing in time: each probe waits out its deadline.
+      probe: (timeoutMs) => {
+        deadlines.push(timeoutMs);
+        return new Promise((_, reject) => setTimeout(() => reject(new Error("no answer")), timeoutMs ?? 1));
+      },
+      suspectAfterMs: 1,
+      probeIntervalMs: 1,
+      probeTimeoutMs: 10,
+      maxProbeTimeoutMs: 80,
+    });
+    await expect(breaker.run(() => new Promise(() => {}))).rejects.toMatchObject({
+      code: "DATABASE_UNAVAILABLE",
+    });
+    await eventually(() => expect(deadlines.length).toBeGreaterThanOrEqual(7));
+    // The suspicion's probe uses the probe's own default; recovery ones 10, 20, 40, 80, 80, …
+    expect(deadlines.slice(0, 7)).toEqual([undefined, 10, 20, 40, 80, 80, 80]);
+  });
+
+  it("keeps recovery probes short while the server refuses connections at once", async () => {
+    const deadlines: (number | undefined)[] = [];
+    breaker = new OutageBreaker({
+      probe: (timeoutMs) => {
+        deadlines.push(timeoutMs);
+        return Promise.reject(new Error("connect ECONNREFUSED"));
+      },
+      suspectAfterMs: 1,
+      probeIntervalMs: 1,
+      probeTimeoutMs: 10,
+    });
+    await expect(breaker.run(() => new Promise(() => {}))).rejects.toMatchObject({
+      code: "DATABASE_UNAVAILABLE",
+    });
+    await eventually(() => expect(deadlines.length).toBeGreaterThanOrEqual(5));
+    expect(deadlines.slice(1, 5)).toEqual([10, 10, 10, 10]);
   });
 
   it("passes work's own failure through unchanged", async () => {

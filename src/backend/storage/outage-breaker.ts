@@ -6,6 +6,14 @@
  * transaction has waited `suspectAfterMs` without an answer (a busy database answers a probe at
  * once, so slow work is never mistaken for an outage), and every `probeIntervalMs` while down.
  *
+ * On a starved machine (CPU, a fork storm) a probe's fresh connection can miss its deadline while
+ * the database answers everything else. So any transaction that succeeds is an answer too: one
+ * that arrives while a probe runs vetoes that probe's failure, one while down ends the outage; and
+ * each probe that failed by its deadline while down gets twice the time the next (up to
+ * `maxProbeTimeoutMs`), so a slow but live server is found again. A stopped server refuses the
+ * connection at once, and a frozen one that thaws answers the probe already waiting: neither is
+ * found later for it.
+ *
  * A refused caller's transaction is not cancelled: it ends on its own timeouts, and what it does
  * when it settles (a late commit's publication) still happens. At COMMIT, as for any outage, the
  * caller learns only that the outcome is unknown.
@@ -14,12 +22,19 @@ import { logger } from "../logger.ts";
 import { databaseUnavailable } from "./db-errors.ts";
 
 export interface OutageBreakerOptions {
-  /** Probes the database on a connection of its own; rejects when it does not answer in time. */
-  probe: () => Promise<void>;
+  /**
+   * Probes the database on a connection of its own; rejects when it does not answer within
+   * `timeoutMs` (its own default when undefined: the first probe of a suspicion).
+   */
+  probe: (timeoutMs?: number) => Promise<void>;
   /** How long a transaction may wait before the database is probed (default 250 ms). */
   suspectAfterMs?: number;
   /** Period of the probe while the database is down (default 500 ms). */
   probeIntervalMs?: number;
+  /** The deadline of the first recovery probe (default 1500 ms), doubled after each that ran out. */
+  probeTimeoutMs?: number;
+  /** The longest recovery probe deadline (default 15 s). */
+  maxProbeTimeoutMs?: number;
 }
 
 export class OutageBreaker {
@@ -34,10 +49,15 @@ export class OutageBreaker {
   private readonly suspectAfterMs: number;
   private readonly probeIntervalMs: number;
   private readonly suspectNow = () => this.suspect();
+  /** Transactions that succeeded so far: the database answered them. */
+  private answers = 0;
+  /** The next recovery probe's deadline. */
+  private recoveryTimeoutMs: number;
 
   constructor(private readonly options: OutageBreakerOptions) {
     this.suspectAfterMs = options.suspectAfterMs ?? 250;
     this.probeIntervalMs = options.probeIntervalMs ?? 500;
+    this.recoveryTimeoutMs = options.probeTimeoutMs ?? 1500;
   }
 
   /** Whether the last probe failed: the database is known unreachable. */
@@ -66,6 +86,7 @@ export class OutageBreaker {
       running.then(
         (value) => {
           settle();
+          this.answered();
           resolve(value);
         },
         (error) => {
@@ -91,15 +112,32 @@ export class OutageBreaker {
     if (this.closed || this.down || this.probing || Date.now() - this.probedAt < this.probeIntervalMs) return;
     this.probing = true;
     this.probedAt = Date.now();
+    const answersBefore = this.answers;
     this.options.probe().then(
       () => {
         this.probing = false;
       },
       (error) => {
         this.probing = false;
+        // Something else got an answer meanwhile: the database is slow, not gone.
+        if (this.answers !== answersBefore) return;
         this.trip(error);
       },
     );
+  }
+
+  /** A transaction succeeded: the database is reachable, whatever a probe said. */
+  private answered(): void {
+    this.answers++;
+    if (this.down) this.recover();
+  }
+
+  private recover(): void {
+    if (!this.down) return;
+    this.down = false;
+    this.stopRecovery();
+    this.recoveryTimeoutMs = this.options.probeTimeoutMs ?? 1500;
+    logger.info("database reachable again");
   }
 
   private trip(cause: unknown): void {
@@ -112,16 +150,19 @@ export class OutageBreaker {
     this.recovery = setInterval(() => {
       if (this.probing) return;
       this.probing = true;
-      this.options.probe().then(
+      const timeoutMs = this.recoveryTimeoutMs;
+      const startedAt = Date.now();
+      this.options.probe(timeoutMs).then(
         () => {
           this.probing = false;
-          if (!this.down) return;
-          this.down = false;
-          this.stopRecovery();
-          logger.info("database reachable again");
+          this.recover();
         },
         () => {
           this.probing = false;
+          // It waited (rather than being refused at once): give the next one longer. Half the
+          // deadline, not all of it: a timer may fire a little before the clock says it is due.
+          if (Date.now() - startedAt >= timeoutMs / 2)
+            this.recoveryTimeoutMs = Math.min(timeoutMs * 2, this.options.maxProbeTimeoutMs ?? 15_000);
         },
       );
     }, this.probeIntervalMs);

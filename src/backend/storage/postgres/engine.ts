@@ -141,7 +141,7 @@ export class PostgresEngine implements StorageEngine {
     this.instanceId = this.instances.instanceId;
     this.maxWriteAttempts = options.maxWriteAttempts ?? 30;
     this.crossInstanceCheck = options.crossInstanceCheck ?? true;
-    this.breaker = new OutageBreaker({ probe: () => this.pools.probe() });
+    this.breaker = new OutageBreaker({ probe: (timeoutMs) => this.pools.probe(timeoutMs) });
     if (options.readConnectionStrings?.length) {
       this.replicas = new ReadReplicas(options.readConnectionStrings, {
         options,

@@ -215,19 +215,24 @@ export class PostgresPools {
   }
 
   /**
-   * `SELECT 1` on a connection of its own within `pingTimeoutMs`: unlike {@link ping}, a pool full
-   * of slow (or hung) transactions does not fail it, so it tells an outage from a busy database.
-   * The connection goes where the pools' go: with several hosts it fails until one is the primary.
+   * `SELECT 1` on a connection of its own within `timeoutMs` (default `pingTimeoutMs`): unlike
+   * {@link ping}, a pool full of slow (or hung) transactions does not fail it, so it tells an
+   * outage from a busy database. The connection goes where the pools' go: with several hosts it
+   * fails until one is the primary.
    */
-  async probe(): Promise<void> {
-    const client = new this.locator.Client(this.probeConfig);
+  async probe(timeoutMs = this.pingTimeoutMs): Promise<void> {
+    const client = new this.locator.Client({
+      ...this.probeConfig,
+      connectionTimeoutMillis: timeoutMs,
+      query_timeout: timeoutMs,
+    });
     // A connection that dies (or is cut below) must not throw an unhandled 'error'.
     client.on("error", () => {});
     try {
       await withDeadline(
         client.connect().then(() => client.query("SELECT 1")),
-        this.pingTimeoutMs,
-        () => new Error(`no answer within ${this.pingTimeoutMs} ms`),
+        timeoutMs,
+        () => new Error(`no answer within ${timeoutMs} ms`),
       );
     } finally {
       // On a frozen server this destroys the socket rather than waiting for a goodbye.
