@@ -218,9 +218,9 @@ export class Authenticator {
 
   /**
    * Steps 1 and 2, uncached; stores the result unless something it depends on changed meanwhile.
-   * Step 1 is synchronous when the keys are at hand, and step 2 is awaited in one async function:
-   * Better Auth keeps AsyncLocalStorage active, so every promise (and every `await`, which makes
-   * one more under async hooks) runs async-hook callbacks, a measurable share of this path.
+   * Step 1 is synchronous when the keys are at hand, and step 2's promise gets one `.then`: Better
+   * Auth keeps AsyncLocalStorage active, so every promise (and every `await`, which makes one more
+   * under async hooks) runs async-hook callbacks, a measurable share of this path.
    */
   private verifyAndResolve(
     token: string,
@@ -247,8 +247,11 @@ export class Authenticator {
     return this.resolveAndStore(claims, token, meta, stamp, tx, trace);
   }
 
-  /** Step 2 for verified `claims`, then the cache; a refusal of either step counted by its reason. */
-  private async resolveAndStore(
+  /**
+   * Step 2 for verified `claims`, then the cache; a refusal of either step counted by its reason.
+   * One `.then` on step 2's promise (not async/await, which makes two promises under async hooks).
+   */
+  private resolveAndStore(
     claims: Record<string, unknown>,
     token: string,
     meta: RequestMeta,
@@ -256,18 +259,27 @@ export class Authenticator {
     tx?: ReadTransaction,
     trace?: TraceParent,
   ): Promise<Authenticated> {
+    const readSet = emptyReadSet();
+    let resolving: Promise<UserIdentity>;
     try {
-      const readSet = emptyReadSet();
-      const identity = await (trace
+      resolving = trace
         ? inChildSpan(trace, "auth.resolve_identity", () => this.resolveIn(claims, token, meta, readSet, tx))
-        : this.resolveIn(claims, token, meta, readSet, tx));
-      const exp = typeof claims.exp === "number" ? claims.exp : undefined;
-      this.cache.set(token, identity, readSet, exp, stamp);
-      authMetrics.tokenAccepted();
-      return { identity, readSet, expiresAt: exp };
+        : this.resolveIn(claims, token, meta, readSet, tx);
     } catch (error) {
-      throw counted(error);
+      // A resolver that throws synchronously (in a given `tx`) still rejects.
+      return Promise.reject(counted(error));
     }
+    // Anonymous callback: tsx names named closures with a defineProperty per call.
+    return resolving.then((identity): Authenticated => {
+      try {
+        const exp = typeof claims.exp === "number" ? claims.exp : undefined;
+        this.cache.set(token, identity, readSet, exp, stamp);
+        authMetrics.tokenAccepted();
+        return { identity, readSet, expiresAt: exp };
+      } catch (error) {
+        throw counted(error);
+      }
+    }, rethrowCounted);
   }
 
   /** Step 2 in `tx` when given, else in a snapshot of its own, recording its reads into `readSet`. */
