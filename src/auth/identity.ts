@@ -2,7 +2,7 @@
  * Step 2 of every authenticated request (requirements §1.2): the token's session must exist and be
  * unexpired, and its user must not be banned. The session record, not the JWT, decides access.
  */
-import { AppError, type IdentityResolver, type UserIdentity } from "service-auth/server";
+import { AppError, type IdentityResolver, identityOfClaims, type UserIdentity } from "service-auth/server";
 
 /**
  * True for a user whose ban is in force (`banned` set, `banExpires` absent or in the future). The
@@ -51,33 +51,12 @@ export const resolveIdentity: IdentityResolver = async (claims, ctx): Promise<Au
   if (!session || session.userId !== userId) throw unauthorized("Session not found", "SESSION_MISSING");
   const expiresAt = Number(session.expiresAt);
   if (!(expiresAt > Date.now())) throw unauthorized("Session expired", "SESSION_EXPIRED");
-  const issuer = String(claims.iss ?? "");
-  // `{ ...claims, subject, … }` spelled out: on Node 20 new properties after a spread make fresh
-  // hidden classes on every call (several µs and garbage per uncached authentication). Same keys,
-  // same order: the claims', then the new ones (`sessionId` keeps its place).
-  const identity = copyClaims(claims) as AuthIdentity;
-  identity.subject = userId;
-  identity.issuer = issuer;
-  identity.tokenIdentifier = `${issuer}|${userId}|${sessionId}`;
+  // The platform's `{ ...claims, subject, issuer, tokenIdentifier }` without a spread (see
+  // identityOfClaims), then ours: same keys, same order (`sessionId` keeps its place).
+  const identity = identityOfClaims(claims) as AuthIdentity;
+  identity.tokenIdentifier = `${identity.issuer}|${userId}|${sessionId}`;
   identity.userId = userId;
   identity.sessionId = sessionId;
   identity.sessionExpiresAt = expiresAt;
   return identity;
 };
-
-/** A shallow copy of the claims' own enumerable properties, as a spread makes it. */
-function copyClaims(claims: Record<string, unknown>): Record<string, unknown> {
-  const copy: Record<string, unknown> = {};
-  for (const key of Object.keys(claims)) {
-    // An assignment to `__proto__` would set the prototype; a spread defines the property.
-    if (key === "__proto__")
-      Object.defineProperty(copy, key, {
-        value: claims[key],
-        enumerable: true,
-        writable: true,
-        configurable: true,
-      });
-    else copy[key] = claims[key];
-  }
-  return copy;
-}

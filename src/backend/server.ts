@@ -9,6 +9,7 @@ export type { Backend, BackendEnv, CallOptions } from "./api/backend.ts";
 export type { ClusterServiceOptions, RunningService, ServiceOptions } from "./api/service.ts";
 export { startService } from "./api/service.ts";
 export type { AuthConfig, IdentityResolver } from "./auth/authenticator.ts";
+export { identityOfClaims } from "./auth/identity-ctx.ts";
 export type { JwtProviderConfig } from "./auth/jwt-verifier.ts";
 export { rateLimitKey } from "./client-address.ts";
 export type { RunningCluster } from "./cluster/primary.ts";

@@ -92,6 +92,18 @@ describe("resolveIdentity", () => {
       aud: AUDIENCE,
       sub: userId,
     });
+    // Built without a spread for speed (identityOfClaims), yet with the spread's keys in its order.
+    const claims = JSON.parse(Buffer.from(token.split(".")[1] as string, "base64url").toString());
+    const spread = {
+      ...claims,
+      subject: userId,
+      issuer: ISSUER,
+      tokenIdentifier: "",
+      userId,
+      sessionId,
+      sessionExpiresAt: expiresAt,
+    };
+    expect(Object.keys(identity)).toEqual(Object.keys(spread));
   });
 
   it("refuses a token without sub or sessionId", async () => {

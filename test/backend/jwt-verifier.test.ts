@@ -112,6 +112,21 @@ describe("createJwtVerifier: static JWKS", () => {
     expect(typeof res.payload.exp).toBe("number");
   });
 
+  it("verifyNow: the same result without a promise, and a refusal thrown at once, with static keys", async () => {
+    const v = createJwtVerifier([staticCfg]);
+    const tok = await sign(rsa.privateKey);
+    const now = v.verifyNow(tok);
+    expect(now).not.toBeInstanceOf(Promise);
+    expect(now).toEqual(await v.verify(tok));
+    const forged = `${tok.slice(0, tok.lastIndexOf("."))}.${(await sign(rsa2.privateKey)).split(".")[2]}`;
+    expect(() => v.verifyNow(forged)).toThrow(TokenError);
+    await expectCode(v.verify(forged), "INVALID_SIGNATURE");
+    // `verify` rejects rather than throws, whatever the refusal.
+    const refused = v.verify("not a token");
+    expect(refused).toBeInstanceOf(Promise);
+    await expectCode(refused, "TOKEN_MALFORMED");
+  });
+
   it("accepts the JWKS as a JSON string, audience lists, and tokens without kid", async () => {
     const v = createJwtVerifier([
       { issuer: ISS, audience: ["other", AUD], jwks: JSON.stringify({ keys: [rsa.jwk] }) },
@@ -568,6 +583,19 @@ describe("createJwtVerifier: remote JWKS", () => {
     const tok = await sign(rsa.privateKey);
     await Promise.all(Array.from({ length: 10 }, () => v.verify(tok)));
     for (let i = 0; i < 20; i++) await v.verify(tok);
+    expect(hits).toBe(1);
+  });
+
+  it("verifyNow answers with a promise while the keys are fetched, synchronously once they are cached", async () => {
+    reset([rsa.jwk]);
+    const v = createJwtVerifier([{ issuer: ISS, audience: AUD, jwksUrl: url }]);
+    const tok = await sign(rsa.privateKey);
+    const first = v.verifyNow(tok);
+    expect(first).toBeInstanceOf(Promise);
+    expect((await first).payload.sub).toBe("user-1");
+    const second = v.verifyNow(tok);
+    expect(second).not.toBeInstanceOf(Promise);
+    expect((second as { payload: { sub?: string } }).payload.sub).toBe("user-1");
     expect(hits).toBe(1);
   });
 

@@ -19,7 +19,12 @@ import type { ReadTransaction, StorageEngine } from "../storage/engine.ts";
 import { inChildSpan, type TraceParent } from "../tracing/tracing.ts";
 import { IdentityCache } from "./identity-cache.ts";
 import { identityCtx, identityOfClaims } from "./identity-ctx.ts";
-import { createJwtVerifier, type JwtProviderConfig, type JwtVerifier } from "./jwt-verifier.ts";
+import {
+  createJwtVerifier,
+  type JwtProviderConfig,
+  type JwtVerifier,
+  type VerifiedToken,
+} from "./jwt-verifier.ts";
 import { KeyCatchUp } from "./key-catch-up.ts";
 import { TokenError, TokenKeyUnknown } from "./token-errors.ts";
 
@@ -119,18 +124,39 @@ export class Authenticator {
    * in the key set is verified once more after catching up with the commits of other instances
    * (one may have rotated the keys a moment ago), and only then refused.
    */
-  verifyToken(token: string): Promise<Record<string, unknown>> {
-    if (!this.verifier) return Promise.reject(notConfigured());
-    // A chain rather than async/await: see verifyAndResolve.
+  async verifyToken(token: string): Promise<Record<string, unknown>> {
+    return this.claimsNow(token);
+  }
+
+  /**
+   * Step 1 without a promise where none is needed: the verified claims, or the refusal thrown, at
+   * once when the keys are at hand; a promise while keys are fetched or after an unknown key.
+   */
+  private claimsNow(token: string): Record<string, unknown> | Promise<Record<string, unknown>> {
     const verifier = this.verifier;
-    return verifier.verify(token).then(payloadOf, (e: unknown) => {
-      if (!(e instanceof TokenKeyUnknown)) return tokenRefused(e);
-      return this.keyCatchUp.run().then(() => {
-        // A new `JWKS` the catch-up brought has rebuilt the verifier (`configure`); otherwise the
-        // keys are those that just refused the token.
-        if (!this.verifier || this.verifier === verifier) return tokenRefused(e);
-        return this.verifier.verify(token).then(payloadOf, tokenRefused);
-      });
+    if (!verifier) throw notConfigured();
+    let verified: VerifiedToken | Promise<VerifiedToken>;
+    try {
+      verified = verifier.verifyNow(token);
+    } catch (e) {
+      return this.afterRefusal(e, verifier, token);
+    }
+    if (verified instanceof Promise)
+      return verified.then(payloadOf, (e: unknown) => this.afterRefusal(e, verifier, token));
+    return verified.payload;
+  }
+
+  /**
+   * A refused step 1: as the 401 every transport answers, except for a token of a key unknown
+   * here, verified once more after catching up with the other instances (a key rotated elsewhere).
+   */
+  private afterRefusal(e: unknown, verifier: JwtVerifier, token: string): Promise<Record<string, unknown>> {
+    if (!(e instanceof TokenKeyUnknown)) return tokenRefused(e);
+    return this.keyCatchUp.run().then(() => {
+      // A new `JWKS` the catch-up brought has rebuilt the verifier (`configure`); otherwise the
+      // keys are those that just refused the token.
+      if (!this.verifier || this.verifier === verifier) return tokenRefused(e);
+      return this.verifier.verify(token).then(payloadOf, tokenRefused);
     });
   }
 
@@ -192,8 +218,9 @@ export class Authenticator {
 
   /**
    * Steps 1 and 2, uncached; stores the result unless something it depends on changed meanwhile.
-   * A promise chain, not async/await: Better Auth keeps AsyncLocalStorage active, so every promise
-   * (an `await` makes one more) runs async-hook callbacks, a measurable share of this path.
+   * Step 1 is synchronous when the keys are at hand, and step 2's promise gets one `.then`: Better
+   * Auth keeps AsyncLocalStorage active, so every promise (and every `await`, which makes one more
+   * under async hooks) runs async-hook callbacks, a measurable share of this path.
    */
   private verifyAndResolve(
     token: string,
@@ -207,26 +234,52 @@ export class Authenticator {
     // the snapshot misses: for a given `tx` the caller took it before the transaction began;
     // otherwise the snapshot (`engine.read` below) starts later than now.
     const stamp = given ?? this.deps.commits.stamp();
-    const verified = trace
-      ? inChildSpan(trace, "auth.verify_token", () => this.verifyToken(token))
-      : this.verifyToken(token);
-    return verified
-      .then((claims) => {
-        const readSet = emptyReadSet();
-        // Anonymous callbacks: tsx names named closures with a defineProperty per call.
-        const resolved = trace
-          ? inChildSpan(trace, "auth.resolve_identity", () =>
-              this.resolveIn(claims, token, meta, readSet, tx),
-            )
-          : this.resolveIn(claims, token, meta, readSet, tx);
-        return resolved.then((identity): Authenticated => {
-          const exp = typeof claims.exp === "number" ? claims.exp : undefined;
-          this.cache.set(token, identity, readSet, exp, stamp);
-          authMetrics.tokenAccepted();
-          return { identity, readSet, expiresAt: exp };
-        });
-      })
-      .catch(counted);
+    let claims: Record<string, unknown> | Promise<Record<string, unknown>>;
+    try {
+      claims = trace
+        ? inChildSpan(trace, "auth.verify_token", () => this.verifyToken(token))
+        : this.claimsNow(token);
+    } catch (error) {
+      return Promise.reject(counted(error));
+    }
+    if (claims instanceof Promise)
+      return claims.then((c) => this.resolveAndStore(c, token, meta, stamp, tx, trace), rethrowCounted);
+    return this.resolveAndStore(claims, token, meta, stamp, tx, trace);
+  }
+
+  /**
+   * Step 2 for verified `claims`, then the cache; a refusal of either step counted by its reason.
+   * One `.then` on step 2's promise (not async/await, which makes two promises under async hooks).
+   */
+  private resolveAndStore(
+    claims: Record<string, unknown>,
+    token: string,
+    meta: RequestMeta,
+    stamp: Stamp,
+    tx?: ReadTransaction,
+    trace?: TraceParent,
+  ): Promise<Authenticated> {
+    const readSet = emptyReadSet();
+    let resolving: Promise<UserIdentity>;
+    try {
+      resolving = trace
+        ? inChildSpan(trace, "auth.resolve_identity", () => this.resolveIn(claims, token, meta, readSet, tx))
+        : this.resolveIn(claims, token, meta, readSet, tx);
+    } catch (error) {
+      // A resolver that throws synchronously (in a given `tx`) still rejects.
+      return Promise.reject(counted(error));
+    }
+    // Anonymous callback: tsx names named closures with a defineProperty per call.
+    return resolving.then((identity): Authenticated => {
+      try {
+        const exp = typeof claims.exp === "number" ? claims.exp : undefined;
+        this.cache.set(token, identity, readSet, exp, stamp);
+        authMetrics.tokenAccepted();
+        return { identity, readSet, expiresAt: exp };
+      } catch (error) {
+        throw counted(error);
+      }
+    }, rethrowCounted);
   }
 
   /** Step 2 in `tx` when given, else in a snapshot of its own, recording its reads into `readSet`. */
@@ -251,14 +304,19 @@ export class Authenticator {
   }
 }
 
-/** Counts a refused (or failed) steps 1+2 by its reason, then passes the error on. */
-function counted(error: unknown): never {
+/** Counts a refused (or failed) steps 1+2 by its reason; returns the error to throw on. */
+function counted(error: unknown): unknown {
   countAuthOutcome("token", tokenOutcomeOf(error));
-  throw error;
+  return error;
+}
+
+/** A step 1 refusal that arrived as a rejection: counted, then thrown on. */
+function rethrowCounted(error: unknown): never {
+  throw counted(error);
 }
 
 const notConfigured = () => new AppError("UNAUTHORIZED", "Authentication is not configured");
-const payloadOf = (verified: { payload: Record<string, unknown> }) => verified.payload;
+const payloadOf = (verified: VerifiedToken) => verified.payload;
 
 /** A token error as the 401 every transport answers; anything else unchanged. */
 function tokenRefused(e: unknown): never {

@@ -33,9 +33,22 @@ export function identityCtx(
 }
 
 /**
- * The identity the claims describe (step 2 without a resolver): `{ ...claims, subject, issuer,
- * tokenIdentifier }`, spelled out because on Node 20 new properties after a spread make fresh
- * hidden classes on every call (several µs and garbage per uncached authentication).
+ * The identity the claims describe: `{ ...claims, subject, issuer, tokenIdentifier }` with
+ * `subject` = `sub`, `issuer` = `iss` and `tokenIdentifier` = `iss|sub`. Step 2 without a resolver
+ * returns it; a resolver can start from it and add or replace fields. Spelled out rather than a
+ * spread because on Node 20 new properties after a spread make fresh hidden classes on every call
+ * (several µs and garbage per uncached authentication).
+ *
+ * @example
+ * ```ts
+ * import { identityOfClaims, type IdentityResolver } from "service-auth/server";
+ *
+ * const resolveIdentity: IdentityResolver = async (claims, ctx) => {
+ *   const identity = identityOfClaims(claims);
+ *   identity.plan = (await ctx.db.get("user", identity.subject))?.plan ?? "free";
+ *   return identity;
+ * };
+ * ```
  */
 export function identityOfClaims(claims: Record<string, unknown>): UserIdentity {
   const subject = String(claims.sub ?? "");

@@ -97,6 +97,12 @@ export interface JwtVerifierOptions {
 export interface JwtVerifier {
   /** Verify `token`; rejects with a {@link TokenError} on any problem. */
   verify(token: string): Promise<VerifiedToken>;
+  /**
+   * `verify` without a promise where none is needed: the result, or a {@link TokenError} thrown,
+   * synchronously when the provider's keys are at hand (static or env key sets, a fetched set
+   * still fresh); a promise only while keys must be fetched. The same checks in the same order.
+   */
+  verifyNow(token: string): VerifiedToken | Promise<VerifiedToken>;
 }
 
 /** How node:crypto verifies each JWS algorithm. */
@@ -312,7 +318,9 @@ export function createJwtVerifier(
     byIssuer.set(cfg.issuer, buildProvider(cfg, opts));
   }
 
-  async function verify(token: string): Promise<VerifiedToken> {
+  // Synchronous up to the key set: a promise per verification costs async-hook callbacks (Better
+  // Auth keeps AsyncLocalStorage active) on the hot path of every uncached authentication.
+  function verifyNow(token: string): VerifiedToken | Promise<VerifiedToken> {
     if (typeof token !== "string" || token.length === 0) fail(TokenMalformed, "Malformed token");
     // Size check before touching the content; UTF-16 length <= UTF-8 byte length,
     // and any non-ASCII character is rejected by the base64url check anyway.
@@ -340,36 +348,60 @@ export function createJwtVerifier(
     if (!provider) fail(TokenClaimInvalid, "Unknown token issuer");
     if (!provider.algorithms.has(alg)) fail(TokenAlgNotAllowed, "Token algorithm not allowed");
 
-    let keySet = provider.source.get();
-    if (keySet instanceof Promise) keySet = await keySet;
-    let keys = candidates(keySet, kid, alg);
-    if (keys.length === 0 && provider.source.refresh) {
-      // Possibly a key rotation at the IdP: one rate-limited refetch.
-      const fresh = await provider.source.refresh();
-      if (fresh) keys = candidates(fresh, kid, alg);
-    }
-    // requirements §7: a token from before a rotation does not match the current key set.
-    if (keys.length === 0) fail(TokenKeyUnknown, "Invalid token signature");
-
-    const data = Buffer.from(token.slice(0, dot2), "latin1");
-    const sig = Buffer.from(sigSeg, "base64url");
-    // Without a kid several keys may fit; the list is bounded by the configured JWKS.
-    let ok = false;
-    for (const k of keys) {
-      if (verifyWith(k.key, alg, data, sig)) {
-        ok = true;
-        break;
-      }
-    }
-    if (!ok) invalidSignature();
-
-    checkClaims(payload, provider);
-    return {
-      payload: payload as VerifiedToken["payload"],
-      providerIssuer: provider.issuer,
-      ...(kid !== undefined ? { kid } : {}),
-    };
+    const signed = { token, dot2, sigSeg, payload, provider, kid, alg };
+    const keySet = provider.source.get();
+    if (keySet instanceof Promise) return keySet.then((ks) => withKeySet(signed, ks));
+    return withKeySet(signed, keySet);
   }
 
-  return { verify };
+  return { verify: async (token) => verifyNow(token), verifyNow };
+}
+
+/** A token past its format checks, waiting for its provider's keys. */
+interface SignedToken {
+  token: string;
+  /** Index of the dot before the signature. */
+  dot2: number;
+  sigSeg: string;
+  payload: Record<string, unknown>;
+  provider: Provider;
+  kid: string | undefined;
+  alg: string;
+}
+
+function withKeySet(t: SignedToken, keySet: KeySet): VerifiedToken | Promise<VerifiedToken> {
+  const keys = candidates(keySet, t.kid, t.alg);
+  if (keys.length === 0 && t.provider.source.refresh) {
+    // Possibly a key rotation at the IdP: one rate-limited refetch.
+    return t.provider.source
+      .refresh()
+      .then((fresh) => checkSigned(t, fresh ? candidates(fresh, t.kid, t.alg) : keys));
+  }
+  return checkSigned(t, keys);
+}
+
+/** The signature against `keys`, then the claims. */
+function checkSigned(t: SignedToken, keys: ParsedKey[]): VerifiedToken {
+  // requirements §7: a token from before a rotation does not match the current key set.
+  if (keys.length === 0) fail(TokenKeyUnknown, "Invalid token signature");
+
+  const data = Buffer.from(t.token.slice(0, t.dot2), "latin1");
+  const sig = Buffer.from(t.sigSeg, "base64url");
+  // Without a kid several keys may fit; the list is bounded by the configured JWKS.
+  let ok = false;
+  for (const k of keys) {
+    if (verifyWith(k.key, t.alg, data, sig)) {
+      ok = true;
+      break;
+    }
+  }
+  if (!ok) invalidSignature();
+
+  checkClaims(t.payload, t.provider);
+  const verified: VerifiedToken = {
+    payload: t.payload as VerifiedToken["payload"],
+    providerIssuer: t.provider.issuer,
+  };
+  if (t.kid !== undefined) verified.kid = t.kid;
+  return verified;
 }
