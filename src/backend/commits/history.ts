@@ -98,10 +98,13 @@ class Recorded {
     this.docs = docs;
   }
 
-  /** Keeps the documents if they were parsed by now, else the tables only; drops the commit. */
+  /**
+   * Keeps the documents if they were parsed by now, else the tables only; drops the commit. Not
+   * while the whole commit is kept anyway (a retained reader may still parse it).
+   */
   settle(): void {
     const commit = this.pending;
-    if (!commit) return;
+    if (!commit || this.full) return;
     this.pending = null;
     if (writesAtHand(commit)) this.readDocs(commit);
     else this.unknown ||= commit.unknown === true;
