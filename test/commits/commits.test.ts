@@ -5,7 +5,7 @@
  */
 import { describe, expect, it, vi } from "vitest";
 import { IdentityCache } from "../../src/backend/auth/identity-cache.ts";
-import { AnnouncedCommit } from "../../src/backend/commits/announced.ts";
+import type { AnnouncedCommit } from "../../src/backend/commits/announced.ts";
 import { type CommitSource, Commits } from "../../src/backend/commits/commits.ts";
 import { RECENT_COMMITS } from "../../src/backend/commits/history.ts";
 import { Phases } from "../../src/backend/commits/phases.ts";
@@ -246,7 +246,8 @@ describe("another instance's commit, parsed only when needed", () => {
     expect(decodeWrites(legacy)).toEqual(writes);
     // A header that leaves out a table written is malformed: a header never hides a write.
     expect(decodeWrites(`messages${JSON.stringify(writes)}`)).toBeNull();
-    for (const bad of ["", "*", "mess ages[]", ",messages[{}]", "messages[{"]) expect(decodeWrites(bad)).toBeNull();
+    for (const bad of ["", "*", "mess ages[]", ",messages[{}]", "messages[{"])
+      expect(decodeWrites(bad)).toBeNull();
   });
 
   it("a commit of a table nobody here reads is not parsed, and the history says that table changed", () => {
@@ -307,7 +308,13 @@ describe("another instance's commit, parsed only when needed", () => {
     const cache = new IdentityCache(commits);
     const identity = { subject: "u1", issuer: "iss", tokenIdentifier: "iss|u1" };
     const exp = Math.floor(Date.now() / 1000) + 600;
-    cache.set("token", identity, { ids: [{ table: "sessions", id: "s1" }], ranges: [] }, exp, commits.stamp());
+    cache.set(
+      "token",
+      identity,
+      { ids: [{ table: "sessions", id: "s1" }], ranges: [] },
+      exp,
+      commits.stamp(),
+    );
     expect(cache.get("token")).toBeDefined();
     announce(encodeWrites([write("messages", "m1", "general")]));
     expect((heard.at(-1) as AnnouncedCommit).isParsed).toBe(false);
@@ -337,7 +344,7 @@ describe("another instance's commit, parsed only when needed", () => {
     expect(commits.changedSince(stamp, byId("sessions", "s1"))).toBe(true);
     // Read during its delivery: the unknown commit follows at once.
     commits.on("invalidate", (c) => void c.writes);
-    announce("sessions[{\"table\":\"users\",\"id\":\"u1\",\"before\":null,\"after\":null}]");
+    announce('sessions[{"table":"users","id":"u1","before":null,"after":null}]');
     expect(cleared).toHaveLength(2);
     expect(heard.map((c) => c.unknown)).toEqual([true, true, true, true]);
   });

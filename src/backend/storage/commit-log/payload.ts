@@ -20,7 +20,8 @@ export function encodeWrites(writes: DocumentWrite[]): string {
   if (writes.length === 1) tables = writes[0].table;
   else tables = [...new Set(writes.map((w) => w.table))].join(",");
   return (
-    tables + JSON.stringify(writes.map((w) => ({ table: w.table, id: w.id, before: w.before, after: w.after })))
+    tables +
+    JSON.stringify(writes.map((w) => ({ table: w.table, id: w.id, before: w.before, after: w.after })))
   );
 }
 
