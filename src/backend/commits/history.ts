@@ -86,15 +86,22 @@ class Recorded {
     const commit = matcher.commit;
     this.full = keepDocuments ? matcher : null;
     this.unknown = commit.unknown === true;
-    this.tables = new Set(commitTables(commit));
-    if (writesAtHand(commit)) this.readDocs(commit);
-    else this.pending = commit;
+    if (writesAtHand(commit)) {
+      this.tables = new Set();
+      this.readDocs(commit);
+    } else {
+      this.tables = new Set(commitTables(commit));
+      this.pending = commit;
+    }
   }
 
   private readDocs(commit: Commit): void {
     this.unknown ||= commit.unknown === true;
     const docs = new Set<string>();
-    for (const w of commit.writes) docs.add(docKey(w.table, w.id));
+    for (const w of commit.writes) {
+      docs.add(docKey(w.table, w.id));
+      this.tables.add(w.table);
+    }
     this.docs = docs;
   }
 
