@@ -259,7 +259,7 @@ export const pgWrites: BenchGroup = {
         benchmark: "floor: the same, 3 processes",
         result: `${formatCount(floorThree.mutationsPerSec)} mutations/s`,
         p50: `${floorThree.p50Ms} ms`,
-        note: `floor 3 ÷ 1 ${formatRatio(floorThree.mutationsPerSec / floorOne.mutationsPerSec)}, ours 3 ÷ 1 ${formatRatio(three.mutationsPerSec / one.mutationsPerSec)}; ${note(floorThree)}`,
+        note: `floor 3 ÷ 1 ${formatRatio(floorThree.mutationsPerSec / floorOne.mutationsPerSec)}, ours 3 ÷ 1 ${formatRatio(three.mutationsPerSec / one.mutationsPerSec)}; CPU per mutation 3 ÷ 1 process: floor ${(floorThree.cpuPerMutationNs / floorOne.cpuPerMutationNs).toFixed(2)}×, ours ${(three.cpuPerMutationNs / one.cpuPerMutationNs).toFixed(2)}×; ${note(floorThree)}`,
       },
     ];
   },
