@@ -14,6 +14,8 @@
  *    statements, nothing of ours) as one process and as three, under the same load: if three
  *    processes of the floor lose against one on this machine, that bounds what three instances can
  *    reach here, whatever the platform does.
+ * 4. In-process: what another instance's commit costs an instance that reads nothing of its table,
+ *    its write set parsed (a payload without the table header) or skipped (`lib/announced-commit.ts`).
  *
  * `BENCH_PG_WRITES_SEC` sets the seconds per measurement (default 10).
  */
@@ -23,6 +25,7 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import pg from "pg";
 import { postgresBinDir } from "../test/helpers/postgres.ts";
+import { announcedCommitCost } from "./lib/announced-commit.ts";
 import { type LoadResult, runLoad } from "./lib/load.ts";
 import { startBenchPostgres } from "./lib/postgres-db.ts";
 import { processCpuNs } from "./lib/proc.ts";
@@ -206,6 +209,9 @@ export const pgWrites: BenchGroup = {
     const floorThree = await measure(floorThreeServers, "floor-three", stats);
     await stopAll(floorThreeServers);
 
+    ctx.log("another instance's commit, in-process: parsed vs skipped");
+    const announced = announcedCommitCost();
+
     const note = (r: WriteLoad) =>
       [
         `server CPU ${formatNs(r.cpuPerMutationNs)}/mutation (all processes summed)`,
@@ -260,6 +266,11 @@ export const pgWrites: BenchGroup = {
         result: `${formatCount(floorThree.mutationsPerSec)} mutations/s`,
         p50: `${floorThree.p50Ms} ms`,
         note: `floor 3 ÷ 1 ${formatRatio(floorThree.mutationsPerSec / floorOne.mutationsPerSec)}, ours 3 ÷ 1 ${formatRatio(three.mutationsPerSec / one.mutationsPerSec)}; CPU per mutation 3 ÷ 1 process: floor ${(floorThree.cpuPerMutationNs / floorOne.cpuPerMutationNs).toFixed(2)}×, ours ${(three.cpuPerMutationNs / one.cpuPerMutationNs).toFixed(2)}×; ${note(floorThree)}`,
+      },
+      {
+        benchmark: "another instance's commit, nothing here reads its table: delivered (in-process)",
+        result: `${formatNs(announced.skippedNs)}/commit`,
+        note: `${formatNs(announced.parsedNs)} with its write set parsed (a payload without the table header, as before); \`bench:post\`'s write set; with 3 instances each hears 2 per own commit`,
       },
     ];
   },
