@@ -5,10 +5,17 @@
  * 1. pgbench on the same server with the same single-row insert transaction, 32 clients: the
  *    database's own limit on this machine, in this run.
  * 2. The bench app's single-insert mutation (`bench:post`, `fixtures/postgres-app.ts`) over HTTP,
- *    32 connections: on a SQLite file (the reference), on PostgreSQL with one instance, and with
- *    three instances (the connections spread over them). Each server's CPU time per mutation comes
- *    from `/proc`; rollbacks per commit (retried transactions, from `pg_stat_database`); and the
- *    transactions waiting for a lock, sampled every 10 ms while the load runs.
+ *    32 connections: on a SQLite file (the reference), on PostgreSQL with one, two and three
+ *    instances (the connections spread over them). The servers' CPU time per mutation comes from
+ *    `/proc`, summed over the instances; rollbacks per commit (retried transactions, from
+ *    `pg_stat_database`); and the transactions waiting for a lock, sampled every 10 ms while the
+ *    load runs.
+ * 3. The floor (`fixtures/raw-pg-write.ts`: `node:http` and `pg` sending our transaction's
+ *    statements, nothing of ours) as one process and as three, under the same load: if three
+ *    processes of the floor lose against one on this machine, that bounds what three instances can
+ *    reach here, whatever the platform does.
+ * 4. In-process: what another instance's commit costs an instance that reads nothing of its table,
+ *    its write set parsed (a payload without the table header) or skipped (`lib/announced-commit.ts`).
  *
  * `BENCH_PG_WRITES_SEC` sets the seconds per measurement (default 10).
  */
@@ -18,6 +25,7 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import pg from "pg";
 import { postgresBinDir } from "../test/helpers/postgres.ts";
+import { announcedCommitCost } from "./lib/announced-commit.ts";
 import { type LoadResult, runLoad } from "./lib/load.ts";
 import { startBenchPostgres } from "./lib/postgres-db.ts";
 import { processCpuNs } from "./lib/proc.ts";
@@ -32,6 +40,7 @@ const CONNECTIONS = 32;
 const SECONDS = Number(process.env.BENCH_PG_WRITES_SEC ?? 10);
 const WARMUP_SEC = 2;
 const fixture = fileURLToPath(new URL("./fixtures/postgres-server.ts", import.meta.url));
+const floorFixture = fileURLToPath(new URL("./fixtures/raw-pg-write.ts", import.meta.url));
 const run = promisify(execFile);
 
 /** The figures of one HTTP load against one or more instances. */
@@ -142,7 +151,8 @@ async function pgbench(ctx: BenchContext, url: string, seconds: number): Promise
 }
 
 export const pgWrites: BenchGroup = {
-  title: "PostgreSQL writes (durable): single-insert mutations, 1 and 3 instances vs pgbench and SQLite",
+  title:
+    "PostgreSQL writes (durable): single-insert mutations, 1, 2 and 3 instances vs pgbench, SQLite and the floor",
   async run(ctx: BenchContext): Promise<BenchRow[]> {
     const pgUrl = await startBenchPostgres(ctx, { durable: true });
     const sqliteUrl = `${await ctx.tempDir("bench-pg-writes-")}/bench.sqlite`;
@@ -155,10 +165,10 @@ export const pgWrites: BenchGroup = {
     ctx.log(`pgbench: single-row insert, ${CONNECTIONS} clients, ${SECONDS} s`);
     const pgbenchTps = await pgbench(ctx, pgUrl, SECONDS);
 
-    const start = async (count: number, url: string) => {
+    const start = async (count: number, url: string, script = fixture) => {
       const servers: SpawnedServer[] = [];
       for (let i = 0; i < count; i++) {
-        const server = await spawnServer(fixture, { ...env, DATABASE_URL: url });
+        const server = await spawnServer(script, { ...env, DATABASE_URL: url });
         ctx.defer(() => server.stop());
         servers.push(server);
       }
@@ -178,14 +188,33 @@ export const pgWrites: BenchGroup = {
     const one = await measure(oneServers, "one", stats);
     await stopAll(oneServers);
 
+    ctx.log(`PostgreSQL, 2 instances: ${CONNECTIONS} connections over them, ${SECONDS} s`);
+    const twoServers = await start(2, pgUrl);
+    const two = await measure(twoServers, "two", stats);
+    await stopAll(twoServers);
+
     ctx.log(`PostgreSQL, 3 instances: ${CONNECTIONS} connections over them, ${SECONDS} s`);
     const threeServers = await start(3, pgUrl);
     const three = await measure(threeServers, "three", stats);
     await stopAll(threeServers);
 
+    // The floor writes to the tables our instances migrated (they are stopped by now).
+    ctx.log(`floor (node:http + pg), 1 process: ${CONNECTIONS} connections, ${SECONDS} s`);
+    const floorOneServers = await start(1, pgUrl, floorFixture);
+    const floorOne = await measure(floorOneServers, "floor-one", stats);
+    await stopAll(floorOneServers);
+
+    ctx.log(`floor (node:http + pg), 3 processes: ${CONNECTIONS} connections over them, ${SECONDS} s`);
+    const floorThreeServers = await start(3, pgUrl, floorFixture);
+    const floorThree = await measure(floorThreeServers, "floor-three", stats);
+    await stopAll(floorThreeServers);
+
+    ctx.log("another instance's commit, in-process: parsed vs skipped");
+    const announced = announcedCommitCost();
+
     const note = (r: WriteLoad) =>
       [
-        `server CPU ${formatNs(r.cpuPerMutationNs)}/mutation`,
+        `server CPU ${formatNs(r.cpuPerMutationNs)}/mutation (all processes summed)`,
         r.rollbacksPerCommit !== undefined ? `${r.rollbacksPerCommit.toFixed(3)} rollbacks/commit` : "",
         r.lockWaiters !== undefined ? `${r.lockWaiters.toFixed(2)} lock waiters (mean)` : "",
       ]
@@ -213,12 +242,35 @@ export const pgWrites: BenchGroup = {
         note: `${formatRatio(one.mutationsPerSec / pgbenchTps)} of pgbench, ${formatRatio(one.mutationsPerSec / sqlite.mutationsPerSec)} of SQLite; ${note(one)}`,
       },
       {
+        benchmark: "`bench:post` over HTTP on PostgreSQL, 2 instances",
+        result: `${formatCount(two.mutationsPerSec)} mutations/s`,
+        p50: `${two.p50Ms} ms`,
+        note: `${formatRatio(two.mutationsPerSec / pgbenchTps)} of pgbench, ${formatRatio(two.mutationsPerSec / one.mutationsPerSec)} of 1 instance; ${note(two)}`,
+      },
+      {
         benchmark: "`bench:post` over HTTP on PostgreSQL, 3 instances",
         result: `${formatCount(three.mutationsPerSec)} mutations/s`,
         p50: `${three.p50Ms} ms`,
         goal: "≥ 1 instance",
         ok: three.mutationsPerSec >= one.mutationsPerSec,
-        note: `${formatRatio(three.mutationsPerSec / pgbenchTps)} of pgbench, ${formatRatio(three.mutationsPerSec / one.mutationsPerSec)} of 1 instance; ${note(three)}`,
+        note: `${formatRatio(three.mutationsPerSec / pgbenchTps)} of pgbench, ${formatRatio(three.mutationsPerSec / one.mutationsPerSec)} of 1 instance (the floor: ${formatRatio(floorThree.mutationsPerSec / floorOne.mutationsPerSec)}); ${note(three)}`,
+      },
+      {
+        benchmark: "floor: `node:http` + `pg`, our transaction's statements, 1 process",
+        result: `${formatCount(floorOne.mutationsPerSec)} mutations/s`,
+        p50: `${floorOne.p50Ms} ms`,
+        note: `ours with 1 instance is ${formatRatio(one.mutationsPerSec / floorOne.mutationsPerSec)} of it; ${note(floorOne)}`,
+      },
+      {
+        benchmark: "floor: the same, 3 processes",
+        result: `${formatCount(floorThree.mutationsPerSec)} mutations/s`,
+        p50: `${floorThree.p50Ms} ms`,
+        note: `floor 3 ÷ 1 ${formatRatio(floorThree.mutationsPerSec / floorOne.mutationsPerSec)}, ours 3 ÷ 1 ${formatRatio(three.mutationsPerSec / one.mutationsPerSec)}; CPU per mutation 3 ÷ 1 process: floor ${(floorThree.cpuPerMutationNs / floorOne.cpuPerMutationNs).toFixed(2)}×, ours ${(three.cpuPerMutationNs / one.cpuPerMutationNs).toFixed(2)}×; ${note(floorThree)}`,
+      },
+      {
+        benchmark: "another instance's commit, nothing here reads its table: delivered (in-process)",
+        result: `${formatNs(announced.skippedNs)}/commit`,
+        note: `${formatNs(announced.parsedNs)} with its write set parsed (a payload without the table header, as before); \`bench:post\`'s write set; with 3 instances each hears 2 per own commit`,
       },
     ];
   },

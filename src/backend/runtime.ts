@@ -10,7 +10,7 @@ import { Phases } from "./commits/phases.ts";
 import { Catalog } from "./db/catalog.ts";
 import { connectionsReader, connectionsWriter } from "./db/connections.ts";
 import { DatabaseReaderImpl, DatabaseWriterImpl } from "./db/database.ts";
-import { type DocumentWrite, emptyReadSet, type ReadSet } from "./db/read-write-sets.ts";
+import { commitTables, type DocumentWrite, emptyReadSet, type ReadSet } from "./db/read-write-sets.ts";
 import { EnvStore } from "./env/store.ts";
 import type {
   ActionCtx,
@@ -93,7 +93,7 @@ export class Backend {
       envSettled: () => this.env.settled(),
     });
     this.commits.on("invalidate", (commit) => {
-      if (commit.unknown || commit.writes.some((w) => w.table === "_env")) this.reloadEnv();
+      if (commit.unknown || commitTables(commit).includes("_env")) this.reloadEnv();
     });
     this.envChanges.on("reconfigure", () => this.configureAuth());
     this.transactions = new TransactionScope(this.engine, this.commits);

@@ -3,14 +3,16 @@
  * listeners registered in, the one history that answers "did a commit after N touch these
  * reads?", and the freshness stamp and its confirmation against other instances.
  */
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
+import { IdentityCache } from "../../src/backend/auth/identity-cache.ts";
+import type { AnnouncedCommit } from "../../src/backend/commits/announced.ts";
 import { type CommitSource, Commits } from "../../src/backend/commits/commits.ts";
 import { RECENT_COMMITS } from "../../src/backend/commits/history.ts";
 import { Phases } from "../../src/backend/commits/phases.ts";
 import { Catalog } from "../../src/backend/db/catalog.ts";
 import type { Commit, DocumentWrite, ReadSet } from "../../src/backend/db/read-write-sets.ts";
 import { defineSchema, defineTable } from "../../src/backend/schema.ts";
-import { encodeWrites } from "../../src/backend/storage/commit-log/payload.ts";
+import { decodeWrites, encodeWrites, payloadTables } from "../../src/backend/storage/commit-log/payload.ts";
 import { encodeKey, prefixEnd } from "../../src/backend/storage/indexes/key.ts";
 import { v } from "../../src/backend/values/validators.ts";
 
@@ -209,5 +211,141 @@ describe("freshness stamp", () => {
     expect(invalidated.at(-1)).toMatchObject({ unknown: true, writes: [] });
     stopFollowing();
     expect(external.size).toBe(0);
+  });
+});
+
+/** Commits following a fake engine whose `announce` hands them another instance's payload. */
+function following() {
+  const external = new Set<(payload?: string) => void>();
+  const commits = new Commits(catalog, {
+    onExternalCommit: (listener) => {
+      external.add(listener);
+      return () => external.delete(listener);
+    },
+  });
+  commits.followOtherInstances();
+  const heard: Commit[] = [];
+  // Reads only what is at hand: the commit and its tables, never its writes.
+  commits.on("notify", (c) => heard.push(c));
+  const announce = (payload: string | undefined) => {
+    for (const l of external) l(payload);
+  };
+  return { commits, heard, announce };
+}
+
+describe("another instance's commit, parsed only when needed", () => {
+  it("encodes the tables written in a header before the write set, and decodes both", () => {
+    const writes = [write("messages", "m1", "a"), write("users", "u1"), write("messages", "m2", "b")];
+    const payload = encodeWrites(writes);
+    expect(payload.startsWith("messages,users[")).toBe(true);
+    expect(payloadTables(payload)).toEqual(["messages", "users"]);
+    expect(decodeWrites(payload)).toEqual(writes);
+    // An older version's payload (no header) still decodes; it has no header to skip with.
+    const legacy = JSON.stringify(writes);
+    expect(payloadTables(legacy)).toBeNull();
+    expect(decodeWrites(legacy)).toEqual(writes);
+    // A header that leaves out a table written is malformed: a header never hides a write.
+    expect(decodeWrites(`messages${JSON.stringify(writes)}`)).toBeNull();
+    for (const bad of ["", "*", "mess ages[]", ",messages[{}]", "messages[{"])
+      expect(decodeWrites(bad)).toBeNull();
+  });
+
+  it("a commit of a table nobody here reads is not parsed, and the history says that table changed", () => {
+    const { commits, heard, announce } = following();
+    const stamp = commits.stamp();
+    const parse = vi.spyOn(JSON, "parse");
+    try {
+      announce(encodeWrites([write("messages", "m1", "general")]));
+      expect(parse).not.toHaveBeenCalled();
+    } finally {
+      parse.mockRestore();
+    }
+    expect(heard).toHaveLength(1);
+    const commit = heard[0] as AnnouncedCommit;
+    expect(commit.tables).toEqual(["messages"]);
+    expect(commit.isParsed).toBe(false);
+    // Keys unknown: any read of the table counts as changed, by id or by range, other ids too.
+    expect(commits.changedSince(stamp, byId("messages", "m1"))).toBe(true);
+    expect(commits.changedSince(stamp, byId("messages", "another"))).toBe(true);
+    expect(commits.changedSince(stamp, channelRead("elsewhere"))).toBe(true);
+    // Other tables were not touched.
+    expect(commits.changedSince(stamp, byId("sessions", "s1"))).toBe(false);
+    // Recorded by table for good: parsing it now (a late reader) changes nothing in the history.
+    expect(commit.writes.map((w) => w.id)).toEqual(["m1"]);
+    expect(commits.changedSince(stamp, byId("messages", "another"))).toBe(true);
+  });
+
+  it("a commit a listener reads during its delivery is parsed once and recorded by document", () => {
+    const { commits, announce } = following();
+    const read: string[][] = [];
+    commits.on("invalidate", (c) => read.push(c.writes.map((w) => w.id)));
+    const stamp = commits.stamp();
+    announce(encodeWrites([write("messages", "m1", "general")]));
+    expect(read).toEqual([["m1"]]);
+    expect(commits.changedSince(stamp, byId("messages", "m1"))).toBe(true);
+    expect(commits.changedSince(stamp, byId("messages", "another"))).toBe(false);
+    // Without a retained reader a range read of the table still counts as touched (documents dropped).
+    expect(commits.changedSince(stamp, channelRead("elsewhere"))).toBe(true);
+  });
+
+  it("a retained reader (a reactor run) gets the exact answer: the documents are parsed when it asks", () => {
+    const { commits, heard, announce } = following();
+    const start = commits.lastSequence;
+    commits.history.retain(start);
+    announce(encodeWrites([write("messages", "m1", "general")]));
+    expect((heard[0] as AnnouncedCommit).isParsed).toBe(false);
+    expect(commits.history.touchedSince(start, channelRead("elsewhere"))).toBe(false);
+    expect(commits.history.touchedSince(start, channelRead("general"))).toBe(true);
+    expect((heard[0] as AnnouncedCommit).isParsed).toBe(true);
+    commits.history.release(start);
+    // Released: kept by document now (it was parsed), so only a range read counts as touched.
+    expect(commits.history.touchedSince(start, byId("messages", "another"))).toBe(false);
+    expect(commits.history.touchedSince(start, channelRead("elsewhere"))).toBe(true);
+  });
+
+  it("the identity cache parses only commits of tables its entries read", () => {
+    const { commits, heard, announce } = following();
+    const cache = new IdentityCache(commits);
+    const identity = { subject: "u1", issuer: "iss", tokenIdentifier: "iss|u1" };
+    const exp = Math.floor(Date.now() / 1000) + 600;
+    cache.set(
+      "token",
+      identity,
+      { ids: [{ table: "sessions", id: "s1" }], ranges: [] },
+      exp,
+      commits.stamp(),
+    );
+    expect(cache.get("token")).toBeDefined();
+    announce(encodeWrites([write("messages", "m1", "general")]));
+    expect((heard.at(-1) as AnnouncedCommit).isParsed).toBe(false);
+    announce(encodeWrites([write("sessions", "s2")]));
+    expect((heard.at(-1) as AnnouncedCommit).isParsed).toBe(true);
+    expect(cache.get("token")).toBeDefined();
+    announce(encodeWrites([write("messages", "m2"), write("sessions", "s1")]));
+    expect(cache.get("token")).toBeUndefined();
+  });
+
+  it("a header followed by a write set that does not parse is followed by an unknown commit", async () => {
+    const { commits, heard, announce } = following();
+    const cleared: Commit[] = [];
+    commits.on("invalidate", (c) => {
+      if (c.unknown) cleared.push(c);
+    });
+    const stamp = commits.stamp();
+    // Nobody reads `messages` here: skipped at first, found malformed by a later reader.
+    announce("messages[{not json");
+    expect(heard).toHaveLength(1);
+    expect(cleared).toEqual([]);
+    expect(commits.history.touchedSince(stamp.sequence, byId("sessions", "s1"))).toBe(false);
+    expect(heard[0].writes).toEqual([]);
+    expect(heard[0].unknown).toBe(true);
+    await Promise.resolve();
+    expect(cleared).toHaveLength(1);
+    expect(commits.changedSince(stamp, byId("sessions", "s1"))).toBe(true);
+    // Read during its delivery: the unknown commit follows at once.
+    commits.on("invalidate", (c) => void c.writes);
+    announce('sessions[{"table":"users","id":"u1","before":null,"after":null}]');
+    expect(cleared).toHaveLength(2);
+    expect(heard.map((c) => c.unknown)).toEqual([true, true, true, true]);
   });
 });

@@ -15,7 +15,7 @@
  * commits core whether anything changed since the result's stamp.
  */
 import type { CommitListener, Stamp } from "../commits/commits.ts";
-import type { Commit, ReadSet } from "../db/read-write-sets.ts";
+import { type Commit, commitTables, type ReadSet } from "../db/read-write-sets.ts";
 import type { UserIdentity } from "../functions/define.ts";
 
 /** What the cache needs from the consistency core (commits/commits.ts). */
@@ -35,6 +35,8 @@ interface Entry {
   /** ms since epoch after which the entry must not be used. */
   validUntil: number;
   docKeys: string[];
+  /** The tables of `docKeys`, each once. */
+  tables: string[];
 }
 
 const docKey = (table: string, id: string) => `${table}\u0000${id}`;
@@ -54,6 +56,11 @@ export class IdentityCache {
   private readonly entries = new Map<string, Entry>();
   /** Document key → the `keyOf` keys of the entries that read it. */
   private readonly byDoc = new Map<string, Set<string>>();
+  /**
+   * Table → how many entries read a document of it: a commit of other tables is skipped without
+   * reading its writes (another instance's are parsed only when read, `commits/announced.ts`).
+   */
+  private readonly byTable = new Map<string, number>();
 
   /** Hears every commit in its `invalidate` phase. */
   constructor(
@@ -101,7 +108,17 @@ export class IdentityCache {
       const oldest = this.entries.keys().next().value;
       if (oldest !== undefined) this.delete(oldest);
     }
-    this.entries.set(key, { token, identity: Object.freeze(identity), readSet, exp, validUntil, docKeys });
+    const tables = [...new Set(readSet.ids.map((r) => r.table))];
+    this.entries.set(key, {
+      token,
+      identity: Object.freeze(identity),
+      readSet,
+      exp,
+      validUntil,
+      docKeys,
+      tables,
+    });
+    for (const table of tables) this.byTable.set(table, (this.byTable.get(table) ?? 0) + 1);
     for (const doc of docKeys) {
       let keys = this.byDoc.get(doc);
       if (!keys) this.byDoc.set(doc, (keys = new Set()));
@@ -119,11 +136,16 @@ export class IdentityCache {
       return;
     }
     if (this.entries.size === 0) return;
+    let read = false;
+    for (const table of commitTables(commit)) if (this.byTable.has(table)) read = true;
+    if (!read) return;
     for (const w of commit.writes) {
       const keys = this.byDoc.get(docKey(w.table, w.id));
       if (!keys) continue;
       for (const key of [...keys]) this.delete(key);
     }
+    // An announced commit's JSON found malformed only now: nothing it wrote can be trusted.
+    if (commit.unknown) this.clear();
   }
 
   /** Drops every entry and starts a new epoch: nothing computed before may be stored after. */
@@ -131,6 +153,7 @@ export class IdentityCache {
     this.freshness.newEpoch();
     this.entries.clear();
     this.byDoc.clear();
+    this.byTable.clear();
   }
 
   /** Drops the entry under `key` (a `keyOf` key). */
@@ -138,6 +161,11 @@ export class IdentityCache {
     const entry = this.entries.get(key);
     if (!entry) return;
     this.entries.delete(key);
+    for (const table of entry.tables) {
+      const count = (this.byTable.get(table) ?? 1) - 1;
+      if (count > 0) this.byTable.set(table, count);
+      else this.byTable.delete(table);
+    }
     for (const doc of entry.docKeys) {
       const keys = this.byDoc.get(doc);
       keys?.delete(key);

@@ -16,8 +16,9 @@
  */
 import type { Catalog } from "../db/catalog.ts";
 import type { Commit, DocumentWrite, ReadSet } from "../db/read-write-sets.ts";
-import { decodeWrites } from "../storage/commit-log/payload.ts";
+import { decodeWrites, payloadTables } from "../storage/commit-log/payload.ts";
 import type { ReadTransaction, StorageEngine } from "../storage/engine.ts";
+import { AnnouncedCommit } from "./announced.ts";
 import { CommitHistory } from "./history.ts";
 import { Phases } from "./phases.ts";
 
@@ -78,19 +79,58 @@ export class Commits {
    */
   publish(writes: DocumentWrite[], unknown = false): void {
     const sequence = this.current.sequence + 1;
-    this.current = { sequence, epoch: this.current.epoch };
-    const commit: Commit = { sequence, writes, unknown };
-    this.history.record(commit);
-    this.phases.deliver(commit);
+    this.deliver({ sequence, writes, unknown });
   }
 
-  /** Delivers the commits of other instances as the engine reports them; returns the unsubscribe. */
+  private deliver(commit: Commit): void {
+    this.current = { sequence: commit.sequence, epoch: this.current.epoch };
+    this.history.record(commit);
+    try {
+      this.phases.deliver(commit);
+    } finally {
+      // What the listeners parsed of an announced commit, the history keeps exactly; the rest by table.
+      this.history.settle(commit);
+    }
+  }
+
+  /** Set while an announced commit is delivered (its malformed JSON is answered after the delivery). */
+  private delivering?: Commit;
+
+  /**
+   * Delivers the commits of other instances as the engine reports them; returns the unsubscribe.
+   * A payload with a header (`commit-log/payload.ts`) becomes an {@link AnnouncedCommit}: its
+   * documents are parsed only if a listener or the history asks for them.
+   */
   followOtherInstances(): () => void {
     return this.source.onExternalCommit((payload) => {
+      const tables = payloadTables(payload);
+      if (tables && payload) {
+        const commit = new AnnouncedCommit(this.current.sequence + 1, tables, payload, (c) =>
+          this.malformed(c),
+        );
+        this.delivering = commit;
+        try {
+          this.deliver(commit);
+        } finally {
+          this.delivering = undefined;
+        }
+        if (commit.unknown) this.publish([], true);
+        return;
+      }
       const writes = decodeWrites(payload);
       if (writes) this.publish(writes);
       else this.publish([], true);
     });
+  }
+
+  /**
+   * An announced commit's JSON did not parse after some listeners had skipped it: everything is
+   * re-checked, at the end of its delivery or, when it was parsed later (the history, a reactor
+   * run), before anything else runs.
+   */
+  private malformed(commit: AnnouncedCommit): void {
+    if (this.delivering === commit) return;
+    queueMicrotask(() => this.publish([], true));
   }
 
   /** What this process knows now; take it when a request arrives, before its snapshot begins. */

@@ -7,10 +7,13 @@
  * {@link CommitHistory.retain}s (a reactor run in progress). Asked about a sequence older than
  * what it kept, it assumes the worst: touched. Documents are kept only while retained (index
  * range reads need them); otherwise a range read of a table a commit wrote counts as touched.
+ * Another instance's commit whose documents nobody parsed during its delivery
+ * (`announced.ts`) is kept by table only: any read of one of its tables counts as touched.
  */
 import { type Catalog, indexKey } from "../db/catalog.ts";
-import type { Commit, DocumentWrite, ReadSet } from "../db/read-write-sets.ts";
+import { type Commit, commitTables, type DocumentWrite, type ReadSet } from "../db/read-write-sets.ts";
 import { inRange } from "../storage/indexes/key.ts";
+import { writesAtHand } from "./announced.ts";
 
 /** Commits kept for readers that retain nothing (the identity cache). */
 export const RECENT_COMMITS = 256;
@@ -43,8 +46,10 @@ export class CommitMatcher {
 
   /** True when the commit could change the result of reading `readSet` (always, if unknown). */
   touches(readSet: ReadSet): boolean {
+    // Read first: parsing an announced commit's writes may find them malformed (then unknown).
+    const writes = this.commit.writes;
     if (this.commit.unknown) return true;
-    for (const w of this.commit.writes) {
+    for (const w of writes) {
       for (const r of readSet.ids) if (r.id === w.id && r.table === w.table) return true;
       for (const r of readSet.ranges) {
         if (r.table !== w.table) continue;
@@ -59,31 +64,67 @@ export class CommitMatcher {
 
 const docKey = (table: string, id: string) => `${table}\u0000${id}`;
 
-/** One recorded commit: whole while a retained reader may need it, else only what it wrote to. */
+/**
+ * One recorded commit: whole while a retained reader may need it, else only what it wrote to — by
+ * document when its writes are at hand, by table when they were never parsed.
+ */
 class Recorded {
   /** The commit with its documents: range reads are matched exactly. Dropped when not retained. */
   full: CommitMatcher | null;
-  private readonly unknown: boolean;
-  private readonly docs = new Set<string>();
-  private readonly tables = new Set<string>();
+  /** An announced commit not parsed yet: read at {@link settle} if someone parsed it meanwhile. */
+  private pending: Commit | null = null;
+  private unknown: boolean;
+  /** Documents written; null: not known (any read of {@link tables} counts as touched). */
+  private docs: Set<string> | null = null;
+  private readonly tables: Set<string>;
 
   constructor(
     readonly sequence: number,
     matcher: CommitMatcher,
     keepDocuments: boolean,
   ) {
+    const commit = matcher.commit;
     this.full = keepDocuments ? matcher : null;
-    this.unknown = matcher.commit.unknown === true;
-    for (const w of matcher.commit.writes) {
-      this.docs.add(docKey(w.table, w.id));
+    this.unknown = commit.unknown === true;
+    if (writesAtHand(commit)) {
+      this.tables = new Set();
+      this.readDocs(commit);
+    } else {
+      this.tables = new Set(commitTables(commit));
+      this.pending = commit;
+    }
+  }
+
+  private readDocs(commit: Commit): void {
+    this.unknown ||= commit.unknown === true;
+    const docs = new Set<string>();
+    for (const w of commit.writes) {
+      docs.add(docKey(w.table, w.id));
       this.tables.add(w.table);
     }
+    this.docs = docs;
+  }
+
+  /**
+   * Keeps the documents if they were parsed by now, else the tables only; drops the commit. Not
+   * while the whole commit is kept anyway (a retained reader may still parse it).
+   */
+  settle(): void {
+    const commit = this.pending;
+    if (!commit || this.full) return;
+    this.pending = null;
+    if (writesAtHand(commit)) this.readDocs(commit);
+    else this.unknown ||= commit.unknown === true;
   }
 
   touches(readSet: ReadSet): boolean {
     if (this.full) return this.full.touches(readSet);
+    this.settle();
     if (this.unknown) return true;
-    for (const r of readSet.ids) if (this.docs.has(docKey(r.table, r.id))) return true;
+    const docs = this.docs;
+    for (const r of readSet.ids) {
+      if (docs ? docs.has(docKey(r.table, r.id)) : this.tables.has(r.table)) return true;
+    }
     // Without the documents a write to the table may have been in the range: assume it was.
     for (const r of readSet.ranges) if (this.tables.has(r.table)) return true;
     return false;
@@ -108,6 +149,15 @@ export class CommitHistory {
       new Recorded(commit.sequence, new CommitMatcher(this.catalog, commit), this.retained.size > 0),
     );
     this.trim();
+  }
+
+  /**
+   * The delivery of `commit` (just recorded) is over: what its listeners parsed of it is kept by
+   * document, an announced commit nobody parsed by table (`announced.ts`).
+   */
+  settle(commit: Commit): void {
+    const last = this.entries[this.entries.length - 1];
+    if (last?.sequence === commit.sequence) last.settle();
   }
 
   /** The matcher of the commit just recorded, while readers retain it (else make one). */
@@ -148,6 +198,7 @@ export class CommitHistory {
     for (const entry of this.entries) {
       if (entry.sequence > oldest) break;
       entry.full = null;
+      entry.settle();
     }
     this.trim();
   }

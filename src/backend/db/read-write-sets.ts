@@ -31,9 +31,24 @@ export interface DocumentWrite {
 export interface Commit {
   /** Monotonic per process, for ordering pushes. */
   sequence: number;
+  /**
+   * The document changes. Of another instance's commit they are parsed when first read
+   * (`commits/announced.ts`): a listener checks {@link Commit.tables} (or uses
+   * {@link commitTables}) before reading them when it cares about some tables only.
+   */
   writes: DocumentWrite[];
   /** Set for commits made by another process/instance whose write set is not known. */
   unknown?: boolean;
+  /** The tables written, when known without reading `writes` (another instance's commit). */
+  tables?: readonly string[];
+}
+
+/** The tables `commit` wrote (from its header when it has one: its writes stay unparsed). */
+export function commitTables(commit: Commit): readonly string[] {
+  if (commit.tables) return commit.tables;
+  const writes = commit.writes;
+  if (writes.length === 1) return [writes[0].table];
+  return [...new Set(writes.map((w) => w.table))];
 }
 
 export function emptyReadSet(): ReadSet {

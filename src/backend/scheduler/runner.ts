@@ -21,6 +21,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { DatabaseReader, DatabaseWriter } from "../db/database.ts";
+import { type Commit, commitTables } from "../db/read-write-sets.ts";
 import { logger } from "../logger.ts";
 import { schedulerMetrics, watchScheduler } from "../metrics/metrics.ts";
 import type { CronJob } from "./crons.ts";
@@ -40,7 +41,7 @@ export interface SchedulerHost {
   ): Promise<{ ran: boolean; value: unknown }>;
   runAction(path: string, args: unknown): Promise<unknown>;
   /** Calls `listener` after every commit with the tables it wrote (`unknown`: maybe any). */
-  onCommit(listener: (commit: { writes: { table: string }[]; unknown?: boolean }) => void): () => void;
+  onCommit(listener: (commit: Commit) => void): () => void;
 }
 
 /**
@@ -113,7 +114,7 @@ export class SchedulerRunner {
 
   start(): void {
     this.unsubscribe = this.host.onCommit((commit) => {
-      if (commit.unknown || commit.writes.some((w) => w.table === "_scheduled_jobs")) this.wake();
+      if (commit.unknown || commitTables(commit).includes("_scheduled_jobs")) this.wake();
     });
     this.unwatchMetrics = watchScheduler({
       running: () => this.running.size,

@@ -14,7 +14,7 @@
  * identified connection), so the listing heals instead of missing its connections for good.
  */
 import { CloseCode } from "../../protocol/close-codes.ts";
-import type { Commit } from "../db/read-write-sets.ts";
+import { type Commit, commitTables } from "../db/read-write-sets.ts";
 import { newId, tableTag } from "../ids.ts";
 import { logger } from "../logger.ts";
 import type { Backend } from "../runtime.ts";
@@ -231,6 +231,8 @@ export class Presence {
       );
       return;
     }
+    // Another instance's writes are parsed only when read: not for commits of other tables.
+    if (!commitTables(commit).includes("_disconnects")) return;
     for (const w of commit.writes) {
       if (w.table === "_disconnects" && w.after) this.apply(w.after as Record<string, any>);
     }

@@ -10,7 +10,7 @@
 import { CommitMatcher } from "../commits/history.ts";
 import type { Catalog } from "../db/catalog.ts";
 import type { Commit, ReadSet } from "../db/read-write-sets.ts";
-import { tablesOf } from "../db/read-write-sets.ts";
+import { commitTables, tablesOf } from "../db/read-write-sets.ts";
 import { logger } from "../logger.ts";
 import { observeReruns } from "../metrics/metrics.ts";
 
@@ -118,10 +118,8 @@ export class Reactor {
     }
     const latest = this.commits.history.latest();
     const matcher = latest?.commit === commit ? latest : new CommitMatcher(this.catalog, commit);
-    let tables: Set<string> | string[];
-    if (commit.writes.length === 1) tables = [commit.writes[0].table];
-    else tables = new Set(commit.writes.map((w) => w.table));
-    for (const table of tables) {
+    // From an announced commit's header: its writes are parsed only if a watch of its tables exists.
+    for (const table of commitTables(commit)) {
       const bucket = this.byTable.get(table);
       if (!bucket) continue;
       for (const w of bucket) {
