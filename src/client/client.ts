@@ -46,6 +46,12 @@ export interface BackendClientOptions {
   /** Token management (see {@link TokenManagerOptions}). */
   token?: Omit<TokenManagerOptions, "onRefresh">;
   onConnectionChange?: (state: ConnectionState) => void;
+  /**
+   * Open the socket at the first subscription, call or `setAuth` instead of in the constructor.
+   * For a client made during a render: React may throw a render away and make another client,
+   * and a socket opened by the discarded one would stay open for nothing. Default false.
+   */
+  lazyConnect?: boolean;
 }
 
 type QueryRef = FunctionReference<"query", "public", any, any>;
@@ -76,6 +82,8 @@ export class BackendClient {
   private ready = false;
   /** Subscription and request ids come from one counter: an `error` message can name either. */
   private nextId = 1;
+  /** The transport was asked to connect (at construction, or at first use with `lazyConnect`). */
+  private started = false;
 
   constructor(url: string, options: BackendClientOptions = {}) {
     const WS = options.WebSocket ?? (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket;
@@ -124,7 +132,7 @@ export class BackendClient {
         },
       },
     );
-    this.transport.connect();
+    if (!options.lazyConnect) this.start();
   }
 
   /** Whether the server accepted the current token. */
@@ -149,6 +157,7 @@ export class BackendClient {
     onUpdate: (value: Q["_returns"]) => void,
     onError?: (error: BackendError) => void,
   ): () => void {
+    this.start();
     return this.live.listen(functionPath(ref), (args ?? {}) as Record<string, unknown>, {
       onUpdate,
       onError,
@@ -185,6 +194,7 @@ export class BackendClient {
    */
   setAuth(fetchToken: FetchToken, onChange?: (isAuthenticated: boolean) => void): void {
     this.auth.set(fetchToken, onChange);
+    this.start();
     if (this.transport.isOpen && this.transport.state === "open") void this.auth.renew(false);
   }
 
@@ -206,7 +216,15 @@ export class BackendClient {
   private request(kind: CallKind, path: string, args: unknown): Promise<any> {
     if (this.transport.state === "closed")
       return Promise.reject(new BackendError("CONNECTION_CLOSED", "Client closed"));
+    this.start();
     return this.requests.request(kind, path, args);
+  }
+
+  /** Opens the socket once; later drops are the transport's to reconnect. */
+  private start(): void {
+    if (this.started) return;
+    this.started = true;
+    this.transport.connect();
   }
 
   /** Authentication settled: (re)send subscriptions and queued requests. */

@@ -107,8 +107,11 @@ export interface ServiceAuthProviderProps {
  */
 export function ServiceAuthProvider({ url, authClient, clientOptions, children }: ServiceAuthProviderProps) {
   const [clients] = useState(() => ({
+    // Lazy: React may discard this render and run the initializer again; only the committed
+    // client's effects (subscriptions, `setAuth`) open its socket.
     backend: new BackendClient(url, {
       ...clientOptions,
+      lazyConnect: true,
       WebSocket: typeof window === "undefined" ? UnopenedSocket : undefined,
     }),
     auth: authClient ?? createPageAuthClient(),

@@ -91,6 +91,41 @@ describe("live queries and calls", () => {
     await eventually(() => expect(w.errors.map((e) => e.code)).toEqual(["FORBIDDEN"]));
   });
 
+  it("with lazyConnect opens its socket at the first use, not before", async () => {
+    let sockets = 0;
+    class CountingWebSocket extends WebSocket {
+      constructor(url: string) {
+        super(url);
+        sockets++;
+      }
+    }
+    const lazy = () => {
+      const c = new BackendClient(app.service.url, {
+        WebSocket: CountingWebSocket as any,
+        lazyConnect: true,
+      });
+      clients.push(c);
+      return c;
+    };
+    const idle = lazy();
+    idle.clearAuth(); // signing out needs no socket
+    expect(sockets).toBe(0);
+    expect(idle.connectionState).toBe("connecting");
+    // Each first use opens one socket: a subscription, a call, or setAuth.
+    const w = watch(lazy(), api.messages.byChannel, { channel: "lazy" });
+    expect(sockets).toBe(1);
+    expect(await lazy().query(api.messages.byChannel, { channel: "lazy" })).toEqual([]);
+    expect(sockets).toBe(2);
+    const authed = lazy();
+    authed.setAuth(async () => null);
+    expect(sockets).toBe(3);
+    await eventually(() => expect(authed.connectionState).toBe("open"));
+    await eventually(() => expect(w.values).toEqual([[]]));
+    // Later uses reuse the socket.
+    expect(await authed.query(api.messages.byChannel, { channel: "lazy" })).toEqual([]);
+    expect(sockets).toBe(3);
+  });
+
   it("reconnects after a server restart and restores its subscriptions", async () => {
     const keyState = { keys: [await makeKeys("r1")] };
     const first = await startSyncApp({ keyState });

@@ -134,6 +134,8 @@ describe.skipIf(!chromiumPath)("Next.js App Router example in Chromium", { timeo
 
     await page.locator('#messages[data-live="true"]').waitFor({ state: "attached" });
     expect(sockets.some((url) => url.startsWith(`${backend.url.replace("http", "ws")}/api/sync`))).toBe(true);
+    // One page, one socket (a render React discarded must not leave one behind).
+    expect(sockets.filter((url) => url.includes("/api/sync"))).toHaveLength(1);
 
     // Live: a message sent elsewhere appears without a reload, and so does one sent from the page.
     const third = `third ${n}`;
