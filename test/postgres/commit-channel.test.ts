@@ -78,9 +78,9 @@ describe.skipIf(!postgresBinDir)("commit channel publishing", () => {
     await eventually(() => expect(b.heard).toHaveLength(200), 20_000);
     expect(b.heard.map((h) => h.seq)).toEqual(Array.from({ length: 200 }, (_, i) => i + 1));
     expect(a.sentAt.length).toBeLessThan(200);
-    // A timer never fires early; the loop's cached clock may lag the real one by up to a millisecond.
+    // The channel checks the real clock before each statement (a lower bound: load only widens gaps).
     const gaps = a.sentAt.slice(1).map((t, i) => t - a.sentAt[i]);
-    expect(Math.min(...gaps)).toBeGreaterThanOrEqual(4);
+    expect(Math.min(...gaps)).toBeGreaterThanOrEqual(4.9);
   }, 60_000);
 
   it("close() waits for the notifications being sent (a CLI's last write is announced)", async () => {

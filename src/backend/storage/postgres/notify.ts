@@ -65,7 +65,7 @@ export class CommitChannel {
   private reconnectTimer?: NodeJS.Timeout;
   private heartbeatTimer?: NodeJS.Timeout;
   private beating = false;
-  /** When the last NOTIFY statement was sent (ms). */
+  /** When the last NOTIFY statement was sent (`performance.now()`). */
   private lastSentAt = Number.NEGATIVE_INFINITY;
   private attempt = 0;
   private closed = false;
@@ -212,12 +212,14 @@ export class CommitChannel {
   private async drain(): Promise<void> {
     for (;;) {
       // One turn of the event loop first (commits answered in this turn join the batch), and no
-      // sooner than the interval after the last statement.
-      const wait = this.lastSentAt + MIN_STATEMENT_INTERVAL_MS - Date.now();
-      await new Promise((resolve) => (wait > 0 ? setTimeout(resolve, wait) : setImmediate(resolve)));
+      // sooner than the interval after the last statement. Checked again after each timer: a
+      // timer counts from the event loop's cached clock, which may lag the real one.
+      await new Promise((resolve) => setImmediate(resolve));
+      for (let wait = this.untilNextStatement(); wait > 0; wait = this.untilNextStatement())
+        await new Promise((resolve) => setTimeout(resolve, Math.ceil(wait)));
       const messages = this.outbox.splice(0, MAX_BATCH);
       if (!messages.length) break;
-      this.lastSentAt = Date.now();
+      this.lastSentAt = performance.now();
       try {
         await this.options.pool.query(NOTIFY_SQL, [this.options.channel, messages]);
         this.publishFailing = false;
@@ -232,6 +234,11 @@ export class CommitChannel {
     }
     // Synchronously after the outbox was found empty: a message published later starts a new drain.
     this.sending = undefined;
+  }
+
+  /** Milliseconds until the next statement may go out (≤ 0: now). */
+  private untilNextStatement(): number {
+    return this.lastSentAt + MIN_STATEMENT_INTERVAL_MS - performance.now();
   }
 
   /** Waits for notifications being sent (so a CLI's last write is announced), then disconnects. */
