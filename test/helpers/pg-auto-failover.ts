@@ -178,13 +178,16 @@ export async function startFormation(): Promise<Formation> {
     asRoot
       ? ["runuser", ["-u", "postgres", "--", "env", ...envArgs, pgAutoctl, ...args]]
       : ["env", [...envArgs, pgAutoctl, ...args]];
-  const run = async (args: string[]) => {
+  /** Runs a `pg_autoctl` command; one still running after `timeoutMs` is killed and fails with its output. */
+  const run = async (args: string[], timeoutMs = 0) => {
     const [cmd, argv] = command(args);
     try {
-      return (await execFileAsync(cmd, argv, { cwd: dir, maxBuffer: 16 * 1024 * 1024 })).stdout;
+      return (await execFileAsync(cmd, argv, { cwd: dir, maxBuffer: 16 * 1024 * 1024, timeout: timeoutMs }))
+        .stdout;
     } catch (error) {
-      const e = error as { stderr?: string; message: string };
-      throw new Error(`pg_autoctl ${args.join(" ")} failed: ${e.message}\n${e.stderr?.slice(-3000) ?? ""}`);
+      const e = error as { stderr?: string; stdout?: string; message: string };
+      const output = `${e.stdout?.slice(-2000) ?? ""}${e.stderr?.slice(-3000) ?? ""}`;
+      throw new Error(`pg_autoctl ${args.join(" ")} failed: ${e.message}\n${output}`);
     }
   };
   const running = new Map<string, ChildProcess>();
@@ -359,7 +362,9 @@ export async function startFormation(): Promise<Formation> {
       spawnRun(node.name, ["run", "--pgdata", node.pgdata]);
     },
     async switchover() {
-      await run(["perform", "switchover", "--pgdata", monitorData, "--formation", "default"]);
+      // Bounded, so that a switchover that never completes fails with pg_autoctl's output (a CI
+      // run once spent the test's whole 400 s somewhere in the switchover test, with no output).
+      await run(["perform", "switchover", "--pgdata", monitorData, "--formation", "default"], 150_000);
     },
     async sql(node, text, values = []) {
       const client = new pg.Client({ connectionString: `postgres://postgres@127.0.0.1:${node.port}/app` });

@@ -33,9 +33,16 @@ class CountingWebSocket extends WebSocket {
   }
 }
 
+/** Node's own WebSocket (Node 22 has one), put back after the file. */
+const nodeWebSocket = Object.getOwnPropertyDescriptor(globalThis, "WebSocket");
+
 beforeAll(async () => {
   dom = installDom();
-  (globalThis as { WebSocket?: unknown }).WebSocket = CountingWebSocket;
+  Object.defineProperty(globalThis, "WebSocket", {
+    value: CountingWebSocket,
+    configurable: true,
+    writable: true,
+  });
   app = await startExampleApp();
 });
 afterEach(() => {
@@ -46,7 +53,8 @@ afterEach(() => {
   for (const ws of opened.splice(0)) ws.terminate();
 });
 afterAll(async () => {
-  delete (globalThis as { WebSocket?: unknown }).WebSocket;
+  if (nodeWebSocket) Object.defineProperty(globalThis, "WebSocket", nodeWebSocket);
+  else delete (globalThis as { WebSocket?: unknown }).WebSocket;
   await app?.close();
   await dom?.uninstall();
 });

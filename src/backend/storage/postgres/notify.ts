@@ -196,9 +196,9 @@ export class CommitChannel {
    * once per streak and never reach the caller: the commit log already holds the commit.
    * Messages go out together, each still its own message: those published in the same turn of the
    * event loop, while a statement is on its way, or within {@link MIN_STATEMENT_INTERVAL_MS} of the
-   * last statement, in the next statement. Every
-   * statement wakes every instance's LISTEN connection (a read, a parse, a turn of its loop), so
-   * with N instances a statement per commit would cost each instance N wake-ups per commit of its own.
+   * last statement, in the next statement. Every statement wakes every instance's LISTEN connection
+   * (a read, a parse, a turn of its loop), so with N instances a statement per commit would cost
+   * each instance N wake-ups per commit of its own.
    */
   publish(seq: number, payload: string): void {
     if (this.closed) return;
