@@ -1,7 +1,8 @@
 /**
  * The commit channel's publishing (postgres/notify.ts): notifications published in the same turn
- * of the event loop, while a statement is on its way, or within 5 ms of the last one go out together — every NOTIFY statement
- * wakes every instance's LISTEN connection — and batching loses, reorders or echoes none of them.
+ * of the event loop, while a statement is on its way, or within 5 ms of the last one go out
+ * together — every NOTIFY statement wakes every instance's LISTEN connection — and batching loses,
+ * reorders or echoes none of them.
  */
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
