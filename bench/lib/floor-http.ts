@@ -28,6 +28,32 @@ export function answerError(res: ServerResponse, status: number, code: string): 
   answerJson(res, status, `{"status":"error","code":"${code}"}`);
 }
 
+/** No value: the body was not JSON. */
+export const NOT_JSON = Symbol("not JSON");
+
+/**
+ * Collects `req`'s body (a body over the limit ends the request) and passes it on parsed as JSON,
+ * or {@link NOT_JSON}.
+ */
+export function collectJsonBody(req: IncomingMessage, done: (body: unknown) => void): void {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  req.on("data", (chunk: Buffer) => {
+    size += chunk.length;
+    if (size > MAX_BODY) req.destroy();
+    else chunks.push(chunk);
+  });
+  req.on("end", () => {
+    let body: unknown;
+    try {
+      body = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+    } catch {
+      body = NOT_JSON;
+    }
+    done(body);
+  });
+}
+
 /**
  * Serves `POST <path>` with its parsed JSON body (other requests: 404; a body that is not JSON:
  * 400 `BAD_REQUEST`) on a free port, announces it, and closes on a signal after `close`.
@@ -42,21 +68,7 @@ export function serveJsonPost(
       res.writeHead(404).end();
       return;
     }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on("data", (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > MAX_BODY) req.destroy();
-      else chunks.push(chunk);
-    });
-    req.on("end", () => {
-      let body: unknown;
-      try {
-        body = JSON.parse(Buffer.concat(chunks).toString("utf8"));
-      } catch {
-        answerError(res, 400, "BAD_REQUEST");
-        return;
-      }
+    collectJsonBody(req, (body) => {
       if (typeof body !== "object" || body === null) answerError(res, 400, "BAD_REQUEST");
       else handle(body as Record<string, unknown>, req, res);
     });
