@@ -99,6 +99,11 @@ async function postLoad(servers: SpawnedServer[], seconds: number, tag: string):
 }
 
 async function measure(servers: SpawnedServer[], tag: string, stats?: pg.Client): Promise<WriteLoad> {
+  // Each process first alone under the whole load, then all together: every one of three gets as
+  // many warm-up requests as one instance does. With one shared 2 s warm-up each of three got a
+  // third of them and was still compiling when the measurement began (docs/decisions.md 35).
+  if (servers.length > 1)
+    for (const [i, server] of servers.entries()) await postLoad([server], WARMUP_SEC, `${tag}-warmup-${i}`);
   await postLoad(servers, WARMUP_SEC, `${tag}-warmup`);
   const cpu0 = servers.map((s) => processCpuNs(s.pid));
   const before = stats ? await xactCounts(stats) : undefined;
