@@ -6,7 +6,8 @@
  *    database's own limit on this machine, in this run.
  * 2. The bench app's single-insert mutation (`bench:post`, `fixtures/postgres-app.ts`) over HTTP,
  *    32 connections: on a SQLite file (the reference), on PostgreSQL with one, two and three
- *    instances (the connections spread over them). The servers' CPU time per mutation comes from
+ *    instances (the connections spread over them; each process is first warmed alone under the
+ *    whole load, so each of three gets the warm-up one gets). The servers' CPU time per mutation comes from
  *    `/proc`, summed over the instances; rollbacks per commit (retried transactions, from
  *    `pg_stat_database`); and the transactions waiting for a lock, sampled every 10 ms while the
  *    load runs.
