@@ -75,7 +75,9 @@ export function trustedProxiesOf(env: EnvReader): TrustedProxies {
 export function normalizeAddress(address: string): string {
   let a = address.trim();
   if (a.startsWith("[") && a.endsWith("]")) a = a.slice(1, -1);
-  a = a.replace(/%.*$/, "");
+  // Checks before the expressions: this runs for every request, and most addresses have neither.
+  if (a.includes("%")) a = a.replace(/%.*$/, "");
+  if (a.charCodeAt(0) !== 58 /* ":" */) return a;
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(a);
   return mapped && isIPv4(mapped[1]) ? mapped[1] : a;
 }
@@ -103,13 +105,17 @@ export function clientAddress(
   return client;
 }
 
-/** {@link clientAddress} with the trusted proxies of `env`. */
+/**
+ * {@link clientAddress} with the trusted proxies of `env`, read only when the request names a
+ * forwarded address (without one the socket's peer is the client whoever the proxies are, and
+ * reading the process environment costs about a microsecond per request).
+ */
 export function requestClientAddress(
   env: EnvReader,
   socketAddress: string | undefined,
   forwardedFor: string | null | undefined,
 ): string | undefined {
-  return clientAddress(socketAddress, forwardedFor, trustedProxiesOf(env));
+  return clientAddress(socketAddress, forwardedFor, forwardedFor ? trustedProxiesOf(env) : NONE);
 }
 
 /**
