@@ -138,7 +138,8 @@ describe("commit history", () => {
     commits.publish([write("messages", "early")]);
     const retained = commits.lastSequence;
     history.retain(retained);
-    for (let i = 0; i < RECENT_COMMITS + 10; i++) commits.publish([write("messages", `n${i}`)]);
+    // Past the most it keeps unretained (twice RECENT_COMMITS: it forgets in batches).
+    for (let i = 0; i < 2 * RECENT_COMMITS + 10; i++) commits.publish([write("messages", `n${i}`)]);
     // Retained: the answer is exact (nothing after it wrote "early").
     expect(history.touchedSince(retained, byId("messages", "early"))).toBe(false);
     history.release(retained);
@@ -146,6 +147,22 @@ describe("commit history", () => {
     // Released: the history no longer reaches back that far, so it assumes the worst.
     expect(history.touchedSince(retained, byId("messages", "early"))).toBe(true);
     expect(history.touchedSince(commits.lastSequence - 1, byId("messages", "early"))).toBe(false);
+  });
+
+  it("forgets in batches: at least the latest RECENT_COMMITS, never more than twice as many", () => {
+    const commits = new Commits(catalog, alone);
+    const { history } = commits;
+    const first = commits.lastSequence;
+    commits.publish([write("messages", "early")]);
+    // Up to twice RECENT_COMMITS nothing is forgotten: the answer about "early" stays exact.
+    for (let i = 1; i < 2 * RECENT_COMMITS; i++) commits.publish([write("messages", `n${i}`)]);
+    expect(history.touchedSince(first, byId("messages", "early"))).toBe(true);
+    expect(history.touchedSince(first + 1, byId("messages", "early"))).toBe(false);
+    // One more: the oldest are dropped, the latest RECENT_COMMITS still answer exactly.
+    commits.publish([write("messages", "last")]);
+    expect(history.touchedSince(first + 1, byId("messages", "early"))).toBe(true);
+    const recent = commits.lastSequence - RECENT_COMMITS;
+    expect(history.touchedSince(recent, byId("messages", "early"))).toBe(false);
   });
 });
 
