@@ -7,10 +7,10 @@
  * 2. The bench app's single-insert mutation (`bench:post`, `fixtures/postgres-app.ts`) over HTTP,
  *    32 connections: on a SQLite file (the reference), on PostgreSQL with one, two and three
  *    instances (the connections spread over them; each process is first warmed alone under the
- *    whole load, so each of three gets the warm-up one gets). The servers' CPU time per mutation comes from
- *    `/proc`, summed over the instances; rollbacks per commit (retried transactions, from
- *    `pg_stat_database`); and the transactions waiting for a lock, sampled every 10 ms while the
- *    load runs.
+ *    whole load, so each of three gets the warm-up one gets). The servers' CPU time per mutation
+ *    comes from `/proc`, summed over the instances; rollbacks per commit (retried transactions,
+ *    from `pg_stat_database`); and the transactions waiting for a lock, sampled every 10 ms while
+ *    the load runs.
  * 3. The floor (`fixtures/raw-pg-write.ts`: `node:http` and `pg` sending our transaction's
  *    statements, nothing of ours) as one process and as three, under the same load: if three
  *    processes of the floor lose against one on this machine, that bounds what three instances can

@@ -4,9 +4,8 @@
  * before storing a result, the reactor when a run ends.
  *
  * It keeps the latest {@link RECENT_COMMITS} commits (up to twice as many: it forgets in batches),
- * and every commit after a sequence someone
- * {@link CommitHistory.retain}s (a reactor run in progress). Asked about a sequence older than
- * what it kept, it assumes the worst: touched. Documents are kept only while retained (index
+ * and every commit after a sequence someone {@link CommitHistory.retain}s (a reactor run in
+ * progress). Asked about a sequence older than what it kept, it assumes the worst: touched. Documents are kept only while retained (index
  * range reads need them); otherwise a range read of a table a commit wrote counts as touched.
  * Another instance's commit whose documents nobody parsed during its delivery
  * (`announced.ts`) is kept by table only: any read of one of its tables counts as touched.
