@@ -5,10 +5,11 @@
  *
  * It keeps the latest {@link RECENT_COMMITS} commits (up to twice as many: it forgets in batches),
  * and every commit after a sequence someone {@link CommitHistory.retain}s (a reactor run in
- * progress). Asked about a sequence older than what it kept, it assumes the worst: touched. Documents are kept only while retained (index
- * range reads need them); otherwise a range read of a table a commit wrote counts as touched.
- * Another instance's commit whose documents nobody parsed during its delivery
- * (`announced.ts`) is kept by table only: any read of one of its tables counts as touched.
+ * progress). Asked about a sequence older than what it kept, it assumes the worst: touched.
+ * Documents are kept only while retained (index range reads need them); otherwise a range read of
+ * a table a commit wrote counts as touched. Another instance's commit whose documents nobody parsed
+ * during its delivery (`announced.ts`) is kept by table only: any read of one of its tables counts
+ * as touched.
  */
 import { type Catalog, indexKey } from "../db/catalog.ts";
 import { type Commit, commitTables, type DocumentWrite, type ReadSet } from "../db/read-write-sets.ts";
