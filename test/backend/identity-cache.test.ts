@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { IdentityCache } from "../../src/backend/auth/identity-cache.ts";
 import { Commits } from "../../src/backend/commits/commits.ts";
+import { RECENT_COMMITS } from "../../src/backend/commits/history.ts";
 import { Catalog } from "../../src/backend/db/catalog.ts";
 import type { ReadSet } from "../../src/backend/db/read-write-sets.ts";
 import { defineSchema } from "../../src/backend/schema.ts";
@@ -118,7 +119,8 @@ describe("identity cache", () => {
     const { cache, commits } = cacheAndCommits();
     for (let i = 1; i <= 10; i++) commits.publish([write("other", String(i))]);
     const old = commits.stamp();
-    for (let i = 11; i <= 300; i++) commits.publish([write("other", String(i))]);
+    // Past the most the history keeps (twice RECENT_COMMITS: it forgets in batches).
+    for (let i = 11; i <= 2 * RECENT_COMMITS + 20; i++) commits.publish([write("other", String(i))]);
     cache.set("t", identity(), reads(["session", "s1"]), exp(), old);
     expect(cache.get("t")).toBeUndefined();
     cache.set("t", identity(), reads(["session", "s1"]), exp(), commits.stamp());
