@@ -167,6 +167,14 @@ describe("limits", () => {
     s.close();
   });
 
+  it("does not close a connection as idle while its calls run, and does once they have answered", async () => {
+    const s = await RawSocket.connect(app.wsUrl);
+    // Three idle limits of work, and nothing sent meanwhile: the client is waiting for us.
+    s.send({ type: "action", id: 1, path: "messages:slow", args: { ms: 2400 } });
+    expect(await s.next()).toEqual({ type: "result", id: 1, value: 2400 });
+    expect(await s.closed).toEqual({ code: 4008, reason: "idle timeout" });
+  });
+
   it("closes an idle connection with 4008 and keeps a pinging one", async () => {
     const idle = await RawSocket.connect(app.wsUrl);
     const busy = await RawSocket.connect(app.wsUrl);

@@ -38,6 +38,11 @@ export class ConnectionCalls {
   /** Set at shutdown: the connection closes with 1001 once its calls in flight have answered. */
   private goingAway: string | null = null;
 
+  /** Whether a call is running: the client is waiting for us, so the connection is not idle. */
+  get busy(): boolean {
+    return this.inFlight > 0;
+  }
+
   constructor(
     private readonly connection: CallsConnection,
     private readonly identity: ConnectionIdentity,

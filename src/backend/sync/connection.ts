@@ -206,7 +206,10 @@ export class Connection {
       this.close(CloseCode.HANDSHAKE_REQUIRED, "no connect message");
       return;
     }
-    if (l.idleTimeoutMs > 0 && now - this.lastSeen > l.idleTimeoutMs) {
+    // A client waiting for answers is not idle, however long its calls run (or a loaded server
+    // takes to answer them): the idle clock restarts from the last sweep that found one running.
+    if (this.calls.busy) this.lastSeen = now;
+    else if (l.idleTimeoutMs > 0 && now - this.lastSeen > l.idleTimeoutMs) {
       this.close(CloseCode.IDLE_TIMEOUT, "idle timeout");
       return;
     }
