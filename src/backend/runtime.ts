@@ -43,14 +43,23 @@ export interface BackendOptions {
   auth?: AuthConfig | ((env: EnvStore) => AuthConfig);
 }
 
+/** A function call's transaction and the stamp taken before it began (step 2 may read in it). */
+export interface CallTransaction {
+  tx: ReadTransaction;
+  stamp: Stamp;
+}
+
 /** Who is calling and how; built by the transports. */
 export interface Caller {
   /** Bearer token presented by the caller, if any. */
   token?: string | null;
   /** Identity already established (a WebSocket caches it per connection). */
   identity?: UserIdentity | null;
-  /** Identity resolved on first use (HTTP actions: routes that never ask never pay for it). */
-  lazyIdentity?: () => Promise<UserIdentity | null>;
+  /**
+   * Identity resolved on first use (HTTP actions: routes that never ask never pay for it). A call
+   * asking from inside its transaction passes it (`within`): steps 1+2 then read in it.
+   */
+  lazyIdentity?: (within?: CallTransaction) => Promise<UserIdentity | null>;
   meta?: RequestMeta;
   /** CLI and server-internal calls may run internal functions. */
   allowInternal?: boolean;
@@ -185,7 +194,7 @@ export class Backend {
     stamp: Stamp,
   ): UserIdentity | null | Promise<UserIdentity | null> {
     if (caller.identity !== undefined) return caller.identity;
-    if (caller.lazyIdentity) return caller.lazyIdentity();
+    if (caller.lazyIdentity) return caller.lazyIdentity({ tx, stamp });
     if (!caller.token) return null;
     return this.authenticator.identity(caller.token, caller.meta ?? {}, tx, stamp, caller.trace);
   }
@@ -357,15 +366,10 @@ export class Backend {
    * for (by the action or by a function it calls), so routes that never ask never pay for it.
    */
   async actionCtx(caller: Caller, eager = true): Promise<ActionCtx> {
-    let pending: Promise<UserIdentity | null> | undefined;
     const lazyIdentity =
       caller.identity !== undefined
         ? async () => caller.identity ?? null
-        : (caller.lazyIdentity ??
-          (() =>
-            (pending ??= caller.token
-              ? this.authenticate(caller.token, caller.meta).then((a) => a.identity)
-              : Promise.resolve(null))));
+        : (caller.lazyIdentity ?? this.identityOnce(caller.token, caller.meta ?? {}));
     if (eager) await lazyIdentity();
     const inner: Caller = { token: caller.token, meta: caller.meta, lazyIdentity, allowInternal: true };
     return {
@@ -377,6 +381,40 @@ export class Backend {
       runMutation: async (ref, args) => (await this.runMutation(ref, args, inner)).value as any,
       runAction: (ref, args) => this.runAction(ref, args, inner) as any,
       runInTransaction: (fn) => this.runInTransaction(fn),
+    };
+  }
+
+  /**
+   * An action's identity, resolved once (see {@link actionCtx}). Asked from inside a transaction
+   * (the mutation's own, or a `runInTransaction` scope's), steps 1+2 read in it: a snapshot of
+   * their own would need a second connection while this one is held, and with every pooled
+   * connection held by such a caller, none would come (PostgreSQL; docs/decisions.md 37).
+   */
+  private identityOnce(
+    token: string | null | undefined,
+    meta: RequestMeta,
+  ): (within?: CallTransaction) => Promise<UserIdentity | null> {
+    if (!token) return async () => null;
+    // Taken when the action began, before any scope's transaction: step 2 sees what it must.
+    const stamp = this.commits.stamp();
+    let pending: Promise<UserIdentity | null> | undefined;
+    const resolve = (within: CallTransaction | undefined): Promise<UserIdentity | null> => {
+      if (within) return Promise.resolve(this.authenticator.identity(token, meta, within.tx, within.stamp));
+      const entry = this.transactions.current();
+      if (!entry) return this.authenticate(token, meta).then((a) => a.identity);
+      const { tx } = entry.scope;
+      return this.transactions.inTurn(entry, () => Promise.resolve(this.authenticator.identity(token, meta, tx, stamp)));
+    };
+    return (within) => {
+      if (pending) return pending;
+      // A transaction that failed under it (a conflict retried, a lost connection) must not fail
+      // the action's later calls: the next one resolves again.
+      const resolving = resolve(within).catch((error: unknown) => {
+        if (pending === resolving) pending = undefined;
+        throw error;
+      });
+      pending = resolving;
+      return resolving;
     };
   }
 

@@ -148,29 +148,6 @@ describe.skipIf(!postgresBinDir)("PostgreSQL engine", () => {
     }
   });
 
-  it("does not deadlock its pool when every connection's transaction opens another one", async () => {
-    const url = await server().createDatabase();
-    const engine = new PostgresEngine({ connectionString: url, maxConnections: 2 });
-    const catalog = new Catalog(schema);
-    await engine.migrate(catalog.layout(), catalog.keysOf);
-    try {
-      // Like an HTTP action whose mutation authenticates lazily: a read inside each write.
-      const results = await Promise.all(
-        Array.from({ length: 6 }, (_, i) =>
-          engine.write(async (tx) => {
-            const doc = { _id: `n${i}`, _creationTime: i, name: "n", city: "c" };
-            await tx.insert("people", doc, catalog.keysOf("people", doc));
-            return engine.read((r) => r.count("people", "by_creation_time", {}));
-          }),
-        ),
-      );
-      expect(results).toHaveLength(6);
-      expect(await engine.read((tx) => tx.count("people", "by_creation_time", {}))).toBe(6);
-    } finally {
-      await engine.close();
-    }
-  });
-
   it("lets several instances migrate the same database at once", async () => {
     const url = await server().createDatabase();
     const engines = Array.from({ length: 4 }, () => new PostgresEngine({ connectionString: url }));

@@ -174,13 +174,8 @@ export class PostgresEngine implements StorageEngine {
   }
 
   poolUsage(): { inUse: number; waiting: number } {
-    let inUse = 0;
-    let waiting = 0;
-    for (const pool of [this.pools.main, this.pools.nested]) {
-      inUse += pool.totalCount - pool.idleCount;
-      waiting += pool.waitingCount;
-    }
-    return { inUse, waiting };
+    const { main } = this.pools;
+    return { inUse: main.totalCount - main.idleCount, waiting: main.waitingCount };
   }
 
   commitLag(): Promise<number> {
@@ -250,9 +245,8 @@ export class PostgresEngine implements StorageEngine {
   async read<T>(fn: (tx: ReadTransaction) => Promise<T>): Promise<T> {
     const kind = this.logInstalled && this.crossInstanceCheck ? this.readWithHead : this.plainRead;
     const onPrimary = () => runTransaction(this.pools, this.sql, kind, this.maxWriteAttempts, fn);
-    // A replica needs the commit log (freshness) and never serves a read opened inside a
-    // transaction's body, which already holds a primary connection.
-    if (this.replicas && kind === this.readWithHead && !this.pools.inTransactionNow()) {
+    // A replica needs the commit log (freshness).
+    if (this.replicas && kind === this.readWithHead) {
       const replicas = this.replicas;
       return this.breaker.run(() => replicas.read(fn, onPrimary));
     }

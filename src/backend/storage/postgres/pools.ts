@@ -1,11 +1,10 @@
 /**
- * The PostgreSQL engine's connections: three pools with one job each, and what is known about
+ * The PostgreSQL engine's connections: two pools with one job each, and what is known about
  * connections that died while checked out.
  *
- * - `main`: transactions.
- * - `nested`: transactions opened while another one of this engine is open in the same async
- *   context (e.g. an HTTP action's lazy authentication read inside its mutation). From the main
- *   pool they could deadlock it: every connection held by a caller waiting for one more.
+ * - `main`: transactions. A transaction's body never waits for another transaction: with every
+ *   connection held by a body waiting for one more, none would come. (The runtime resolves a
+ *   lazily asked identity inside the asking call's transaction for this reason; docs/decisions.md 37.)
  * - `follower`: the commit log follower's. Requests wait for it while holding a transaction's
  *   connection, so sharing the main pool would deadlock a busy server (every connection held by a
  *   request waiting for the follower, which waits for a connection).
@@ -18,7 +17,6 @@
  * those before it, so a read snapshot's `BEGIN` and its first `SELECT` share one round trip. Code
  * that needs one statement's outcome before the next simply awaits it, as before.
  */
-import { AsyncLocalStorage } from "node:async_hooks";
 import pg from "pg";
 import { logger } from "../../logger.ts";
 import { classifyDatabaseError } from "../db-errors.ts";
@@ -94,9 +92,7 @@ class CurrentServerPool extends pg.Pool {
 
 export class PostgresPools {
   readonly main: pg.Pool;
-  readonly nested: pg.Pool;
   readonly follower: pg.Pool;
-  private readonly inTransaction = new AsyncLocalStorage<true>();
   /** Why each pooled connection died, when it did (its `error` event); read when a transaction fails. */
   private readonly lost = new WeakMap<pg.ClientBase, Error>();
   private readonly pingTimeoutMs: number;
@@ -134,10 +130,9 @@ export class PostgresPools {
     };
     const pools = [
       new CurrentServerPool(config, this.locator),
-      new CurrentServerPool(config, this.locator),
       new CurrentServerPool({ ...config, max: 2, application_name: "service-auth-follower" }, this.locator),
     ];
-    [this.main, this.nested, this.follower] = pools;
+    [this.main, this.follower] = pools;
     this.locator.onStale(() => {
       for (const pool of pools) pool.closeIdleStale();
     });
@@ -148,7 +143,7 @@ export class PostgresPools {
       query_timeout: this.pingTimeoutMs,
       application_name: "service-auth-probe",
     };
-    for (const pool of [this.main, this.nested, this.follower]) {
+    for (const pool of pools) {
       // An idle pooled connection that dies (server restart) is dropped; the next checkout reconnects.
       pool.on("error", (error) =>
         logger.warn("PostgreSQL pooled connection failed", { error: String(error) }),
@@ -178,24 +173,14 @@ export class PostgresPools {
     return this.lost.get(client);
   }
 
-  /** A connection for a transaction (see `nested`); an unreachable server is DATABASE_UNAVAILABLE. */
+  /** A connection for a transaction; an unreachable server is DATABASE_UNAVAILABLE. */
   async connect(): Promise<pg.PoolClient> {
     try {
-      return await (this.inTransaction.getStore() ? this.nested : this.main).connect();
+      return await this.main.connect();
     } catch (error) {
       logger.warn("PostgreSQL connection failed", { error: String(error) });
       throw classifyDatabaseError(error);
     }
-  }
-
-  /** Whether the caller runs inside a transaction's body (see {@link insideTransaction}). */
-  inTransactionNow(): boolean {
-    return this.inTransaction.getStore() === true;
-  }
-
-  /** Runs `fn` as a transaction's body: transactions it opens take `nested` connections. */
-  insideTransaction<T>(fn: () => Promise<T>): Promise<T> {
-    return this.inTransaction.run(true, fn);
   }
 
   /**
@@ -241,6 +226,6 @@ export class PostgresPools {
   }
 
   async end(): Promise<void> {
-    await Promise.all([this.main.end(), this.nested.end(), this.follower.end()]);
+    await Promise.all([this.main.end(), this.follower.end()]);
   }
 }

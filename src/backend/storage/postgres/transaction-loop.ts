@@ -146,7 +146,7 @@ export async function runTransaction<T, Tx extends PgReader>(
       let result: T;
       if (kind.pipelined) {
         const opened = tx.open(kind.begin, kind.onBegin, kind.before);
-        const body = pools.insideTransaction(() => fn(tx));
+        const body = fn(tx);
         // The body may finish (or fail) only after BEGIN was answered: its statements wait for it.
         const [opening, outcome] = await Promise.allSettled([opened, body]);
         if (opening.status === "rejected") throw opening.reason;
@@ -166,7 +166,7 @@ export async function runTransaction<T, Tx extends PgReader>(
         const ready = kind.onBegin?.(tx, begun);
         if (ready) await ready;
         phase = "body";
-        result = await pools.insideTransaction(() => fn(tx));
+        result = await fn(tx);
       }
       phase = "commit";
       if (kind.pipelined && !kind.write && tx.settled) {
