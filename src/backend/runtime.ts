@@ -403,7 +403,9 @@ export class Backend {
       const entry = this.transactions.current();
       if (!entry) return this.authenticate(token, meta).then((a) => a.identity);
       const { tx } = entry.scope;
-      return this.transactions.inTurn(entry, () => Promise.resolve(this.authenticator.identity(token, meta, tx, stamp)));
+      return this.transactions.inTurn(entry, () =>
+        Promise.resolve(this.authenticator.identity(token, meta, tx, stamp)),
+      );
     };
     return (within) => {
       if (pending) return pending;

@@ -22,7 +22,10 @@ describe.skipIf(!postgresBinDir)("lazy identity on PostgreSQL", () => {
 
   beforeAll(async () => {
     keys = await makeKeys("k1");
-    const engine = new PostgresEngine({ connectionString: await server().createDatabase(), maxConnections: 2 });
+    const engine = new PostgresEngine({
+      connectionString: await server().createDatabase(),
+      maxConnections: 2,
+    });
     backend = new Backend({ schema, modules: { messages }, engine, auth: authConfig({ keys: [keys] }) });
     await backend.start();
   });
