@@ -399,13 +399,18 @@ export class Backend {
     const stamp = this.commits.stamp();
     let pending: Promise<UserIdentity | null> | undefined;
     const resolve = (within: CallTransaction | undefined): Promise<UserIdentity | null> => {
-      if (within) return Promise.resolve(this.authenticator.identity(token, meta, within.tx, within.stamp));
       const entry = this.transactions.current();
-      if (!entry) return this.authenticate(token, meta).then((a) => a.identity);
-      const { tx } = entry.scope;
-      return this.transactions.inTurn(entry, () =>
-        Promise.resolve(this.authenticator.identity(token, meta, tx, stamp)),
-      );
+      if (entry) {
+        // Before any write of the scope: every call joined to it asks first (`identityFor`), and
+        // only a failed resolution is asked again. So step 2 reads committed state here, and its
+        // result may be cached like any other.
+        const { tx } = entry.scope;
+        return this.transactions.inTurn(entry, () =>
+          Promise.resolve(this.authenticator.identity(token, meta, tx, stamp)),
+        );
+      }
+      if (within) return Promise.resolve(this.authenticator.identity(token, meta, within.tx, within.stamp));
+      return this.authenticate(token, meta).then((a) => a.identity);
     };
     return (within) => {
       if (pending) return pending;

@@ -37,7 +37,7 @@ describe.skipIf(!postgresBinDir)("lazy identity on PostgreSQL", () => {
     const sessionId = await backend.write((db) =>
       db.insert("sessions", { userId, expiresAt: Date.now() + 3_600_000 }),
     );
-    return { sessionId, token: await signToken(keys, { sub: userId, sessionId }) };
+    return { userId, sessionId, token: await signToken(keys, { sub: userId, sessionId }) };
   }
 
   /** The authors of the messages in `channel`, sorted. */
@@ -80,13 +80,37 @@ describe.skipIf(!postgresBinDir)("lazy identity on PostgreSQL", () => {
     expect(await authorsIn("s")).toEqual(users.map((_, i) => `s${i}`).sort());
   });
 
-  it("refuses a revoked session inside the transaction, and resolves again after a refusal", async () => {
+  it("resolves it in a scope before the scope's first write, so nothing uncommitted is cached", async () => {
+    const { token } = await signedIn("before");
+    const ctx = await backend.actionCtx({ token }, false);
+    const seen = ctx.runInTransaction(async () => {
+      await ctx.runMutation("messages:renameMe" as never, { name: "after" } as never);
+      const identity = await ctx.auth.getUserIdentity();
+      throw new Error(`rolled back, having seen ${identity?.name}`);
+    });
+    // The rename's own call resolved it, before renaming: its uncommitted name is not in it.
+    await expect(seen).rejects.toThrow("rolled back, having seen before");
+    const { value } = await backend.runQuery("messages:myName", {}, { token });
+    expect(value).toBe("before");
+  });
+
+  it("refuses a revoked session inside the transaction", async () => {
     const { token, sessionId } = await signedIn("r");
     await backend.write((db) => db.delete("sessions", sessionId as never));
     const ctx = await backend.actionCtx({ token }, false);
-    const send = () => ctx.runMutation("messages:send" as never, { channel: "r", body: "x" } as never);
-    await expect(send()).rejects.toMatchObject({ code: "UNAUTHORIZED" });
-    await expect(send()).rejects.toMatchObject({ code: "UNAUTHORIZED" });
+    const send = ctx.runMutation("messages:send" as never, { channel: "r", body: "x" } as never);
+    await expect(send).rejects.toMatchObject({ code: "UNAUTHORIZED" });
     expect(await authorsIn("r")).toEqual([]);
+  });
+
+  it("resolves it again after a refusal, rather than refusing every later call", async () => {
+    const { token, userId } = await signedIn("b");
+    await backend.write((db) => db.patch(userId as never, { banned: true }));
+    const ctx = await backend.actionCtx({ token }, false);
+    const send = () => ctx.runMutation("messages:send" as never, { channel: "b", body: "x" } as never);
+    await expect(send()).rejects.toMatchObject({ code: "ACCOUNT_BANNED" });
+    await backend.write((db) => db.patch(userId as never, { banned: false }));
+    await send();
+    expect(await authorsIn("b")).toEqual(["b"]);
   });
 });
