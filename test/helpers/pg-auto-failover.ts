@@ -22,6 +22,12 @@ import { tempDir } from "./temp.ts";
 import { eventually } from "./wait.ts";
 
 const execFileAsync = promisify(execFile);
+/**
+ * Every call to the formation ends in bounded time (a hung attempt would stall `eventually`, which
+ * only retries attempts that return): `pg_autoctl show state`, and each SQL client's connect and query.
+ */
+const CALL_TIMEOUT_MS = 30_000;
+const BOUNDED_CLIENT = { connectionTimeoutMillis: 10_000, query_timeout: CALL_TIMEOUT_MS };
 
 function findPgAutoctl(): string | null {
   for (const path of ["/usr/bin/pg_autoctl", "/usr/lib/postgresql/15/bin/pg_autoctl"]) {
@@ -249,7 +255,10 @@ export async function startFormation(): Promise<Formation> {
   spawnRun("monitor", ["run", "--pgdata", monitorData]);
   const monitorUrl = `postgres://autoctl_node@127.0.0.1:${monitorPort}/pg_auto_failover?sslmode=disable`;
   const monitorSql = async (text: string) => {
-    const client = new pg.Client({ connectionString: monitorUrl.replace("autoctl_node", "postgres") });
+    const client = new pg.Client({
+      connectionString: monitorUrl.replace("autoctl_node", "postgres"),
+      ...BOUNDED_CLIENT,
+    });
     client.on("error", () => {});
     await client.connect();
     try {
@@ -288,8 +297,11 @@ export async function startFormation(): Promise<Formation> {
     ...common,
     "--run",
   ];
+  // Bounded like every call here: `eventually` cannot end an attempt that never returns.
   const state = async (): Promise<NodeState[]> =>
-    JSON.parse(await run(["show", "state", "--pgdata", monitorData, "--json"])) as NodeState[];
+    JSON.parse(
+      await run(["show", "state", "--pgdata", monitorData, "--json"], CALL_TIMEOUT_MS),
+    ) as NodeState[];
   const waitForState = (condition: (n: NodeState[]) => boolean, what: string, timeoutMs = 90_000) =>
     eventually(async () => {
       const nodes = await state();
@@ -326,7 +338,10 @@ export async function startFormation(): Promise<Formation> {
   // The standby's pg_basebackup starts with a spread checkpoint: paced over minutes when much is
   // dirty (the new database); an immediate one now leaves it nothing to write.
   await (async () => {
-    const client = new pg.Client({ connectionString: `postgres://postgres@127.0.0.1:${port1}/postgres` });
+    const client = new pg.Client({
+      connectionString: `postgres://postgres@127.0.0.1:${port1}/postgres`,
+      ...BOUNDED_CLIENT,
+    });
     client.on("error", () => {});
     await client.connect();
     try {
@@ -367,7 +382,10 @@ export async function startFormation(): Promise<Formation> {
       await run(["perform", "switchover", "--pgdata", monitorData, "--formation", "default"], 150_000);
     },
     async sql(node, text, values = []) {
-      const client = new pg.Client({ connectionString: `postgres://postgres@127.0.0.1:${node.port}/app` });
+      const client = new pg.Client({
+        connectionString: `postgres://postgres@127.0.0.1:${node.port}/app`,
+        ...BOUNDED_CLIENT,
+      });
       client.on("error", () => {});
       await client.connect();
       try {

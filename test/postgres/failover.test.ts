@@ -42,6 +42,32 @@ interface LoadResult {
 }
 
 const CHANNELS = ["c0", "c1", "c2"];
+/** A load request unanswered this long is recorded as a failure (the load goes on without it). */
+const ANSWER_WITHIN_MS = 30_000;
+/** How long after the fault the revoker keeps retrying a refused revocation before it gives up. */
+const REVOKE_WITHIN_MS = 150_000;
+
+/** `request`'s answer, or a `0 NO_ANSWER` stand-in once `ANSWER_WITHIN_MS` passed without one. */
+async function answered(
+  request: Promise<{ status: number; body: any }>,
+): Promise<{ status: number; body: any }> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<{ status: number; body: any }>((resolve) => {
+    timer = setTimeout(() => resolve({ status: 0, body: { code: "NO_ANSWER" } }), ANSWER_WITHIN_MS);
+  });
+  // A refused connection (an instance gone) is an answer too: status 0, code FETCH_FAILED.
+  const settled = request.catch(() => ({ status: 0, body: { code: "FETCH_FAILED" } }));
+  try {
+    return await Promise.race([settled, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Logs `what` with the seconds since `since`: a test that runs out of time shows how far it got. */
+function phase(since: number, what: string): void {
+  console.log(`[${((Date.now() - since) / 1000).toFixed(1)} s] ${what}`);
+}
 
 describe.skipIf(!autoFailoverAvailable)("failover with pg_auto_failover, three instances under load", () => {
   let formation: Formation;
@@ -83,6 +109,7 @@ describe.skipIf(!autoFailoverAvailable)("failover with pg_auto_failover, three i
    * through after it); `fault` resolves with the moment the fault happened.
    */
   async function underLoad(fault: () => Promise<void>): Promise<LoadResult> {
+    const began = Date.now();
     const sessions = await Promise.all(Array.from({ length: 12 }, () => instances.newSession()));
     // Every instance has every session cached: a revocation must still reach each.
     for (const { token } of sessions) {
@@ -112,10 +139,9 @@ describe.skipIf(!autoFailoverAvailable)("failover with pg_auto_failover, three i
         const channel = CHANNELS[w % CHANNELS.length];
         const body = `w${w}-${++writes}`;
         const started = Date.now();
-        const r = await callFunction(instances.services[i].url, "mutation", "messages:post", {
-          channel,
-          body,
-        });
+        const r = await answered(
+          callFunction(instances.services[i].url, "mutation", "messages:post", { channel, body }),
+        );
         note(`write via ${i}`, r);
         // A client backs off a little after a 503 rather than spinning.
         if (r.status !== 200) await sleep(50);
@@ -141,9 +167,13 @@ describe.skipIf(!autoFailoverAvailable)("failover with pg_auto_failover, three i
         // Half of the revocations before the fault, the rest from the moment it happens.
         if (n === sessions.length / 2) await faultStarted;
         const { sessionId, token } = sessions[n];
-        const r = await instances.revoke(n % 3, sessionId);
+        const r = await answered(instances.revoke(n % 3, sessionId));
         note(`revoke via ${n % 3}`, r);
         if (r.status !== 200) {
+          if (since !== undefined && Date.now() - since > REVOKE_WITHIN_MS) {
+            result.failures.push(`revoke via ${n % 3}: still refused ${REVOKE_WITHIN_MS} ms after the fault`);
+            return;
+          }
           // Not acknowledged (outcome unknown): the administrator tries again.
           await sleep(50);
           n--;
@@ -152,7 +182,7 @@ describe.skipIf(!autoFailoverAvailable)("failover with pg_auto_failover, three i
         result.revoked.push({ sessionId, token });
         // Acknowledged: from now on no instance may answer 200 for it.
         for (const i of [0, 1, 2]) {
-          const check = await instances.whoami(i, token);
+          const check = await answered(instances.whoami(i, token));
           if (check.status === 200) result.undone.push(`${sessionId} accepted by instance ${i}`);
           else if (check.status !== 401) note(`check on ${i}`, check);
         }
@@ -163,13 +193,17 @@ describe.skipIf(!autoFailoverAvailable)("failover with pg_auto_failover, three i
     // The load is going: writes are acknowledged.
     const going = acknowledged.get("c0")?.length ?? 0;
     await eventually(() => expect(acknowledged.get("c0")?.length).toBeGreaterThan(going + 5), 60_000);
+    phase(began, "load going; the fault");
     since = Date.now();
     faulted();
     await fault();
+    phase(began, "fault done; waiting for 5 writes answered 200 by every instance");
     await eventually(() => expect(Math.min(...okAfter)).toBeGreaterThanOrEqual(5), 120_000);
+    phase(began, "every instance writes again; waiting for the revocations");
     await revoking;
     stop = true;
     await Promise.all(writers);
+    phase(began, "load stopped");
     return result;
   }
 
@@ -249,13 +283,24 @@ describe.skipIf(!autoFailoverAvailable)("failover with pg_auto_failover, three i
     expect(nodes.find((n) => n.nodename === before.standby.name)?.current_group_state).toMatch(/primary/);
   }, 400_000);
 
-  it("the old primary rejoins as the standby; a clean switchover hands it back without losing anything", async () => {
+  it("the old primary rejoins as the standby", async () => {
     if (!killed) throw new Error("the failover test did not run");
+    const began = Date.now();
     formation.start(killed);
-    const rejoined = await formation.stable(120_000);
+    const rejoined = await formation.stable(180_000);
+    phase(began, "rejoined");
     expect(rejoined.standby.name).toBe(killed.name);
+  }, 240_000);
+
+  // Every wait in it is bounded; the timeout is above their sum, so a failure names its step.
+  it("a clean switchover hands the primary back without losing anything", async () => {
+    if (!killed) throw new Error("the failover test did not run");
+    const { standby } = await formation.stable(60_000);
+    expect(standby.name).toBe(killed.name);
+    const began = Date.now();
     const result = await underLoad(() => formation.switchover());
     const after = await formation.stable(60_000);
+    phase(began, "stable after the switchover");
     expect(after.primary.name).toBe(killed.name);
     const firstOk = result.firstOk.map((ms) => (ms === undefined ? "never" : `${ms} ms`));
     console.log(
@@ -267,7 +312,7 @@ describe.skipIf(!autoFailoverAvailable)("failover with pg_auto_failover, three i
     const rows = await formation.sql<{ n: string }>(killed, "SELECT count(*) AS n FROM t_messages");
     const total = [...acknowledged.values()].reduce((sum, list) => sum + list.length, 0);
     expect(Number(rows[0].n)).toBeGreaterThanOrEqual(total);
-  }, 400_000);
+  }, 720_000);
 
   it("a commit whose wait for the synchronous standby was cancelled is not acknowledged, though PostgreSQL says it committed", async () => {
     const { primary, standby } = await formation.stable();
