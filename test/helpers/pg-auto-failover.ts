@@ -110,6 +110,8 @@ export interface Formation {
   sql<R extends pg.QueryResultRow = any>(node: FormationNode, text: string, values?: unknown[]): Promise<R[]>;
   /** The last output of a node's (or the monitor's) `pg_autoctl`, for a failing test's message. */
   log(name: string): string;
+  /** The monitor's last state changes (`pg_autoctl show events`), for a failing test's message. */
+  events(count?: number): Promise<string>;
   /** Stops everything (SIGKILL: the data is thrown away). */
   stop(): Promise<void>;
 }
@@ -395,6 +397,10 @@ export async function startFormation(): Promise<Formation> {
       }
     },
     log: (name) => logs.get(name) ?? "",
+    events: (count = 60) =>
+      run(["show", "events", "--pgdata", monitorData, "--count", String(count)], CALL_TIMEOUT_MS).catch(
+        (error: Error) => error.message,
+      ),
     async stop() {
       killAll();
       running.clear();

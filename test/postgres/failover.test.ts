@@ -240,6 +240,9 @@ describe.skipIf(!autoFailoverAvailable)("failover with pg_auto_failover, three i
           )
         : undefined;
       const lost = [...acknowledged.values()].flat().filter((body) => onPrimary && !onPrimary.has(body));
+      // What the failover manager did, for whoever reads the failure.
+      console.log(`monitor events:\n${await formation.events()}`);
+      for (const node of formation.nodes) console.log(`${node.name} keeper log:\n${formation.log(node.name)}`);
       expect(
         missingOn,
         `acknowledged writes missing; on the primary (${primaryName ?? "none"}) itself ${lost.length} ` +
