@@ -104,6 +104,11 @@ export interface Formation {
   start(node: FormationNode): void;
   /** Sends `signal` (SIGSTOP, SIGCONT) to the whole process group of a node or of `"monitor"`. */
   signal(name: string, signal: NodeJS.Signals): void;
+  /**
+   * Sends `signal` to a node's `pg_autoctl` processes only, not its postgres: SIGSTOP freezes the
+   * keeper (it neither reports to the monitor nor acts on what it is assigned) while its server runs on.
+   */
+  signalKeeper(name: string, signal: NodeJS.Signals): void;
   /** `pg_autoctl perform switchover` (waits until the formation is stable again). */
   switchover(): Promise<void>;
   /** One statement on `node`'s database `app`. */
@@ -375,6 +380,10 @@ export async function startFormation(): Promise<Formation> {
       running.delete(node.name);
     },
     signal: signalNode,
+    signalKeeper(name, signal) {
+      const child = running.get(name);
+      if (child?.pid) signalAll([-child.pid], signal);
+    },
     start(node) {
       spawnRun(node.name, ["run", "--pgdata", node.pgdata]);
     },

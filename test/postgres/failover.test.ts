@@ -7,8 +7,10 @@
  *   acknowledged revocation undone (a revoked session's token refused by every instance, each of
  *   which had it cached), no instance crashed, nothing but 200 and typed 503s during the switch,
  *   live subscriptions on every instance complete; the time to the first 200 after the kill is logged;
- * - the old primary started again rejoins as the standby, then a clean switchover
- *   (`pg_autoctl perform switchover`) hands the primary back, with the same guarantees;
+ * - the old primary started again rejoins as the standby, then a switchover while the primary's
+ *   agent (its keeper) is frozen, so that its server runs on unfenced, hands the primary back: no
+ *   read from the old one misses what the new primary acknowledged (no revoked session accepted),
+ *   nothing lost; then a clean switchover (`pg_autoctl perform switchover`), with the same guarantees;
  * - a commit whose wait for the synchronous standby was cancelled by an operator (PostgreSQL then
  *   answers COMMIT with success and a warning) is answered 503, not 200.
  */
@@ -78,6 +80,8 @@ describe.skipIf(!autoFailoverAvailable)("failover with pg_auto_failover, three i
   /** Every message acknowledged so far, by channel. */
   const acknowledged = new Map<string, string[]>(CHANNELS.map((c) => [c, []]));
   let writes = 0;
+  /** Revocations acknowledged so far. */
+  let revocations = 0;
   const capture = setupLogCapture();
 
   beforeAll(async () => {
@@ -180,6 +184,7 @@ describe.skipIf(!autoFailoverAvailable)("failover with pg_auto_failover, three i
           continue;
         }
         result.revoked.push({ sessionId, token });
+        revocations++;
         // Acknowledged: from now on no instance may answer 200 for it.
         for (const i of [0, 1, 2]) {
           const check = await answered(instances.whoami(i, token));
@@ -242,7 +247,8 @@ describe.skipIf(!autoFailoverAvailable)("failover with pg_auto_failover, three i
       const lost = [...acknowledged.values()].flat().filter((body) => onPrimary && !onPrimary.has(body));
       // What the failover manager did, for whoever reads the failure.
       console.log(`monitor events:\n${await formation.events()}`);
-      for (const node of formation.nodes) console.log(`${node.name} keeper log:\n${formation.log(node.name)}`);
+      for (const node of formation.nodes)
+        console.log(`${node.name} keeper log:\n${formation.log(node.name)}`);
       expect(
         missingOn,
         `acknowledged writes missing; on the primary (${primaryName ?? "none"}) itself ${lost.length} ` +
@@ -295,24 +301,60 @@ describe.skipIf(!autoFailoverAvailable)("failover with pg_auto_failover, three i
     expect(rejoined.standby.name).toBe(killed.name);
   }, 240_000);
 
-  // Every wait in it is bounded; the timeout is above their sum, so a failure names its step.
-  it("a clean switchover hands the primary back without losing anything", async () => {
+  // The failover manager's agent on the primary frozen (dead or hung: its server runs on, PostgreSQL's
+  // processes are not in its process group), the monitor promotes the standby after its drain timeout
+  // without the old primary being fenced: the sessions open to it would read a history missing what
+  // the new primary acknowledges (primary-locator.ts, "degraded").
+  it("a switchover while the old primary's agent is frozen: no stale read from its server, nothing lost", async () => {
     if (!killed) throw new Error("the failover test did not run");
-    const { standby } = await formation.stable(60_000);
+    const { primary, standby } = await formation.stable(60_000);
+    // The rejoined node takes the primary back.
     expect(standby.name).toBe(killed.name);
+    let switching: Promise<unknown> | undefined;
+    const began = Date.now();
+    const result = await underLoad(async () => {
+      formation.signalKeeper(primary.name, "SIGSTOP");
+      switching = formation.switchover().catch((error: Error) => error);
+      await formation.waitForState(
+        (ns) =>
+          ns.some(
+            (n) => n.nodename === standby.name && /^(wait_primary|primary)$/.test(n.current_group_state),
+          ),
+        "the standby promoted",
+        120_000,
+      );
+      phase(began, "standby promoted; the old primary's server still runs");
+      // Writes and revocations acknowledged by the new primary while the old one still serves.
+      const [writesThen, revocationsThen] = [writes, revocations];
+      await eventually(() => {
+        expect(writes).toBeGreaterThan(writesThen + 30);
+        expect(revocations).toBeGreaterThan(revocationsThen + 1);
+      }, 120_000);
+      formation.signalKeeper(primary.name, "SIGCONT");
+    });
+    await switching;
+    const after = await formation.stable(180_000);
+    phase(began, "stable after the switchover");
+    expect(after.primary.name).toBe(standby.name);
+    await assertNothingLost(result);
+  }, 720_000);
+
+  // Every wait in it is bounded; the timeout is above their sum, so a failure names its step.
+  it("a clean switchover hands the primary over without losing anything", async () => {
+    const { standby } = await formation.stable(60_000);
     const began = Date.now();
     const result = await underLoad(() => formation.switchover());
     const after = await formation.stable(60_000);
     phase(began, "stable after the switchover");
-    expect(after.primary.name).toBe(killed.name);
+    expect(after.primary.name).toBe(standby.name);
     const firstOk = result.firstOk.map((ms) => (ms === undefined ? "never" : `${ms} ms`));
     console.log(
       `switchover: first 200 per instance after it began: ${firstOk.join(", ")}; longest time without a 200 ` +
         `per instance: ${result.longestGap.join(", ")} ms; ${result.failures.length} typed 503s`,
     );
     await assertNothingLost(result);
-    // The rejoined node, now primary, holds every acknowledged write itself.
-    const rows = await formation.sql<{ n: string }>(killed, "SELECT count(*) AS n FROM t_messages");
+    // The new primary holds every acknowledged write itself.
+    const rows = await formation.sql<{ n: string }>(standby, "SELECT count(*) AS n FROM t_messages");
     const total = [...acknowledged.values()].reduce((sum, list) => sum + list.length, 0);
     expect(Number(rows[0].n)).toBeGreaterThanOrEqual(total);
   }, 720_000);

@@ -47,7 +47,12 @@ import { type CommitChannelHealth, CrossInstance, MIGRATION_LOCK_SQL } from "./c
 import { PostgresBuildSteps } from "./index-build.ts";
 import type { PostgresOptions } from "./options.ts";
 import { PostgresPools } from "./pools.ts";
-import { checkServerRole, SERVER_ROLE_SQL } from "./primary-locator.ts";
+import {
+  checkServerRole,
+  type PrimaryLocator,
+  SERVER_ROLE_SQL,
+  ServerNotPrimaryError,
+} from "./primary-locator.ts";
 import { ReadReplicas } from "./read-replicas.ts";
 import type { ReplicaState } from "./replica.ts";
 import { PgReader, PgWriter } from "./transaction.ts";
@@ -69,11 +74,23 @@ function checkingRole(begin: string, checked: boolean): string {
   return checked ? `${begin}; ${SERVER_ROLE_SQL}` : begin;
 }
 
-/** The opening's results without the role check's (checked: it throws when not the primary). */
-function roleChecked(begun: unknown, checked: boolean): unknown {
-  if (!checked || !Array.isArray(begun)) return begun;
-  checkServerRole(begun[begun.length - 1]);
-  return begun.slice(0, -1);
+/**
+ * The opening's results without the role check's (checked: it throws when not the primary), and
+ * for a degraded primary the confirmation that it was not replaced meanwhile (primary-locator.ts).
+ */
+function roleChecked(
+  begun: unknown,
+  checked: boolean,
+  locator: PrimaryLocator,
+  client: object,
+): { results: unknown; confirming?: Promise<void> } {
+  if (!checked || !Array.isArray(begun)) return { results: begun };
+  const results = begun.slice(0, -1);
+  if (checkServerRole(begun[begun.length - 1]) === "primary") return { results };
+  const confirming = locator.replaced(client).then((replaced) => {
+    if (replaced) throw new ServerNotPrimaryError("the PostgreSQL server was replaced by another primary");
+  });
+  return { results, confirming };
 }
 const engineWrite: TransactionKind<PgWriter> = {
   begin: ENGINE_WRITE_BEGIN,
@@ -111,7 +128,9 @@ export class PostgresEngine implements StorageEngine {
     Transaction: PgReader,
     pipelined: true,
     onBegin: (tx, begun) => {
-      tx.logHead = snapshotHead(roleChecked(begun, this.checkRole));
+      const { results, confirming } = roleChecked(begun, this.checkRole, this.pools.locator, tx.connection);
+      tx.logHead = snapshotHead(results);
+      return confirming;
     },
     // Against what had been delivered when the identity was trusted, not now: a commit delivered
     // meanwhile may have dropped it.
@@ -133,9 +152,8 @@ export class PostgresEngine implements StorageEngine {
       begin: checkingRole(PLAIN_READ_BEGIN, this.checkRole),
       Transaction: PgReader,
       pipelined: true,
-      onBegin: (_tx, begun) => {
-        roleChecked(begun, this.checkRole);
-      },
+      onBegin: (tx, begun) =>
+        roleChecked(begun, this.checkRole, this.pools.locator, tx.connection).confirming,
     };
     this.instances = new CrossInstance(this.pools, options);
     this.instanceId = this.instances.instanceId;

@@ -21,17 +21,38 @@
  * PrimaryLocator.retire}): a connection of an earlier epoch is stale and serves nothing more (the
  * pools drop it, postgres/pools.ts). Reads notice a read-only server in their opening round trip
  * ({@link SERVER_ROLE_SQL}), writes by SQLSTATE 25006; both cost nothing when nothing moved.
+ *
+ * An old primary can also stay writable-looking: its failover manager's agent dead or frozen (or
+ * slow) while its server runs on, it is replaced without being fenced, and the sessions still open
+ * to it read a history that misses what the new primary acknowledged (a revoked session accepted).
+ * Such a server has lost its synchronous standby (the new primary stopped streaming from it when it
+ * was promoted) while it still asks for one: it is *degraded* ({@link DEGRADED_SQL}). So is a
+ * primary whose standby merely died, which must go on serving; the two differ in whether another
+ * host of the list is a healthy writable primary now. A read on a degraded server therefore waits
+ * for a probe of the other hosts that started after the read did ({@link PrimaryLocator.replaced});
+ * if one is, the server is retired like a read-only one. A new connection prefers a healthy primary
+ * to a degraded one. (A server that still believes its standby attached, e.g. across a network
+ * partition until `wal_sender_timeout`, is not caught here: fencing it is the manager's job.)
  */
 import pg from "pg";
 import { logger } from "../../logger.ts";
 import { describeHosts, type HostList, type PostgresHost, parseHostList } from "./hosts.ts";
 
+/**
+ * Whether the server waits for a synchronous standby that is not there: `synchronous_standby_names`
+ * set, and no WAL sender in the sync (or quorum) set. A sender whose state is hidden (a role without
+ * `pg_read_all_stats` sees only its pid) counts as attached: unknown is not degraded.
+ */
+const DEGRADED_SQL =
+  "(current_setting('synchronous_standby_names') <> '' AND NOT EXISTS (SELECT 1 FROM pg_stat_get_wal_senders() w WHERE w.sync_state IS NULL OR w.sync_state IN ('sync', 'quorum')))";
+
 /** Asked on every new connection: is this the primary, and which server run is it. */
-const CHECK_SQL =
-  "SELECT pg_is_in_recovery() AS recovery, current_setting('transaction_read_only') AS read_only, pg_postmaster_start_time()::text AS started";
+const CHECK_SQL = `SELECT pg_is_in_recovery() AS recovery, current_setting('transaction_read_only') AS read_only, ${DEGRADED_SQL} AS degraded, pg_postmaster_start_time()::text AS started`;
 
 interface ServerCheck {
   writable: boolean;
+  /** Writable, but without the synchronous standby it asks for ({@link DEGRADED_SQL}). */
+  degraded: boolean;
   started: string;
 }
 
@@ -41,8 +62,7 @@ interface ServerCheck {
  * already open, which is how a failover manager fences an old primary (`transaction_read_only`
  * cannot tell: inside a read-only snapshot it is always on).
  */
-export const SERVER_ROLE_SQL =
-  "SELECT pg_is_in_recovery() AS recovery, current_setting('default_transaction_read_only') AS read_only";
+export const SERVER_ROLE_SQL = `SELECT pg_is_in_recovery() AS recovery, current_setting('default_transaction_read_only') AS read_only, ${DEGRADED_SQL} AS degraded`;
 
 /** The server of a connection is no longer the primary (read-only or in recovery): nothing ran there. */
 export class ServerNotPrimaryError extends Error {
@@ -51,10 +71,16 @@ export class ServerNotPrimaryError extends Error {
   readonly code = "25006";
 }
 
-/** Throws {@link ServerNotPrimaryError} unless `result` (of {@link SERVER_ROLE_SQL}) says writable primary. */
-export function checkServerRole(result: unknown): void {
-  const row = (result as { rows?: { recovery?: unknown; read_only?: unknown }[] } | undefined)?.rows?.[0];
-  if (row && row.recovery === false && row.read_only === "off") return;
+/**
+ * Throws {@link ServerNotPrimaryError} unless `result` (of {@link SERVER_ROLE_SQL}) says writable
+ * primary; "degraded" when it lacks the synchronous standby it asks for (see the module comment).
+ */
+export function checkServerRole(result: unknown): "primary" | "degraded" {
+  const row = (
+    result as { rows?: { recovery?: unknown; read_only?: unknown; degraded?: unknown }[] } | undefined
+  )?.rows?.[0];
+  if (row && row.recovery === false && row.read_only === "off")
+    return row.degraded === true ? "degraded" : "primary";
   throw new ServerNotPrimaryError("the PostgreSQL server turned read-only (no longer the primary)");
 }
 
@@ -76,9 +102,14 @@ export class NoPrimaryError extends Error {
 }
 
 async function check(client: pg.Client): Promise<ServerCheck> {
-  const { rows } = await client.query<{ recovery: boolean; read_only: string; started: string }>(CHECK_SQL);
+  const { rows } = await client.query<{
+    recovery: boolean;
+    read_only: string;
+    degraded: boolean;
+    started: string;
+  }>(CHECK_SQL);
   const row = rows[0];
-  return { writable: !row.recovery && row.read_only === "off", started: row.started };
+  return { writable: !row.recovery && row.read_only === "off", degraded: row.degraded, started: row.started };
 }
 
 function reason(error: unknown): string {
@@ -108,6 +139,8 @@ export class PrimaryLocator {
   private epoch = 0;
   /** The epoch each connection was admitted in, and its server. */
   private readonly admitted = new WeakMap<object, { epoch: number; server: string; host: PostgresHost }>();
+  /** Per degraded host, the probe of the other hosts running and the one queued behind it ({@link replaced}). */
+  private readonly probes = new Map<PostgresHost, { running?: Promise<boolean>; next?: Promise<boolean> }>();
 
   constructor(
     connectionString: string,
@@ -209,20 +242,30 @@ export class PrimaryLocator {
     for (const listener of this.staleListeners) listener();
   }
 
+  /**
+   * The first healthy writable host to answer; once every host answered without one, the first
+   * degraded writable one (its standby may just have died: it is still the primary).
+   */
   private async resolve(): Promise<PostgresHost> {
     const { hosts } = this.list;
     const reasons = new Array<string>(hosts.length);
+    let degraded: PostgresHost | undefined;
     return new Promise<PostgresHost>((found, none) => {
       let left = hosts.length;
       hosts.forEach((host, i) => {
         this.probe(host)
           .then(
-            (writable) => {
-              if (writable && !this.current) {
+            ({ writable, degraded: lacksStandby }) => {
+              if (writable && lacksStandby) degraded ??= host;
+              else if (writable && !this.current) {
                 this.current = host;
                 found(host);
               }
-              reasons[i] = writable ? "writable" : "read-only (a standby)";
+              reasons[i] = !writable
+                ? "read-only (a standby)"
+                : lacksStandby
+                  ? "writable, without its synchronous standby"
+                  : "writable";
             },
             (error) => {
               reasons[i] = reason(error);
@@ -231,6 +274,11 @@ export class PrimaryLocator {
           )
           .finally(() => {
             if (--left > 0 || this.current) return;
+            if (degraded) {
+              this.current = degraded;
+              found(degraded);
+              return;
+            }
             const each = hosts.map((h, j) => `${describeHosts([h])} (${reasons[j]})`).join(", ");
             none(new NoPrimaryError(`no writable PostgreSQL server among ${each}`));
           });
@@ -238,8 +286,51 @@ export class PrimaryLocator {
     });
   }
 
-  /** Whether `host` answers, writable, within the connect timeout. */
-  private async probe(host: PostgresHost): Promise<boolean> {
+  /**
+   * Whether a host other than `client`'s is a healthy writable primary now: `client`'s server,
+   * degraded, was then replaced (see the module comment). Answered by a probe of the other hosts
+   * that starts after this call: callers arriving while one runs share the next.
+   */
+  replaced(client: object): Promise<boolean> {
+    const host = this.admitted.get(client)?.host;
+    if (!host || !this.multiHost) return Promise.resolve(false);
+    let rounds = this.probes.get(host);
+    if (!rounds) this.probes.set(host, (rounds = {}));
+    const state = rounds;
+    if (!state.running) {
+      state.running = this.probeOthers(host).finally(() => {
+        state.running = undefined;
+      });
+      return state.running;
+    }
+    state.next ??= state.running.then(() => {
+      state.next = undefined;
+      return this.replaced(client);
+    });
+    return state.next;
+  }
+
+  private async probeOthers(host: PostgresHost): Promise<boolean> {
+    const others = this.list.hosts.filter((h) => h !== host);
+    const answers = await Promise.all(
+      others.map((h) =>
+        this.probe(h).then(
+          (check) => check.writable && !check.degraded,
+          () => false,
+        ),
+      ),
+    );
+    const replaced = answers.some(Boolean);
+    if (replaced) {
+      logger.warn("PostgreSQL server lost its synchronous standby and another host is the primary now", {
+        server: `${host.host}:${host.port}`,
+      });
+    }
+    return replaced;
+  }
+
+  /** What `host` answers to the connection check, within the connect timeout. */
+  private async probe(host: PostgresHost): Promise<ServerCheck> {
     const client = new pg.Client({
       ...this.options.base,
       connectionString: this.list.urlFor(host),
@@ -250,7 +341,7 @@ export class PrimaryLocator {
     client.on("error", () => {});
     try {
       await client.connect();
-      return (await check(client)).writable;
+      return await check(client);
     } finally {
       client.end().catch(() => {});
     }

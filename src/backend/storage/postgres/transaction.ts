@@ -75,6 +75,11 @@ export class PgReader implements ReadTransaction {
     protected readonly sql: SqlStatements,
   ) {}
 
+  /** The connection, as the primary locator knows it (which server, admitted when). */
+  get connection(): object {
+    return this.client;
+  }
+
   /**
    * Sends `begin` without waiting for its answer (the body's statements go out right behind it);
    * `onBegin` reads the answer when it arrives (the opening lasts until a promise it returns
