@@ -11,6 +11,8 @@
  *   agent (its keeper) is frozen, so that its server runs on unfenced, hands the primary back: no
  *   read from the old one misses what the new primary acknowledged (no revoked session accepted),
  *   nothing lost; then a clean switchover (`pg_autoctl perform switchover`), with the same guarantees;
+ * - the standby SIGKILLed: reads answered throughout (the primary lacks the synchronous standby it
+ *   asks for, but no other host took over), writes again once the monitor has it stop asking;
  * - a commit whose wait for the synchronous standby was cancelled by an operator (PostgreSQL then
  *   answers COMMIT with success and a warning) is answered 503, not 200.
  */
@@ -358,6 +360,42 @@ describe.skipIf(!autoFailoverAvailable)("failover with pg_auto_failover, three i
     const total = [...acknowledged.values()].reduce((sum, list) => sum + list.length, 0);
     expect(Number(rows[0].n)).toBeGreaterThanOrEqual(total);
   }, 720_000);
+
+  // The primary then asks for a synchronous standby it lacks (degraded, primary-locator.ts) until the
+  // monitor stops it asking: no other host is a primary, so it must go on serving reads.
+  it("the standby SIGKILLed: reads answered throughout, writes again once the primary stops waiting for it", async () => {
+    const { primary, standby } = await formation.stable(60_000);
+    const { token } = await instances.newSession();
+    await formation.kill(standby);
+    const began = Date.now();
+    let reads = 0;
+    const refused: string[] = [];
+    // Until the monitor has the primary stop waiting for the standby (wait_primary).
+    for (let waiting = true; waiting; ) {
+      for (const i of [0, 1, 2]) {
+        const r = await answered(instances.whoami(i, token));
+        reads++;
+        if (r.status !== 200) refused.push(`read via ${i}: ${r.status} ${r.body?.code}`);
+      }
+      const nodes = await formation.state();
+      waiting = nodes.find((n) => n.nodename === primary.name)?.current_group_state !== "wait_primary";
+      if (Date.now() - began > 120_000)
+        throw new Error(`the primary never stopped waiting: ${JSON.stringify(nodes)}`);
+    }
+    phase(began, `primary in wait_primary after ${reads} reads`);
+    expect(refused).toEqual([]);
+    expect(reads).toBeGreaterThan(3);
+    await eventually(async () => {
+      const r = await callFunction(instances.services[0].url, "mutation", "messages:post", {
+        channel: "standby-down",
+        body: "written",
+      });
+      expect(r.status).toBe(200);
+    }, 60_000);
+    formation.start(standby);
+    await formation.stable(180_000);
+    phase(began, "the standby is back");
+  }, 480_000);
 
   it("a commit whose wait for the synchronous standby was cancelled is not acknowledged, though PostgreSQL says it committed", async () => {
     const { primary, standby } = await formation.stable();
