@@ -317,18 +317,57 @@ export async function startFormation(): Promise<Formation> {
     }, timeoutMs);
   const is = (n: NodeState | undefined, s: string) =>
     n?.current_group_state === s && n.assigned_group_state === s;
-  const stable = async (timeoutMs?: number) => {
-    const nodesNow = await waitForState(
-      (ns) =>
-        ns.length === 2 &&
-        ns.some((n) => is(n, "primary") && n.health === 1) &&
-        ns.some((n) => is(n, "secondary")),
-      "stable (one primary, one secondary)",
-      timeoutMs,
+  const nodeSql = async <R extends pg.QueryResultRow = any>(
+    node: FormationNode,
+    text: string,
+    values: unknown[] = [],
+  ): Promise<R[]> => {
+    const client = new pg.Client({
+      connectionString: `postgres://postgres@127.0.0.1:${node.port}/app`,
+      ...BOUNDED_CLIENT,
+    });
+    client.on("error", () => {});
+    await client.connect();
+    try {
+      return (await client.query<R>(text, values)).rows;
+    } finally {
+      await client.end().catch(() => {});
+    }
+  };
+  /**
+   * One primary and one secondary as the monitor sees them, and the primary replicating to it
+   * synchronously: `synchronous_standby_names` set and the standby in the sync (quorum) set. The
+   * monitor's states alone do not say so; a test of what a switch keeps starts from there.
+   */
+  const stable = async (timeoutMs = 90_000) => {
+    const until = Date.now() + timeoutMs;
+    const formationStable = () =>
+      waitForState(
+        (ns) =>
+          ns.length === 2 &&
+          ns.some((n) => is(n, "primary") && n.health === 1) &&
+          ns.some((n) => is(n, "secondary")),
+        "stable (one primary, one secondary)",
+        Math.max(1, until - Date.now()),
+      );
+    return eventually(
+      async () => {
+        const nodesNow = await formationStable();
+        const primaryName = nodesNow.find((n) => is(n, "primary"))?.nodename;
+        const primary = nodes.find((n) => n.name === primaryName) as FormationNode;
+        const [sync] = await nodeSql<{ names: string; attached: string }>(
+          primary,
+          "SELECT current_setting('synchronous_standby_names') AS names, (SELECT count(*) FROM pg_stat_replication WHERE sync_state IN ('sync', 'quorum')) AS attached",
+        );
+        if (!sync.names || Number(sync.attached) < 1) {
+          throw new Error(
+            `${primary.name} is primary but not replicating synchronously (synchronous_standby_names '${sync.names}', ${sync.attached} synchronous standbys): ${JSON.stringify(nodesNow)}`,
+          );
+        }
+        return { primary, standby: nodes.find((n) => n !== primary) as FormationNode };
+      },
+      Math.max(1, until - Date.now()),
     );
-    const primaryName = nodesNow.find((n) => is(n, "primary"))?.nodename;
-    const primary = nodes.find((n) => n.name === primaryName) as FormationNode;
-    return { primary, standby: nodes.find((n) => n !== primary) as FormationNode };
   };
 
   spawnRun(nodes[0].name, createArgs(nodes[0]));
@@ -392,19 +431,7 @@ export async function startFormation(): Promise<Formation> {
       // run once spent the test's whole 400 s somewhere in the switchover test, with no output).
       await run(["perform", "switchover", "--pgdata", monitorData, "--formation", "default"], 150_000);
     },
-    async sql(node, text, values = []) {
-      const client = new pg.Client({
-        connectionString: `postgres://postgres@127.0.0.1:${node.port}/app`,
-        ...BOUNDED_CLIENT,
-      });
-      client.on("error", () => {});
-      await client.connect();
-      try {
-        return (await client.query(text, values)).rows;
-      } finally {
-        await client.end().catch(() => {});
-      }
-    },
+    sql: nodeSql,
     log: (name) => logs.get(name) ?? "",
     events: (count = 60) =>
       run(["show", "events", "--pgdata", monitorData, "--count", String(count)], CALL_TIMEOUT_MS).catch(
