@@ -9,6 +9,10 @@
  * primary, `next` (read-only until the switch) already holds the newer data, written by an engine
  * of its own. The switch is made by hand, without a timing margin: `default_transaction_read_only`
  * on the old server and off on the new one, as pg_auto_failover does.
+ *
+ * The last case is an old primary nobody fenced (its failover agent dead or frozen): writable-looking,
+ * it asks for a synchronous standby it no longer has. It must go on serving while no other host is a
+ * primary (its standby merely died), and serve nothing once one is.
  */
 import { describe, expect, it } from "vitest";
 import { Catalog } from "../../../src/backend/db/catalog.ts";
@@ -182,6 +186,49 @@ describe.skipIf(!postgresBinDir)("a revocation across a switchover to a streamin
       // Acknowledged: from now on no instance may accept the token.
       for (const i of [0, 1]) expect((await instances.whoami(i, token)).status, `instance ${i}`).toBe(401);
     } finally {
+      await instances.close();
+      await standby.stop();
+    }
+  }, 120_000);
+});
+
+// Not fenced at all (its failover agent dead or frozen): the old primary stays writable-looking, but
+// it asks for a synchronous standby it no longer has (primary-locator.ts, "degraded").
+describe.skipIf(!postgresBinDir)("a switchover that leaves the old primary unfenced", () => {
+  const primary = usePostgres(["synchronous_commit=on"]);
+
+  it("reads go on while it lacks its standby and no other host took over; once one has, a revoked session is refused", async () => {
+    const databaseUrl = await primary().createDatabase();
+    const standby = await startStandby(primary());
+    const database = new URL(databaseUrl).pathname.slice(1);
+    const url = `postgres://postgres@127.0.0.1:${primary().port},127.0.0.1:${standby.port}/${database}?target_session_attrs=read-write`;
+    const instances = await startInstances(2, url, { connectTimeoutMs: 2000 });
+    let next: Awaited<ReturnType<typeof startInstances>> | undefined;
+    try {
+      const { sessionId, token } = await instances.newSession();
+      for (const i of [0, 1]) {
+        for (let call = 0; call < 2; call++) expect((await instances.whoami(i, token)).status).toBe(200);
+      }
+      await standby.caughtUp();
+      // The primary now waits for a synchronous standby that is not there (none has that name).
+      await primary().sql("ALTER SYSTEM SET synchronous_standby_names = 'nobody'");
+      await primary().sql("SELECT pg_reload_conf()");
+      await eventually(async () =>
+        expect((await primary().sql("SHOW synchronous_standby_names"))[0]).toEqual({
+          synchronous_standby_names: "nobody",
+        }),
+      );
+      // No other host is a primary (the standby is in recovery): it still is the primary, reads go on.
+      for (const i of [0, 1]) expect((await instances.whoami(i, token)).status, `instance ${i}`).toBe(200);
+      // The standby promoted, the old primary left running and writable-looking.
+      await standby.sql("SELECT pg_promote()");
+      next = await startInstances(1, standby.urlOf(databaseUrl), { connectTimeoutMs: 2000 });
+      const revoked = await next.revoke(0, sessionId);
+      expect(`${revoked.status} ${revoked.body?.code ?? ""}`).toBe("200 ");
+      // Acknowledged by the new primary: the instances pooling connections to the old one refuse it.
+      for (const i of [0, 1]) expect((await instances.whoami(i, token)).status, `instance ${i}`).toBe(401);
+    } finally {
+      await next?.close();
       await instances.close();
       await standby.stop();
     }
