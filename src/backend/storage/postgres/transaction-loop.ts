@@ -35,12 +35,17 @@ export interface TransactionKind<Tx extends PgReader> {
    * is part of the opening (the body's statements answer once it resolved; rejected, the
    * transaction fails with its reason).
    */
-  onBegin?: (tx: Tx, begun: unknown, before?: unknown) => void | Promise<void>;
+  onBegin?: (tx: Tx, begun: unknown, before?: unknown, after?: unknown) => void | Promise<void>;
   /**
    * A statement sent (in the same round trip) right before `begin`, outside the transaction, so
    * it runs before the snapshot is taken; `onBegin` gets its answer. Pipelined kinds only.
    */
   before?: string;
+  /**
+   * A statement sent (in the same round trip) right behind `begin`, inside the transaction, named
+   * so that it is planned once per connection; `onBegin` gets its answer. Pipelined kinds only.
+   */
+  after?: pg.QueryConfig;
   /**
    * For a body that trusted something before `begin` was answered (`tx.trustedAt`): undefined
    * when that stands, else a promise to await before the body runs again, non-speculatively.
@@ -145,7 +150,7 @@ export async function runTransaction<T, Tx extends PgReader>(
     try {
       let result: T;
       if (kind.pipelined) {
-        const opened = tx.open(kind.begin, kind.onBegin, kind.before);
+        const opened = tx.open(kind.begin, kind.onBegin, kind.before, kind.after);
         const body = fn(tx);
         // The body may finish (or fail) only after BEGIN was answered: its statements wait for it.
         const [opening, outcome] = await Promise.allSettled([opened, body]);

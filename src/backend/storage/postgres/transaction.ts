@@ -87,8 +87,9 @@ export class PgReader implements ReadTransaction {
    */
   open(
     begin: string,
-    onBegin?: (tx: this, begun: unknown, before?: unknown) => void | Promise<void>,
+    onBegin?: (tx: this, begun: unknown, before?: unknown, after?: unknown) => void | Promise<void>,
     before?: string,
+    after?: pg.QueryConfig,
   ): Promise<void> {
     // Held back until the body has sent what it sends before it first waits for an answer (its
     // first statement, usually): everything goes out in one write to the socket.
@@ -97,10 +98,13 @@ export class PgReader implements ReadTransaction {
     if (this.holdingOpening) setImmediate(() => this.sendOpening());
     // Sent first, answered first (pipeline mode): it runs on the server before `begin`.
     const preceding = before === undefined ? undefined : this.client.query(before);
-    const opening = Promise.all([preceding, this.client.query(begin)]).then(
-      ([answered, begun]) => {
+    const begun = this.client.query(begin);
+    // Sent right behind `begin` (pipeline mode): it runs inside the snapshot.
+    const following = after === undefined ? undefined : this.client.query(after);
+    const opening = Promise.all([preceding, begun, following]).then(
+      ([answered, begunAnswer, followed]) => {
         // A promise (a replica snapshot's freshness): the statements wait for it too.
-        const ready = onBegin?.(this, begun, answered);
+        const ready = onBegin?.(this, begunAnswer, answered, followed);
         if (ready) return ready.then(() => this.opened());
         this.opened();
       },
