@@ -105,8 +105,10 @@ export interface Formation {
   /** Sends `signal` (SIGSTOP, SIGCONT) to the whole process group of a node or of `"monitor"`. */
   signal(name: string, signal: NodeJS.Signals): void;
   /**
-   * Sends `signal` to a node's `pg_autoctl` processes only, not its postgres: SIGSTOP freezes the
-   * keeper (it neither reports to the monitor nor acts on what it is assigned) while its server runs on.
+   * Sends `signal` to a node's `pg_autoctl` process group only. SIGSTOP freezes the keeper (it
+   * neither reports to the monitor nor acts on what it is assigned) and the postmaster (new
+   * connections hang), while the sessions already open run on: PostgreSQL's other processes each
+   * run in a session of their own (setsid).
    */
   signalKeeper(name: string, signal: NodeJS.Signals): void;
   /** `pg_autoctl perform switchover` (waits until the formation is stable again). */

@@ -303,10 +303,10 @@ describe.skipIf(!autoFailoverAvailable)("failover with pg_auto_failover, three i
     expect(rejoined.standby.name).toBe(killed.name);
   }, 240_000);
 
-  // The failover manager's agent on the primary frozen (dead or hung: its server runs on, PostgreSQL's
-  // processes are not in its process group), the monitor promotes the standby after its drain timeout
-  // without the old primary being fenced: the sessions open to it would read a history missing what
-  // the new primary acknowledges (primary-locator.ts, "degraded").
+  // The failover manager's agent on the primary frozen (as if dead or hung; the sessions open to its
+  // server run on, `signalKeeper`), the monitor promotes the standby after its drain timeout without
+  // the old primary being fenced: those sessions would read a history missing what the new primary
+  // acknowledges (primary-locator.ts, "degraded").
   it("a switchover while the old primary's agent is frozen: no stale read from its server, nothing lost", async () => {
     if (!killed) throw new Error("the failover test did not run");
     const { primary, standby } = await formation.stable(60_000);
