@@ -316,23 +316,27 @@ describe.skipIf(!autoFailoverAvailable)("failover with pg_auto_failover, three i
     const began = Date.now();
     const result = await underLoad(async () => {
       formation.signalKeeper(primary.name, "SIGSTOP");
-      switching = formation.switchover().catch((error: Error) => error);
-      await formation.waitForState(
-        (ns) =>
-          ns.some(
-            (n) => n.nodename === standby.name && /^(wait_primary|primary)$/.test(n.current_group_state),
-          ),
-        "the standby promoted",
-        120_000,
-      );
-      phase(began, "standby promoted; the old primary's server still runs");
-      // Writes and revocations acknowledged by the new primary while the old one still serves.
-      const [writesThen, revocationsThen] = [writes, revocations];
-      await eventually(() => {
-        expect(writes).toBeGreaterThan(writesThen + 30);
-        expect(revocations).toBeGreaterThan(revocationsThen + 1);
-      }, 120_000);
-      formation.signalKeeper(primary.name, "SIGCONT");
+      // Thawed whatever happens: a frozen keeper would stall every test after this one.
+      try {
+        switching = formation.switchover().catch((error: Error) => error);
+        await formation.waitForState(
+          (ns) =>
+            ns.some(
+              (n) => n.nodename === standby.name && /^(wait_primary|primary)$/.test(n.current_group_state),
+            ),
+          "the standby promoted",
+          120_000,
+        );
+        phase(began, "standby promoted; the old primary's server still runs");
+        // Writes and revocations acknowledged by the new primary while the old one still serves.
+        const [writesThen, revocationsThen] = [writes, revocations];
+        await eventually(() => {
+          expect(writes).toBeGreaterThan(writesThen + 30);
+          expect(revocations).toBeGreaterThan(revocationsThen + 1);
+        }, 120_000);
+      } finally {
+        formation.signalKeeper(primary.name, "SIGCONT");
+      }
     });
     await switching;
     const after = await formation.stable(180_000);
