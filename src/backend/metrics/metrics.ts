@@ -442,6 +442,21 @@ export const dbMetrics = {
   },
 };
 
+/** How a write's acknowledgement went with `DATABASE_DURABILITY=standby` (postgres/standby-ack.ts). */
+export type StandbyAckOutcome = "flushed" | "waited" | "unconfirmed";
+
+const standbyAcks = new Counter({
+  name: "service_auth_db_standby_acks_total",
+  help: "Committed writes with DATABASE_DURABILITY=standby, by outcome: flushed (a standby had flushed the commit when COMMIT returned), waited (acknowledged after waiting for one), unconfirmed (none did in time: answered 503)",
+  labelNames: ["outcome"] as const,
+  registers: [metricsRegistry],
+});
+
+/** Counts a write's acknowledgement with `DATABASE_DURABILITY=standby`. */
+export function countStandbyAck(outcome: StandbyAckOutcome): void {
+  standbyAcks.labels({ outcome }).inc();
+}
+
 /** Where a read ran when read replicas are configured, and why (see {@link replicaMetrics}). */
 export type ReplicaReadOutcome =
   | "replica_fresh"

@@ -9,6 +9,7 @@ import { workersSetting } from "../cluster/workers-setting.ts";
 import { type MetricsOptions, metricsSetting } from "../metrics/endpoint.ts";
 import { databaseTarget, durationSetting, postgresSettings } from "../storage/open.ts";
 import { type SettingsCheck, settingProblem } from "./problems.ts";
+import { durabilitySetting } from "./durability.ts";
 import { readReplicaSettings } from "./read-replicas.ts";
 
 /**
@@ -92,6 +93,7 @@ export function readServiceSettings(
   } else if (target?.kind === "sqlite") {
     check.read(() => durationSetting("DATABASE_BUSY_TIMEOUT_MS", env));
     check.read(() => readReplicaSettings(env, "sqlite"));
+    check.read(() => durabilitySetting(env, "sqlite"));
     const synchronous = env.SQLITE_SYNCHRONOUS?.trim().toUpperCase();
     if (synchronous && synchronous !== "FULL" && synchronous !== "NORMAL") {
       check.add(

@@ -1,6 +1,7 @@
 /** Chooses the storage engine from `DATABASE_URL`, with the timeouts from `DATABASE_*_MS`. */
 import { resolve } from "node:path";
 import { SettingError, SettingsCheck, settingProblem } from "../settings/problems.ts";
+import { durabilitySetting } from "../settings/durability.ts";
 import { readReplicaSettings } from "../settings/read-replicas.ts";
 import type { StorageEngine } from "./engine.ts";
 import { PostgresEngine, type PostgresOptions } from "./postgres/engine.ts";
@@ -178,8 +179,9 @@ export function indexBuildBatch(env: Record<string, string | undefined>): number
  * Cross-instance settings of the PostgreSQL engine from the environment: `DATABASE_NOTIFY=off`
  * (poll the commit log instead of LISTEN/NOTIFY), `DATABASE_POOLER=transaction` (no named
  * prepared statements), `DATABASE_LISTEN_URL` (a direct connection for LISTEN when
- * `DATABASE_URL` goes through a pooler), `DATABASE_POLL_MS` (the commit log poll period) and the
- * read replicas (`DATABASE_READ_URLS`, `DATABASE_READ_WAIT_MS`, `settings/read-replicas.ts`).
+ * `DATABASE_URL` goes through a pooler), `DATABASE_POLL_MS` (the commit log poll period), the
+ * read replicas (`DATABASE_READ_URLS`, `DATABASE_READ_WAIT_MS`, `settings/read-replicas.ts`) and
+ * when writes are acknowledged (`DATABASE_DURABILITY`, `settings/durability.ts`).
  */
 export function postgresSettings(url: string, env: Record<string, string | undefined>): PostgresOptions {
   const check = new SettingsCheck();
@@ -211,6 +213,7 @@ export function postgresSettings(url: string, env: Record<string, string | undef
     );
   }
   const replicas = check.read(() => readReplicaSettings(env));
+  const durability = check.read(() => durabilitySetting(env));
   check.refuseIfAny();
   return {
     connectionString: url,
@@ -220,5 +223,6 @@ export function postgresSettings(url: string, env: Record<string, string | undef
     pollIntervalMs,
     // Only with replicas: without them nothing changes, not even the options' shape.
     ...(replicas?.readConnectionStrings.length ? replicas : {}),
+    ...(durability === "standby" ? { durability } : {}),
   };
 }

@@ -46,7 +46,7 @@ import { SqlStatements } from "../sql/statements.ts";
 import { DatabaseConnectError } from "./connect-error.ts";
 import { type CommitChannelHealth, CrossInstance, MIGRATION_LOCK_SQL } from "./cross-instance.ts";
 import { PostgresBuildSteps } from "./index-build.ts";
-import type { PostgresOptions } from "./options.ts";
+import { POSTGRES_TIMEOUT_DEFAULTS, type PostgresOptions } from "./options.ts";
 import { PostgresPools } from "./pools.ts";
 import {
   checkServerRole,
@@ -56,6 +56,7 @@ import {
 } from "./primary-locator.ts";
 import { ReadReplicas } from "./read-replicas.ts";
 import type { ReplicaState } from "./replica.ts";
+import { checkStandbyAckPreconditions, standbyAck } from "./standby-ack.ts";
 import { PgReader, PgWriter } from "./transaction.ts";
 import { runTransaction, type TransactionKind } from "./transaction-loop.ts";
 
@@ -85,11 +86,6 @@ function roleChecked(role: unknown, locator: PrimaryLocator, client: object): Pr
     if (replaced) throw new ServerNotPrimaryError("the PostgreSQL server was replaced by another primary");
   });
 }
-const engineWrite: TransactionKind<PgWriter> = {
-  begin: ENGINE_WRITE_BEGIN,
-  Transaction: PgWriter,
-  write: true,
-};
 
 export class PostgresEngine implements StorageEngine {
   readonly kind = "postgres" as const;
@@ -109,6 +105,9 @@ export class PostgresEngine implements StorageEngine {
   private builder?: IndexBuilder;
   /** Streaming standbys serving fresh read snapshots (`DATABASE_READ_URLS`); absent without them. */
   private readonly replicas?: ReadReplicas;
+
+  /** Write transactions; acknowledged only once a standby has them with `durability: "standby"`. */
+  private readonly engineWrite: TransactionKind<PgWriter>;
 
   /** Whether reads check that their server still is the primary (see {@link ROLE_CHECK}). */
   private readonly checkRole: boolean;
@@ -147,6 +146,20 @@ export class PostgresEngine implements StorageEngine {
       Transaction: PgReader,
       pipelined: true,
       onBegin: (tx, _begun, _before, role) => roleChecked(role, this.pools.locator, tx.connection),
+    };
+    this.engineWrite = {
+      begin: ENGINE_WRITE_BEGIN,
+      Transaction: PgWriter,
+      write: true,
+      ...(options.durability === "standby"
+        ? {
+            acknowledge: standbyAck(
+              options.standbyAckWaitMs ??
+                options.statementTimeoutMs ??
+                POSTGRES_TIMEOUT_DEFAULTS.statementTimeoutMs,
+            ),
+          }
+        : {}),
     };
     this.instances = new CrossInstance(this.pools, options);
     this.instanceId = this.instances.instanceId;
@@ -206,6 +219,7 @@ export class PostgresEngine implements StorageEngine {
     });
     let broken: Error | undefined;
     try {
+      if (this.options.durability === "standby") await checkStandbyAckPreconditions(client);
       // READ COMMITTED: once the lock is ours, each statement sees what an earlier migrator committed.
       await client.query(MIGRATION_BEGIN);
       await client.query(MIGRATION_LOCK_SQL);
@@ -283,7 +297,7 @@ export class PostgresEngine implements StorageEngine {
         result = await runTransaction(
           this.pools,
           this.sql,
-          engineWrite,
+          this.engineWrite,
           this.maxWriteAttempts,
           async (tx) => {
             seq = undefined;

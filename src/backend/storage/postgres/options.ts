@@ -1,4 +1,5 @@
 /** The PostgreSQL engine's settings (`openEngine` fills them from `DATABASE_*`). */
+import type { Durability } from "../../settings/durability.ts";
 import type { IndexBuildOptions } from "../indexes/build.ts";
 import type { PoolerMode } from "./pooler.ts";
 
@@ -54,6 +55,16 @@ export interface PostgresOptions {
    * instead, ms (default 50; 0: never wait; `DATABASE_READ_WAIT_MS`).
    */
   readWaitMs?: number;
+  /**
+   * When a write is acknowledged (`DATABASE_DURABILITY`): `primary` (default) once the primary
+   * committed it; `standby` only once a streaming standby flushed it too (`postgres/standby-ack.ts`).
+   */
+  durability?: Durability;
+  /**
+   * With `durability: "standby"`, how long a committed write waits for a standby to flush it before
+   * it is answered 503 instead, ms (default: the statement timeout).
+   */
+  standbyAckWaitMs?: number;
   /**
    * How indexes added to tables that hold documents are built online (`INDEX_BUILD_BATCH`). The
    * builder's session lock and `CREATE INDEX CONCURRENTLY` need a session of their own: behind a

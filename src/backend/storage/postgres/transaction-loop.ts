@@ -63,6 +63,23 @@ export interface TransactionKind<Tx extends PgReader> {
    * {@link watchCommitWarnings}).
    */
   write?: boolean;
+  /**
+   * For writes: what decides, after COMMIT succeeded, whether the commit may be acknowledged
+   * (`DATABASE_DURABILITY=standby`, postgres/standby-ack.ts). Its statement goes out right behind
+   * COMMIT, in the same round trip.
+   */
+  acknowledge?: CommitAcknowledgement;
+}
+
+/** A check run behind a write's COMMIT before the commit is acknowledged (see {@link TransactionKind.acknowledge}). */
+export interface CommitAcknowledgement {
+  /** Sent right behind COMMIT (run whatever COMMIT answers). */
+  statement: pg.QueryConfig;
+  /**
+   * Given the statement's answer after a successful COMMIT: undefined when the commit may be
+   * acknowledged, else a promise that resolves once it may or rejects (`DATABASE_UNAVAILABLE`).
+   */
+  confirm(answer: pg.QueryResult, client: pg.PoolClient): Promise<void> | undefined;
 }
 
 /**
@@ -89,10 +106,15 @@ const asError = (e: unknown) => (e instanceof Error ? e : new Error(String(e)));
 /**
  * COMMIT, sent right behind the body's last statement when that one is still unanswered
  * (`tx.beforeCommit`, one round trip for both). If that statement failed, PostgreSQL rolls back
- * instead of committing (and answers COMMIT with ROLLBACK): its error is the outcome.
+ * instead of committing (and answers COMMIT with ROLLBACK): its error is the outcome. With an
+ * acknowledgement check, its statement follows COMMIT in the same round trip, and a commit counts
+ * only once the check confirmed it.
  */
-async function commit(client: pg.PoolClient, tx: PgReader): Promise<void> {
+async function commit(client: pg.PoolClient, tx: PgReader, ack?: CommitAcknowledgement): Promise<void> {
   const committing = client.query("COMMIT");
+  const acking = ack ? client.query(ack.statement) : undefined;
+  // Observed below once COMMIT succeeded; this only keeps an early failure from counting as unhandled.
+  acking?.catch(() => {});
   tx.uncork();
   if (tx.beforeCommit) {
     try {
@@ -104,6 +126,17 @@ async function commit(client: pg.PoolClient, tx: PgReader): Promise<void> {
   }
   const answer = await committing;
   if (answer.command === "ROLLBACK") throw new Error("PostgreSQL rolled the transaction back at COMMIT");
+  if (!ack || !acking) return;
+  let checked: pg.QueryResult;
+  try {
+    checked = await acking;
+  } catch (error) {
+    // Committed, but unconfirmed: the outcome is unknown to the caller (a lost connection stays
+    // one, so the loop discards it).
+    throw isConnectionFault(error) ? error : databaseUnavailable(error);
+  }
+  const waiting = ack.confirm(checked, client);
+  if (waiting) await waiting;
 }
 
 /** COMMIT of a settled read-only snapshot, not waited for (see where it is called). */
@@ -187,7 +220,7 @@ export async function runTransaction<T, Tx extends PgReader>(
       const warnings = kind.write ? watchCommitWarnings(client) : undefined;
       let warned = false;
       try {
-        await commit(client, tx);
+        await commit(client, tx, kind.acknowledge);
       } finally {
         warned = warnings?.() ?? false;
       }
