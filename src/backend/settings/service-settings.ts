@@ -8,8 +8,8 @@
 import { workersSetting } from "../cluster/workers-setting.ts";
 import { type MetricsOptions, metricsSetting } from "../metrics/endpoint.ts";
 import { databaseTarget, durationSetting, postgresSettings } from "../storage/open.ts";
-import { type SettingsCheck, settingProblem } from "./problems.ts";
 import { durabilitySetting } from "./durability.ts";
+import { type SettingsCheck, settingProblem } from "./problems.ts";
 import { readReplicaSettings } from "./read-replicas.ts";
 
 /**

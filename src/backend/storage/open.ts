@@ -1,7 +1,7 @@
 /** Chooses the storage engine from `DATABASE_URL`, with the timeouts from `DATABASE_*_MS`. */
 import { resolve } from "node:path";
-import { SettingError, SettingsCheck, settingProblem } from "../settings/problems.ts";
 import { durabilitySetting } from "../settings/durability.ts";
+import { SettingError, SettingsCheck, settingProblem } from "../settings/problems.ts";
 import { readReplicaSettings } from "../settings/read-replicas.ts";
 import type { StorageEngine } from "./engine.ts";
 import { PostgresEngine, type PostgresOptions } from "./postgres/engine.ts";

@@ -9,8 +9,8 @@
 import { describe, expect, it } from "vitest";
 import { Catalog } from "../../../src/backend/db/catalog.ts";
 import { defineSchema, defineTable } from "../../../src/backend/schema.ts";
-import { PostgresEngine } from "../../../src/backend/storage/postgres/engine.ts";
 import { StartRefusal } from "../../../src/backend/start-refusal.ts";
+import { PostgresEngine } from "../../../src/backend/storage/postgres/engine.ts";
 import { v } from "../../../src/backend/values/index.ts";
 import { postgresBinDir, usePostgres } from "../../helpers/postgres.ts";
 import { startStandby } from "../../helpers/postgres-standby.ts";
@@ -63,9 +63,9 @@ describe.skipIf(!postgresBinDir)("DATABASE_DURABILITY=standby", () => {
         acknowledged = true;
       });
       await eventually(async () =>
-        expect(await primary().sql("SELECT count(*)::int AS n FROM t_notes WHERE id = 'n4'", [], url)).toEqual([
-          { n: 1 },
-        ]),
+        expect(
+          await primary().sql("SELECT count(*)::int AS n FROM t_notes WHERE id = 'n4'", [], url),
+        ).toEqual([{ n: 1 }]),
       );
       expect(acknowledged).toBe(false);
       process.kill(receiver, "SIGCONT");

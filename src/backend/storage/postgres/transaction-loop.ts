@@ -107,13 +107,17 @@ const asError = (e: unknown) => (e instanceof Error ? e : new Error(String(e)));
  * COMMIT, sent right behind the body's last statement when that one is still unanswered
  * (`tx.beforeCommit`, one round trip for both). If that statement failed, PostgreSQL rolls back
  * instead of committing (and answers COMMIT with ROLLBACK): its error is the outcome. With an
- * acknowledgement check, its statement follows COMMIT in the same round trip, and a commit counts
- * only once the check confirmed it.
+ * acknowledgement check its statement follows COMMIT in the same round trip; returned, for the
+ * caller to confirm the commit with ({@link acknowledged}).
  */
-async function commit(client: pg.PoolClient, tx: PgReader, ack?: CommitAcknowledgement): Promise<void> {
+async function commit(
+  client: pg.PoolClient,
+  tx: PgReader,
+  ack?: CommitAcknowledgement,
+): Promise<{ acking?: Promise<pg.QueryResult> }> {
   const committing = client.query("COMMIT");
   const acking = ack ? client.query(ack.statement) : undefined;
-  // Observed below once COMMIT succeeded; this only keeps an early failure from counting as unhandled.
+  // Observed once COMMIT succeeded; this only keeps an early failure from counting as unhandled.
   acking?.catch(() => {});
   tx.uncork();
   if (tx.beforeCommit) {
@@ -126,16 +130,25 @@ async function commit(client: pg.PoolClient, tx: PgReader, ack?: CommitAcknowled
   }
   const answer = await committing;
   if (answer.command === "ROLLBACK") throw new Error("PostgreSQL rolled the transaction back at COMMIT");
-  if (!ack || !acking) return;
-  let checked: pg.QueryResult;
+  // In an object: an async function's promise would take on the check's answer and wait for it.
+  return { acking };
+}
+
+/** Resolves once `ack` confirmed a commit from its statement's answer; else rejects. */
+async function acknowledged(
+  client: pg.PoolClient,
+  ack: CommitAcknowledgement,
+  acking: Promise<pg.QueryResult>,
+): Promise<void> {
+  let answer: pg.QueryResult;
   try {
-    checked = await acking;
+    answer = await acking;
   } catch (error) {
-    // Committed, but unconfirmed: the outcome is unknown to the caller (a lost connection stays
-    // one, so the loop discards it).
+    // Committed but unconfirmed: the outcome is unknown to the caller (a lost connection stays
+    // one, so that the loop discards the connection).
     throw isConnectionFault(error) ? error : databaseUnavailable(error);
   }
-  const waiting = ack.confirm(checked, client);
+  const waiting = ack.confirm(answer, client);
   if (waiting) await waiting;
 }
 
@@ -219,8 +232,9 @@ export async function runTransaction<T, Tx extends PgReader>(
       // Awaited for writes, and for a read whose statement failed (its COMMIT answers ROLLBACK).
       const warnings = kind.write ? watchCommitWarnings(client) : undefined;
       let warned = false;
+      let acking: Promise<pg.QueryResult> | undefined;
       try {
-        await commit(client, tx, kind.acknowledge);
+        ({ acking } = await commit(client, tx, kind.acknowledge));
       } finally {
         warned = warnings?.() ?? false;
       }
@@ -229,6 +243,7 @@ export async function runTransaction<T, Tx extends PgReader>(
         // Outcome unknown to the caller, as for a connection lost at COMMIT; the follower delivers it if it stays.
         throw databaseUnavailable();
       }
+      if (kind.acknowledge && acking) await acknowledged(client, kind.acknowledge, acking);
       return result;
     } catch (error) {
       tx.uncork();
