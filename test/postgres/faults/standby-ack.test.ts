@@ -8,6 +8,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { Catalog } from "../../../src/backend/db/catalog.ts";
+import { metricsRegistry } from "../../../src/backend/metrics/metrics.ts";
 import { defineSchema, defineTable } from "../../../src/backend/schema.ts";
 import { StartRefusal } from "../../../src/backend/start-refusal.ts";
 import { PostgresEngine } from "../../../src/backend/storage/postgres/engine.ts";
@@ -30,6 +31,14 @@ async function engineOn(url: string, options: Partial<ConstructorParameters<type
   return engine;
 }
 
+/** Acknowledgements by outcome (`service_auth_db_standby_acks_total`) in this process so far. */
+async function acks(): Promise<Record<string, number>> {
+  const metric = metricsRegistry.getSingleMetric("service_auth_db_standby_acks_total");
+  const counts: Record<string, number> = {};
+  for (const { labels, value } of (await metric?.get())?.values ?? []) counts[String(labels.outcome)] = value;
+  return counts;
+}
+
 describe.skipIf(!postgresBinDir)("DATABASE_DURABILITY=standby", () => {
   // An asynchronous standby: COMMIT on the primary never waits for it.
   const primary = usePostgres(["synchronous_commit=on"]);
@@ -45,6 +54,7 @@ describe.skipIf(!postgresBinDir)("DATABASE_DURABILITY=standby", () => {
       const patient = await engineOn(url, { durability: "standby", standbyAckWaitMs: 120_000 });
       const loose = await engineOn(url);
       engines.push(strict, patient, loose);
+      const before = await acks();
       await insert(strict, 1);
 
       const [row] = await standby.sql<{ pid: number }>("SELECT pid FROM pg_stat_wal_receiver");
@@ -72,6 +82,13 @@ describe.skipIf(!postgresBinDir)("DATABASE_DURABILITY=standby", () => {
       receiver = undefined;
       await waiting;
       expect(acknowledged).toBe(true);
+      // Writes 1 and 4 acknowledged (at once, or after waiting: an asynchronous standby may take a
+      // moment), write 2 not; the loose engine counts nothing.
+      const after = await acks();
+      const delta = (outcome: string) => (after[outcome] ?? 0) - (before[outcome] ?? 0);
+      expect(delta("unconfirmed")).toBe(1);
+      expect(delta("waited")).toBeGreaterThanOrEqual(1);
+      expect(delta("flushed") + delta("waited")).toBe(2);
       // Both unconfirmed writes are committed on the primary (the outcome the 503 left open).
       expect(
         (await primary().sql("SELECT id FROM t_notes ORDER BY id", [], url)).map((r: { id: string }) => r.id),
@@ -83,7 +100,7 @@ describe.skipIf(!postgresBinDir)("DATABASE_DURABILITY=standby", () => {
     }
   }, 120_000);
 
-  it("refuses to start with a role that cannot see its standbys' progress", async () => {
+  it("refuses to start with a role that cannot see its standbys' progress, or with synchronous_commit off", async () => {
     const url = await primary().createDatabase();
     const role = `no_monitor_${process.pid}`;
     await primary().sql(`DROP ROLE IF EXISTS ${role}`);
@@ -101,8 +118,21 @@ describe.skipIf(!postgresBinDir)("DATABASE_DURABILITY=standby", () => {
     } finally {
       await engine.close();
     }
-    // Granted, it starts.
+    // Seeing them, but with COMMIT returning before its record is flushed: refused too.
     await primary().sql(`GRANT pg_monitor TO ${role}`);
+    await primary().sql(`ALTER ROLE ${role} SET synchronous_commit = off`);
+    const unflushed = new PostgresEngine({ connectionString: asRole.toString(), durability: "standby" });
+    try {
+      const refused = await unflushed
+        .migrate(catalog.layout(), catalog.keysOf)
+        .catch((error: unknown) => error);
+      expect(refused).toBeInstanceOf(StartRefusal);
+      expect((refused as Error).message).toContain(`ALTER ROLE "${role}" SET synchronous_commit = on`);
+    } finally {
+      await unflushed.close();
+    }
+    // Both mended, it starts.
+    await primary().sql(`ALTER ROLE ${role} RESET synchronous_commit`);
     const granted = new PostgresEngine({ connectionString: asRole.toString(), durability: "standby" });
     try {
       await granted.migrate(catalog.layout(), catalog.keysOf);
