@@ -51,7 +51,13 @@ describe.skipIf(!postgresBinDir)("DATABASE_DURABILITY=standby", () => {
     try {
       // Gives up on a standby after 1 s; the patient one waits long enough to see it come back.
       const strict = await engineOn(url, { durability: "standby", standbyAckWaitMs: 1000 });
-      const patient = await engineOn(url, { durability: "standby", standbyAckWaitMs: 120_000 });
+      // One pooled connection: a commit waiting for the standby must not keep it from the others.
+      const patient = await engineOn(url, {
+        durability: "standby",
+        standbyAckWaitMs: 120_000,
+        maxConnections: 1,
+        connectTimeoutMs: 20_000,
+      });
       const loose = await engineOn(url);
       engines.push(strict, patient, loose);
       const before = await acks();
@@ -77,6 +83,12 @@ describe.skipIf(!postgresBinDir)("DATABASE_DURABILITY=standby", () => {
           await primary().sql("SELECT count(*)::int AS n FROM t_notes WHERE id = 'n4'", [], url),
         ).toEqual([{ n: 1 }]),
       );
+      expect(acknowledged).toBe(false);
+      // The waiting commit gave its connection back: the engine's one connection serves a read.
+      const read = await patient.read((tx) =>
+        tx.scan({ table: "notes", index: "by_creation_time", range: {}, order: "asc", limit: 10 }),
+      );
+      expect(read.map((row) => row.doc._id)).toEqual(["n1", "n2", "n3", "n4"]);
       expect(acknowledged).toBe(false);
       process.kill(receiver, "SIGCONT");
       receiver = undefined;

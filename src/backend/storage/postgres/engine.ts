@@ -56,7 +56,7 @@ import {
 } from "./primary-locator.ts";
 import { ReadReplicas } from "./read-replicas.ts";
 import type { ReplicaState } from "./replica.ts";
-import { checkStandbyAckPreconditions, standbyAck } from "./standby-ack.ts";
+import { checkStandbyAckPreconditions, StandbyAck } from "./standby-ack.ts";
 import { PgReader, PgWriter } from "./transaction.ts";
 import { runTransaction, type TransactionKind } from "./transaction-loop.ts";
 
@@ -153,7 +153,8 @@ export class PostgresEngine implements StorageEngine {
       write: true,
       ...(options.durability === "standby"
         ? {
-            acknowledge: standbyAck(
+            acknowledge: new StandbyAck(
+              async (sql) => (await this.pools.main.query(sql)).rows,
               options.standbyAckWaitMs ??
                 options.statementTimeoutMs ??
                 POSTGRES_TIMEOUT_DEFAULTS.statementTimeoutMs,

@@ -15,15 +15,15 @@
  * writes the new primary never gets: acknowledged revocations are undone. This check asks the
  * server itself, after each commit, instead of trusting its configuration.
  *
- * The price: one statement behind each COMMIT, in the same round trip; a wait (polled, at most
- * `standbyAckWaitMs`) only while no standby has caught up; and no write is
- * acknowledged while the primary has no standby at all.
+ * The price: one statement behind each COMMIT, in the same round trip. A commit no standby has yet
+ * waits, without its connection, for one poll of the standbys' progress shared by every waiting
+ * commit (at most `standbyAckWaitMs`); no write is acknowledged while the primary has no standby.
  */
 import type pg from "pg";
 import { logger } from "../../logger.ts";
 import { countStandbyAck } from "../../metrics/metrics.ts";
 import { StartRefusal } from "../../start-refusal.ts";
-import { databaseUnavailable, isConnectionFault } from "../db-errors.ts";
+import { databaseUnavailable } from "../db-errors.ts";
 import type { CommitAcknowledgement } from "./transaction-loop.ts";
 
 /**
@@ -39,68 +39,94 @@ const STANDBY_FLUSHED = `(SELECT max(s.flush_lsn) FROM pg_stat_get_wal_senders()
 const ACK_SQL = `SELECT l.lsn::text AS lsn, COALESCE(${STANDBY_FLUSHED} >= l.lsn, false) AS flushed
   FROM (SELECT pg_current_wal_flush_lsn() AS lsn) l`;
 
-/** Asked again while waiting: whether a standby has flushed `$1` now. */
-const FLUSHED_SQL = `SELECT COALESCE(${STANDBY_FLUSHED} >= $1::pg_lsn, false) AS flushed`;
+/** Polled while commits wait: how far the standbys have flushed (null: no standby). */
+const FLUSHED_SQL = `SELECT ${STANDBY_FLUSHED}::text AS flushed`;
 
 /** What the engine's role must be able to do for the check (asked once, at start). */
 const PRECONDITIONS_SQL = `SELECT current_setting('synchronous_commit') AS synchronous_commit,
   current_setting('is_superuser') = 'on' OR pg_has_role('pg_read_all_stats', 'USAGE') AS sees_standbys,
   current_user AS role`;
 
-/** Longest pause between two looks at the standbys' progress while a commit waits, ms. */
+/** Longest pause between two polls while commits wait, ms. */
 const MAX_POLL_MS = 20;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/**
- * The acknowledgement of commits for `DATABASE_DURABILITY=standby`: waits at most `waitMs` for a
- * standby to flush a commit.
- */
-export function standbyAck(waitMs: number): CommitAcknowledgement {
-  return {
-    statement: { name: "service_auth_standby_ack", text: ACK_SQL },
-    confirm(answer, client) {
-      const row = answer.rows[0] as { lsn: string; flushed: boolean };
-      if (row.flushed) {
-        countStandbyAck("flushed");
-        return undefined;
-      }
-      return waitForStandby(client, row.lsn, Date.now() + waitMs, waitMs);
-    },
-  };
+/** `X/Y` (PostgreSQL's `pg_lsn` text) as a number that orders like it. */
+function lsnValue(text: string): bigint {
+  const [high, low] = text.split("/");
+  return (BigInt(`0x${high}`) << 32n) + BigInt(`0x${low}`);
 }
 
-/** Polls until a standby flushed `lsn`, or fails the write once `deadline` passed. */
-async function waitForStandby(
-  client: pg.PoolClient,
-  lsn: string,
-  deadline: number,
-  waitMs: number,
-): Promise<void> {
-  for (let pause = 1; Date.now() + pause <= deadline; pause = Math.min(pause * 2, MAX_POLL_MS)) {
-    await sleep(pause);
-    let flushed: boolean;
-    try {
-      const { rows } = await client.query<{ flushed: boolean }>({
-        name: "service_auth_standby_flushed",
-        text: FLUSHED_SQL,
-        values: [lsn],
-      });
-      flushed = rows[0].flushed;
-    } catch (error) {
-      // A lost connection is the transaction loop's to report (and the connection is discarded).
-      if (isConnectionFault(error)) throw error;
-      countStandbyAck("unconfirmed");
-      throw databaseUnavailable(error);
+interface Waiter {
+  lsn: bigint;
+  deadline: number;
+  resolve(): void;
+  reject(error: Error): void;
+}
+
+/**
+ * The acknowledgement of commits for `DATABASE_DURABILITY=standby`. `query` runs a statement on
+ * the primary (a pooled connection); a commit waits at most `waitMs` for a standby to flush it.
+ */
+export class StandbyAck implements CommitAcknowledgement {
+  readonly statement: pg.QueryConfig = { name: "service_auth_standby_ack", text: ACK_SQL };
+  private readonly waiters = new Set<Waiter>();
+  private polling = false;
+
+  constructor(
+    private readonly query: (sql: string) => Promise<{ flushed: string | null }[]>,
+    private readonly waitMs: number,
+  ) {}
+
+  confirm(answer: pg.QueryResult): Promise<void> | undefined {
+    const row = answer.rows[0] as { lsn: string; flushed: boolean };
+    if (row.flushed) {
+      countStandbyAck("flushed");
+      return undefined;
     }
-    if (flushed) {
-      countStandbyAck("waited");
-      return;
+    return new Promise<void>((resolve, reject) => {
+      this.waiters.add({ lsn: lsnValue(row.lsn), deadline: Date.now() + this.waitMs, resolve, reject });
+      if (!this.polling) void this.poll();
+    });
+  }
+
+  /** Asks how far the standbys have flushed until no commit waits, sooner again after progress. */
+  private async poll(): Promise<void> {
+    this.polling = true;
+    try {
+      for (let pause = 1; this.waiters.size > 0; ) {
+        await sleep(pause);
+        let flushed: bigint | undefined;
+        try {
+          const [row] = await this.query(FLUSHED_SQL);
+          flushed = row?.flushed ? lsnValue(row.flushed) : undefined;
+        } catch {
+          // The primary unreachable: commits wait on, up to their deadline.
+        }
+        const now = Date.now();
+        let confirmed = false;
+        for (const waiter of this.waiters) {
+          if (flushed !== undefined && waiter.lsn <= flushed) {
+            this.waiters.delete(waiter);
+            countStandbyAck("waited");
+            waiter.resolve();
+            confirmed = true;
+          } else if (now >= waiter.deadline) {
+            this.waiters.delete(waiter);
+            countStandbyAck("unconfirmed");
+            logger.warn("PostgreSQL commit not flushed by any standby in time: answered as unavailable", {
+              waitMs: this.waitMs,
+            });
+            waiter.reject(databaseUnavailable());
+          }
+        }
+        pause = confirmed ? 1 : Math.min(pause * 2, MAX_POLL_MS);
+      }
+    } finally {
+      this.polling = false;
     }
   }
-  countStandbyAck("unconfirmed");
-  logger.warn("PostgreSQL commit not flushed by any standby in time: answered as unavailable", { waitMs });
-  throw databaseUnavailable();
 }
 
 /**

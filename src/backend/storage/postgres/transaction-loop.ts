@@ -78,8 +78,9 @@ export interface CommitAcknowledgement {
   /**
    * Given the statement's answer after a successful COMMIT: undefined when the commit may be
    * acknowledged, else a promise that resolves once it may or rejects (`DATABASE_UNAVAILABLE`).
+   * The transaction's connection is back in the pool while that promise is pending.
    */
-  confirm(answer: pg.QueryResult, client: pg.PoolClient): Promise<void> | undefined;
+  confirm(answer: pg.QueryResult): Promise<void> | undefined;
 }
 
 /**
@@ -108,7 +109,7 @@ const asError = (e: unknown) => (e instanceof Error ? e : new Error(String(e)));
  * (`tx.beforeCommit`, one round trip for both). If that statement failed, PostgreSQL rolls back
  * instead of committing (and answers COMMIT with ROLLBACK): its error is the outcome. With an
  * acknowledgement check its statement follows COMMIT in the same round trip; returned, for the
- * caller to confirm the commit with ({@link acknowledged}).
+ * caller to confirm the commit with ({@link acknowledgementOf}).
  */
 async function commit(
   client: pg.PoolClient,
@@ -134,12 +135,14 @@ async function commit(
   return { acking };
 }
 
-/** Resolves once `ack` confirmed a commit from its statement's answer; else rejects. */
-async function acknowledged(
-  client: pg.PoolClient,
+/**
+ * What `ack` makes of its statement's answer: undefined when the commit may be acknowledged, else
+ * the wait for that (which rejects when it may not be).
+ */
+async function acknowledgementOf(
   ack: CommitAcknowledgement,
   acking: Promise<pg.QueryResult>,
-): Promise<void> {
+): Promise<[waiting: Promise<void> | undefined]> {
   let answer: pg.QueryResult;
   try {
     answer = await acking;
@@ -148,8 +151,8 @@ async function acknowledged(
     // one, so that the loop discards the connection).
     throw isConnectionFault(error) ? error : databaseUnavailable(error);
   }
-  const waiting = ack.confirm(answer, client);
-  if (waiting) await waiting;
+  // In an array: an async function's promise would take on the wait and settle with it.
+  return [ack.confirm(answer)];
 }
 
 /** COMMIT of a settled read-only snapshot, not waited for (see where it is called). */
@@ -243,7 +246,11 @@ export async function runTransaction<T, Tx extends PgReader>(
         // Outcome unknown to the caller, as for a connection lost at COMMIT; the follower delivers it if it stays.
         throw databaseUnavailable();
       }
-      if (kind.acknowledge && acking) await acknowledged(client, kind.acknowledge, acking);
+      if (kind.acknowledge && acking) {
+        const [waiting] = await acknowledgementOf(kind.acknowledge, acking);
+        // Waited for without the connection, released as this returns: it may take a while.
+        if (waiting) return waiting.then(() => result);
+      }
       return result;
     } catch (error) {
       tx.uncork();
