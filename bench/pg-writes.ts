@@ -18,7 +18,9 @@
  * 4. In-process: what another instance's commit costs an instance that reads nothing of its table,
  *    its write set parsed (a payload without the table header) or skipped (`lib/announced-commit.ts`).
  *
- * `BENCH_PG_WRITES_SEC` sets the seconds per measurement (default 10).
+ * Each configuration runs once per round, the rounds interleaved (`BENCH_PG_WRITES_ROUNDS`, default
+ * 3, of `BENCH_PG_WRITES_SEC` seconds each, default 5); figures are medians over the rounds, the
+ * goals' ratios medians of per-round ratios.
  */
 import { execFile } from "node:child_process";
 import { writeFile } from "node:fs/promises";
@@ -32,13 +34,14 @@ import { startBenchPostgres } from "./lib/postgres-db.ts";
 import { processCpuNs } from "./lib/proc.ts";
 import { rs256Tokens } from "./lib/rs256-tokens.ts";
 import { type SpawnedServer, spawnServer } from "./lib/spawn.ts";
-import { formatCount, formatNs, formatRatio } from "./lib/timing.ts";
+import { formatCount, formatNs, formatRatio, interleave, median } from "./lib/timing.ts";
 import type { BenchContext, BenchGroup, BenchRow } from "./lib/types.ts";
 
 const ISSUER = "https://bench.pg-writes.test";
 const AUDIENCE = "bench-pg-writes";
 const CONNECTIONS = 32;
-const SECONDS = Number(process.env.BENCH_PG_WRITES_SEC ?? 10);
+const SECONDS = Number(process.env.BENCH_PG_WRITES_SEC ?? 5);
+const ROUNDS = Number(process.env.BENCH_PG_WRITES_ROUNDS ?? 3);
 const WARMUP_SEC = 2;
 const fixture = fileURLToPath(new URL("./fixtures/postgres-server.ts", import.meta.url));
 const floorFixture = fileURLToPath(new URL("./fixtures/raw-pg-write.ts", import.meta.url));
@@ -54,6 +57,21 @@ interface WriteLoad {
   rollbacksPerCommit?: number;
   /** Mean number of transactions waiting for a lock (sampled). */
   lockWaiters?: number;
+}
+
+/** Each figure's median over the rounds. */
+function medianLoad(rounds: WriteLoad[]): WriteLoad {
+  const of = (pick: (r: WriteLoad) => number | undefined) => {
+    const values = rounds.map(pick).filter((v): v is number => v !== undefined);
+    return values.length ? median(values) : undefined;
+  };
+  return {
+    mutationsPerSec: median(rounds.map((r) => r.mutationsPerSec)),
+    p50Ms: median(rounds.map((r) => r.p50Ms)),
+    cpuPerMutationNs: median(rounds.map((r) => r.cpuPerMutationNs)),
+    rollbacksPerCommit: of((r) => r.rollbacksPerCommit),
+    lockWaiters: of((r) => r.lockWaiters),
+  };
 }
 
 /** `pg_stat_database` counters of the database at `url`. */
@@ -184,36 +202,44 @@ export const pgWrites: BenchGroup = {
       for (const server of servers) await server.stop();
     };
 
-    ctx.log(`SQLite, 1 process: ${CONNECTIONS} connections, ${SECONDS} s`);
-    const sqliteServers = await start(1, sqliteUrl);
-    const sqlite = await measure(sqliteServers, "sqlite");
-    await stopAll(sqliteServers);
-
-    ctx.log(`PostgreSQL, 1 instance: ${CONNECTIONS} connections, ${SECONDS} s`);
-    const oneServers = await start(1, pgUrl);
-    const one = await measure(oneServers, "one", stats);
-    await stopAll(oneServers);
-
-    ctx.log(`PostgreSQL, 2 instances: ${CONNECTIONS} connections over them, ${SECONDS} s`);
-    const twoServers = await start(2, pgUrl);
-    const two = await measure(twoServers, "two", stats);
-    await stopAll(twoServers);
-
-    ctx.log(`PostgreSQL, 3 instances: ${CONNECTIONS} connections over them, ${SECONDS} s`);
-    const threeServers = await start(3, pgUrl);
-    const three = await measure(threeServers, "three", stats);
-    await stopAll(threeServers);
-
-    // The floor writes to the tables our instances migrated (they are stopped by now).
-    ctx.log(`floor (node:http + pg), 1 process: ${CONNECTIONS} connections, ${SECONDS} s`);
-    const floorOneServers = await start(1, pgUrl, floorFixture);
-    const floorOne = await measure(floorOneServers, "floor-one", stats);
-    await stopAll(floorOneServers);
-
-    ctx.log(`floor (node:http + pg), 3 processes: ${CONNECTIONS} connections over them, ${SECONDS} s`);
-    const floorThreeServers = await start(3, pgUrl, floorFixture);
-    const floorThree = await measure(floorThreeServers, "floor-three", stats);
-    await stopAll(floorThreeServers);
+    /** One configuration's measurement: its processes started, loaded, stopped. */
+    const config =
+      (what: string, count: number, url: string, tag: string, script = fixture, withStats = true) =>
+      async (round: number) => {
+        ctx.log(`round ${round + 1}: ${what}, ${CONNECTIONS} connections, ${SECONDS} s`);
+        const servers = await start(count, url, script);
+        try {
+          return await measure(servers, tag, withStats ? stats : undefined);
+        } finally {
+          await stopAll(servers);
+        }
+      };
+    // Round by round, each configuration in turn (the order rotating): the ratios pair figures
+    // measured minutes apart at most, which one run of each could not on a machine whose speed
+    // drifts (single runs put one instance at 29–53 % of SQLite on the same day).
+    const rounds = await interleave(ROUNDS, {
+      sqlite: config("SQLite, 1 process", 1, sqliteUrl, "sqlite", fixture, false),
+      one: config("PostgreSQL, 1 instance", 1, pgUrl, "one"),
+      two: config("PostgreSQL, 2 instances", 2, pgUrl, "two"),
+      three: config("PostgreSQL, 3 instances", 3, pgUrl, "three"),
+      // The floor writes to the tables our instances migrated.
+      floorOne: config("floor (node:http + pg), 1 process", 1, pgUrl, "floor-one", floorFixture),
+      floorThree: config("floor (node:http + pg), 3 processes", 3, pgUrl, "floor-three", floorFixture),
+    });
+    const [sqlite, one, two, three, floorOne, floorThree] = [
+      rounds.sqlite,
+      rounds.one,
+      rounds.two,
+      rounds.three,
+      rounds.floorOne,
+      rounds.floorThree,
+    ].map(medianLoad);
+    /** The median over the rounds of `a ÷ b`, each round's figures paired. */
+    const ratio = (a: WriteLoad[], b: WriteLoad[]) =>
+      median(a.map((r, i) => r.mutationsPerSec / b[i].mutationsPerSec));
+    const oneOfSqlite = ratio(rounds.one, rounds.sqlite);
+    const threeOfOne = ratio(rounds.three, rounds.one);
+    const floorThreeOfOne = ratio(rounds.floorThree, rounds.floorOne);
 
     ctx.log("another instance's commit, in-process: parsed vs skipped");
     const announced = announcedCommitCost();
@@ -226,7 +252,7 @@ export const pgWrites: BenchGroup = {
       ]
         .filter(Boolean)
         .join("; ");
-    const settings = `${CONNECTIONS} connections, ${SECONDS} s`;
+    const settings = `${CONNECTIONS} connections; medians of ${ROUNDS} interleaved rounds of ${SECONDS} s`;
     return [
       {
         benchmark: "pgbench: the same single-row insert transaction, 32 clients",
@@ -244,8 +270,8 @@ export const pgWrites: BenchGroup = {
         result: `${formatCount(one.mutationsPerSec)} mutations/s`,
         p50: `${one.p50Ms} ms`,
         goal: "≥ 40% of SQLite",
-        ok: one.mutationsPerSec >= 0.4 * sqlite.mutationsPerSec,
-        note: `${formatRatio(one.mutationsPerSec / pgbenchTps)} of pgbench, ${formatRatio(one.mutationsPerSec / sqlite.mutationsPerSec)} of SQLite; ${note(one)}`,
+        ok: oneOfSqlite >= 0.4,
+        note: `${formatRatio(one.mutationsPerSec / pgbenchTps)} of pgbench, ${formatRatio(oneOfSqlite)} of SQLite (median of per-round ratios); ${note(one)}`,
       },
       {
         benchmark: "`bench:post` over HTTP on PostgreSQL, 2 instances",
@@ -258,8 +284,8 @@ export const pgWrites: BenchGroup = {
         result: `${formatCount(three.mutationsPerSec)} mutations/s`,
         p50: `${three.p50Ms} ms`,
         goal: "≥ 1 instance",
-        ok: three.mutationsPerSec >= one.mutationsPerSec,
-        note: `${formatRatio(three.mutationsPerSec / pgbenchTps)} of pgbench, ${formatRatio(three.mutationsPerSec / one.mutationsPerSec)} of 1 instance (the floor: ${formatRatio(floorThree.mutationsPerSec / floorOne.mutationsPerSec)}); ${note(three)}`,
+        ok: threeOfOne >= 1,
+        note: `${formatRatio(three.mutationsPerSec / pgbenchTps)} of pgbench, ${formatRatio(threeOfOne)} of 1 instance (median of per-round ratios; the floor: ${formatRatio(floorThreeOfOne)}); ${note(three)}`,
       },
       {
         benchmark: "floor: `node:http` + `pg`, our transaction's statements, 1 process",
@@ -271,7 +297,7 @@ export const pgWrites: BenchGroup = {
         benchmark: "floor: the same, 3 processes",
         result: `${formatCount(floorThree.mutationsPerSec)} mutations/s`,
         p50: `${floorThree.p50Ms} ms`,
-        note: `floor 3 ÷ 1 ${formatRatio(floorThree.mutationsPerSec / floorOne.mutationsPerSec)}, ours 3 ÷ 1 ${formatRatio(three.mutationsPerSec / one.mutationsPerSec)}; CPU per mutation 3 ÷ 1 process: floor ${(floorThree.cpuPerMutationNs / floorOne.cpuPerMutationNs).toFixed(2)}×, ours ${(three.cpuPerMutationNs / one.cpuPerMutationNs).toFixed(2)}×; ${note(floorThree)}`,
+        note: `floor 3 ÷ 1 ${formatRatio(floorThreeOfOne)}, ours 3 ÷ 1 ${formatRatio(threeOfOne)}; CPU per mutation 3 ÷ 1 process: floor ${(floorThree.cpuPerMutationNs / floorOne.cpuPerMutationNs).toFixed(2)}×, ours ${(three.cpuPerMutationNs / one.cpuPerMutationNs).toFixed(2)}×; ${note(floorThree)}`,
       },
       {
         benchmark: "another instance's commit, nothing here reads its table: delivered (in-process)",
