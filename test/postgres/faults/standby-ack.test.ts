@@ -101,7 +101,7 @@ describe.skipIf(!postgresBinDir)("DATABASE_DURABILITY=standby", () => {
       expect(delta("unconfirmed")).toBe(1);
       expect(delta("waited")).toBeGreaterThanOrEqual(1);
       expect(delta("flushed") + delta("waited")).toBe(2);
-      // Both unconfirmed writes are committed on the primary (the outcome the 503 left open).
+      // Write 2, answered 503, is committed on the primary all the same: the outcome it left open.
       expect(
         (await primary().sql("SELECT id FROM t_notes ORDER BY id", [], url)).map((r: { id: string }) => r.id),
       ).toEqual(["n1", "n2", "n3", "n4"]);
