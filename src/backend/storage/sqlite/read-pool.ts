@@ -32,40 +32,19 @@ export class SqliteReadPool {
     return new SqliteReader(created);
   }
 
-  /**
-   * Not async: one `.then` on the body's promise instead of an async function's own promise and
-   * its await (every promise runs hook callbacks once Better Auth's AsyncLocalStorage is active).
-   */
-  read<T>(fn: (tx: ReadTransaction) => Promise<T>): Promise<T> {
+  async read<T>(fn: (tx: ReadTransaction) => Promise<T>): Promise<T> {
     if (this.onWriter) return fn(this.onWriter);
     const reader = this.take();
     const conn = reader.connection;
     // The migrated statements, which carry the indexes still being built.
     conn.sql = this.writer.sql;
     conn.begin.run();
-    let body: Promise<T>;
     try {
-      body = fn(reader);
-    } catch (error) {
-      this.end(reader);
-      return Promise.reject(error);
+      return await fn(reader);
+    } finally {
+      conn.commit.run();
+      this.idle.push(reader);
     }
-    return body.then(
-      (value) => {
-        this.end(reader);
-        return value;
-      },
-      (error: unknown) => {
-        this.end(reader);
-        throw error;
-      },
-    );
-  }
-
-  /** Ends `reader`'s snapshot and makes it available to the next read. */
-  private end(reader: SqliteReader): void {
-    reader.connection.commit.run();
-    this.idle.push(reader);
   }
 
   close(): void {
