@@ -33,8 +33,12 @@
  * This is the one place that decides what "fresh" means for a replica; the rest only asks.
  */
 
-/** Bytes since `0/0`: a WAL position as a number (exact below 2^53 bytes, 8 PiB of WAL). */
-const BYTES = (lsn: string) => `(${lsn} - '0/0'::pg_lsn)::text AS lsn`;
+/**
+ * SQL for the WAL position `lsn` in bytes since `0/0`, as text: a number in JavaScript (exact
+ * below 2^53 bytes, 8 PiB of WAL).
+ */
+export const walBytes = (lsn: string) => `(${lsn} - '0/0'::pg_lsn)::text`;
+const BYTES = (lsn: string) => `${walBytes(lsn)} AS lsn`;
 
 /** The primary's WAL insert position, read in a statement of its own: the stamp. */
 export const STAMP_SQL = `SELECT ${BYTES("pg_current_wal_insert_lsn()")}`;

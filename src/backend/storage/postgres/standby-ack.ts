@@ -19,11 +19,13 @@
  * waits, without its connection, for one poll of the standbys' progress shared by every waiting
  * commit (at most `standbyAckWaitMs`); no write is acknowledged while the primary has no standby.
  */
+import { setTimeout as sleep } from "node:timers/promises";
 import type pg from "pg";
 import { logger } from "../../logger.ts";
 import { countStandbyAck } from "../../metrics/metrics.ts";
 import { StartRefusal } from "../../start-refusal.ts";
 import { databaseUnavailable } from "../db-errors.ts";
+import { walBytes } from "./read-freshness.ts";
 import type { CommitAcknowledgement } from "./transaction-loop.ts";
 
 /**
@@ -36,11 +38,11 @@ const STANDBY_FLUSHED = `(SELECT max(s.flush_lsn) FROM pg_stat_get_wal_senders()
     AND NOT EXISTS (SELECT 1 FROM pg_replication_slots r WHERE r.slot_type = 'logical' AND r.active_pid = s.pid))`;
 
 /** Sent behind COMMIT: the flush position (which covers the commit) and whether a standby has it. */
-const ACK_SQL = `SELECT l.lsn::text AS lsn, COALESCE(${STANDBY_FLUSHED} >= l.lsn, false) AS flushed
+const ACK_SQL = `SELECT ${walBytes("l.lsn")} AS lsn, COALESCE(${STANDBY_FLUSHED} >= l.lsn, false) AS flushed
   FROM (SELECT pg_current_wal_flush_lsn() AS lsn) l`;
 
 /** Polled while commits wait: how far the standbys have flushed (null: no standby). */
-const FLUSHED_SQL = `SELECT ${STANDBY_FLUSHED}::text AS flushed`;
+const FLUSHED_SQL = `SELECT ${walBytes(STANDBY_FLUSHED)} AS flushed`;
 
 /** What the engine's role must be able to do for the check (asked once, at start). */
 const PRECONDITIONS_SQL = `SELECT current_setting('synchronous_commit') AS synchronous_commit,
@@ -50,16 +52,9 @@ const PRECONDITIONS_SQL = `SELECT current_setting('synchronous_commit') AS synch
 /** Longest pause between two polls while commits wait, ms. */
 const MAX_POLL_MS = 20;
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** `X/Y` (PostgreSQL's `pg_lsn` text) as a number that orders like it. */
-function lsnValue(text: string): bigint {
-  const [high, low] = text.split("/");
-  return (BigInt(`0x${high}`) << 32n) + BigInt(`0x${low}`);
-}
-
 interface Waiter {
-  lsn: bigint;
+  /** The WAL position to wait for, in bytes (`walBytes`). */
+  lsn: number;
   deadline: number;
   resolve(): void;
   reject(error: Error): void;
@@ -86,7 +81,7 @@ export class StandbyAck implements CommitAcknowledgement {
       return undefined;
     }
     return new Promise<void>((resolve, reject) => {
-      this.waiters.add({ lsn: lsnValue(row.lsn), deadline: Date.now() + this.waitMs, resolve, reject });
+      this.waiters.add({ lsn: Number(row.lsn), deadline: Date.now() + this.waitMs, resolve, reject });
       if (!this.polling) void this.poll();
     });
   }
@@ -97,10 +92,10 @@ export class StandbyAck implements CommitAcknowledgement {
     try {
       for (let pause = 1; this.waiters.size > 0; ) {
         await sleep(pause);
-        let flushed: bigint | undefined;
+        let flushed: number | undefined;
         try {
           const [row] = await this.query(FLUSHED_SQL);
-          flushed = row?.flushed ? lsnValue(row.flushed) : undefined;
+          flushed = row?.flushed ? Number(row.flushed) : undefined;
         } catch {
           // The primary unreachable: commits wait on, up to their deadline.
         }

@@ -108,17 +108,17 @@ const asError = (e: unknown) => (e instanceof Error ? e : new Error(String(e)));
  * COMMIT, sent right behind the body's last statement when that one is still unanswered
  * (`tx.beforeCommit`, one round trip for both). If that statement failed, PostgreSQL rolls back
  * instead of committing (and answers COMMIT with ROLLBACK): its error is the outcome. With an
- * acknowledgement check its statement follows COMMIT in the same round trip; returned, for the
- * caller to confirm the commit with ({@link acknowledgementOf}).
+ * acknowledgement check its statement follows COMMIT in the same round trip; its answer is
+ * returned, for the caller to confirm the commit with.
  */
 async function commit(
   client: pg.PoolClient,
   tx: PgReader,
   ack?: CommitAcknowledgement,
-): Promise<{ acking?: Promise<pg.QueryResult> }> {
+): Promise<pg.QueryResult | undefined> {
   const committing = client.query("COMMIT");
   const acking = ack ? client.query(ack.statement) : undefined;
-  // Observed once COMMIT succeeded; this only keeps an early failure from counting as unhandled.
+  // Awaited once COMMIT succeeded; this only keeps an early failure from counting as unhandled.
   acking?.catch(() => {});
   tx.uncork();
   if (tx.beforeCommit) {
@@ -131,28 +131,13 @@ async function commit(
   }
   const answer = await committing;
   if (answer.command === "ROLLBACK") throw new Error("PostgreSQL rolled the transaction back at COMMIT");
-  // In an object: an async function's promise would take on the check's answer and wait for it.
-  return { acking };
-}
-
-/**
- * What `ack` makes of its statement's answer: undefined when the commit may be acknowledged, else
- * the wait for that (which rejects when it may not be).
- */
-async function acknowledgementOf(
-  ack: CommitAcknowledgement,
-  acking: Promise<pg.QueryResult>,
-): Promise<[waiting: Promise<void> | undefined]> {
-  let answer: pg.QueryResult;
   try {
-    answer = await acking;
+    return await acking;
   } catch (error) {
     // Committed but unconfirmed: the outcome is unknown to the caller (a lost connection stays
     // one, so that the loop discards the connection).
     throw isConnectionFault(error) ? error : databaseUnavailable(error);
   }
-  // In an array: an async function's promise would take on the wait and settle with it.
-  return [ack.confirm(answer)];
 }
 
 /** COMMIT of a settled read-only snapshot, not waited for (see where it is called). */
@@ -235,9 +220,9 @@ export async function runTransaction<T, Tx extends PgReader>(
       // Awaited for writes, and for a read whose statement failed (its COMMIT answers ROLLBACK).
       const warnings = kind.write ? watchCommitWarnings(client) : undefined;
       let warned = false;
-      let acking: Promise<pg.QueryResult> | undefined;
+      let acked: pg.QueryResult | undefined;
       try {
-        ({ acking } = await commit(client, tx, kind.acknowledge));
+        acked = await commit(client, tx, kind.acknowledge);
       } finally {
         warned = warnings?.() ?? false;
       }
@@ -246,11 +231,9 @@ export async function runTransaction<T, Tx extends PgReader>(
         // Outcome unknown to the caller, as for a connection lost at COMMIT; the follower delivers it if it stays.
         throw databaseUnavailable();
       }
-      if (kind.acknowledge && acking) {
-        const [waiting] = await acknowledgementOf(kind.acknowledge, acking);
-        // Waited for without the connection, released as this returns: it may take a while.
-        if (waiting) return waiting.then(() => result);
-      }
+      const waiting = acked && kind.acknowledge?.confirm(acked);
+      // Waited for without the connection, released as this returns: it may take a while.
+      if (waiting) return waiting.then(() => result);
       return result;
     } catch (error) {
       tx.uncork();
