@@ -7,11 +7,11 @@
  */
 import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { metricsRegistry } from "../../src/backend/metrics/metrics.ts";
 import { APPEND_SQL, ENGINE_WRITE_BEGIN } from "../../src/backend/storage/commit-log/log.ts";
 import type { PostgresEngine } from "../../src/backend/storage/postgres/engine.ts";
 import type { BackendClient } from "../../src/client/index.ts";
 import { callFunction } from "../helpers/http.ts";
+import { counterBy } from "../helpers/metrics.ts";
 import { postgresBinDir, startPostgres, type TestPostgres, usePostgres } from "../helpers/postgres.ts";
 import { startStandby, type TestStandby } from "../helpers/postgres-standby.ts";
 import { eventually } from "../helpers/wait.ts";
@@ -19,12 +19,7 @@ import { RawSocket } from "../sync/fixtures/harness.ts";
 import { type Instances, liveChannel, post, startInstances } from "./fixtures/instances.ts";
 
 /** Reads by outcome (`service_auth_db_replica_reads_total`), summed over this process's instances. */
-async function replicaReads(): Promise<Record<string, number>> {
-  const metric = metricsRegistry.getSingleMetric("service_auth_db_replica_reads_total");
-  const counts: Record<string, number> = {};
-  for (const { labels, value } of (await metric?.get())?.values ?? []) counts[String(labels.outcome)] = value;
-  return counts;
-}
+const replicaReads = () => counterBy("service_auth_db_replica_reads_total", "outcome");
 
 const servedByReplica = (c: Record<string, number>) => (c.replica_fresh ?? 0) + (c.replica_waited ?? 0);
 const servedByPrimary = (c: Record<string, number>) =>

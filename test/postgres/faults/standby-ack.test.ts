@@ -8,11 +8,11 @@
  */
 import { describe, expect, it } from "vitest";
 import { Catalog } from "../../../src/backend/db/catalog.ts";
-import { metricsRegistry } from "../../../src/backend/metrics/metrics.ts";
 import { defineSchema, defineTable } from "../../../src/backend/schema.ts";
 import { StartRefusal } from "../../../src/backend/start-refusal.ts";
 import { PostgresEngine } from "../../../src/backend/storage/postgres/engine.ts";
 import { v } from "../../../src/backend/values/index.ts";
+import { counterBy } from "../../helpers/metrics.ts";
 import { postgresBinDir, usePostgres } from "../../helpers/postgres.ts";
 import { startStandby } from "../../helpers/postgres-standby.ts";
 import { eventually } from "../../helpers/wait.ts";
@@ -32,12 +32,7 @@ async function engineOn(url: string, options: Partial<ConstructorParameters<type
 }
 
 /** Acknowledgements by outcome (`service_auth_db_standby_acks_total`) in this process so far. */
-async function acks(): Promise<Record<string, number>> {
-  const metric = metricsRegistry.getSingleMetric("service_auth_db_standby_acks_total");
-  const counts: Record<string, number> = {};
-  for (const { labels, value } of (await metric?.get())?.values ?? []) counts[String(labels.outcome)] = value;
-  return counts;
-}
+const acks = () => counterBy("service_auth_db_standby_acks_total", "outcome");
 
 describe.skipIf(!postgresBinDir)("DATABASE_DURABILITY=standby", () => {
   // An asynchronous standby: COMMIT on the primary never waits for it.
