@@ -62,8 +62,11 @@ export class SqliteEngine implements StorageEngine {
     } catch (error) {
       throw new DatabaseOpenError(options.filename, whyUnopenable(options.filename, error));
     }
-    this.readers = new SqliteReadPool(options.filename, synchronous, this.writer);
-    this.writeLock = new SqliteWriteLock(this.writer, options.filename);
+    this.readers = new SqliteReadPool(options.filename, synchronous, this.writer, !options.commitLog);
+    // A snapshot kept open would stop SQLite from restarting the log at this write (read-pool.ts).
+    this.writeLock = new SqliteWriteLock(this.writer, options.filename, () =>
+      this.readers.endIdleSnapshots(),
+    );
     this.otherProcesses = new SqliteCrossProcess(options, this.writer, this.writeLock);
     if (options.commitLog) {
       this.commitChannel = () => "listening";

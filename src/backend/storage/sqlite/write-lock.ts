@@ -37,6 +37,8 @@ export class SqliteWriteLock {
   constructor(
     private readonly writer: SqliteConnection,
     private readonly filename: string,
+    /** Runs before each `BEGIN IMMEDIATE`. */
+    private readonly beforeBegin: () => void = () => {},
   ) {}
 
   /** Resolves when this process's earlier write transactions are done; call the release when done. */
@@ -53,6 +55,7 @@ export class SqliteWriteLock {
    */
   async begin(deadline: number): Promise<void> {
     const begin = this.writer.stmts.get("BEGIN IMMEDIATE");
+    this.beforeBegin();
     for (let attempt = 0; ; attempt++) {
       try {
         begin.run();
