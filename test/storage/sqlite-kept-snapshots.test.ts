@@ -12,8 +12,10 @@ import { afterEach, describe, expect, it } from "vitest";
 import { functionsFor } from "../../src/backend/functions/define.ts";
 import type { Backend } from "../../src/backend/runtime.ts";
 import { defineSchema, defineTable } from "../../src/backend/schema.ts";
+import { WalChanges } from "../../src/backend/storage/sqlite/wal-changes.ts";
 import { v } from "../../src/backend/values/index.ts";
 import { startTestBackend } from "../helpers/service.ts";
+import { tempDatabaseFile } from "../helpers/temp.ts";
 import { eventually } from "../helpers/wait.ts";
 
 const schema = defineSchema({ notes: defineTable({ text: v.string(), n: v.number() }) });
@@ -107,5 +109,26 @@ describe("SQLite reads between commits share a kept snapshot", () => {
     largest = Math.max(largest, statSync(wal).size);
     // SQLite checkpoints at 1,000 pages (4 MB) and then starts the log over.
     expect(largest).toBeLessThan(6 * 1024 * 1024);
+  });
+});
+
+describe("WalChanges", () => {
+  it("tells a commit by any connection from none, and is absent without a -shm file", () => {
+    const file = tempDatabaseFile();
+    expect(WalChanges.open(file)).toBeUndefined();
+    const db = new Database(file);
+    db.pragma("journal_mode = WAL");
+    db.exec("CREATE TABLE t (x)");
+    const changes = WalChanges.open(file);
+    if (!changes) throw new Error("no -shm file next to a WAL database");
+    const mark = WalChanges.newMark();
+    expect(changes.markNow(mark)).toBe(true);
+    expect(changes.unchangedSince(mark)).toBe(true);
+    db.prepare("SELECT count(*) FROM t").get();
+    expect(changes.unchangedSince(mark)).toBe(true);
+    db.prepare("INSERT INTO t VALUES (1)").run();
+    expect(changes.unchangedSince(mark)).toBe(false);
+    changes.close();
+    db.close();
   });
 });

@@ -36,8 +36,13 @@ export class WalChanges {
     return undefined;
   }
 
+  /** False when the header could not be read: the caller then takes no snapshot as current. */
   private read(): boolean {
-    return readSync(this.fd, this.current, 0, HEADER_BYTES, 0) === HEADER_BYTES;
+    try {
+      return readSync(this.fd, this.current, 0, HEADER_BYTES, 0) === HEADER_BYTES;
+    } catch {
+      return false;
+    }
   }
 
   /** A mark's room: {@link markNow} fills it. */
