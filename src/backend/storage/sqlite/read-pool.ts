@@ -26,10 +26,8 @@ export const IDLE_MS = 50;
 class PooledReader {
   /** A reader holds no state of its own, so each connection keeps one for all its reads. */
   readonly reader: SqliteReader;
-  /** BEGIN ran and COMMIT has not. */
+  /** BEGIN ran and COMMIT has not; between reads, the snapshot is kept (valid while `mark` is). */
   open = false;
-  /** The open snapshot may serve later reads while nothing has committed since `mark`. */
-  reusable = false;
   readonly mark = WalChanges.newMark();
 
   constructor(readonly conn: SqliteConnection) {
@@ -38,7 +36,6 @@ class PooledReader {
 
   end(): void {
     this.open = false;
-    this.reusable = false;
     this.conn.commit.run();
   }
 }
@@ -48,9 +45,8 @@ export class SqliteReadPool {
   private readonly all: SqliteConnection[] = [];
   /** `:memory:`'s reader, on the writer's connection; otherwise undefined. */
   private readonly onWriter: SqliteReader | undefined;
-  /** Undefined while snapshots are not kept (see the header); opened at the first read. */
-  private changes: WalChanges | undefined;
-  private watching: boolean;
+  /** Opened at the first read; null when snapshots are not kept (see the header) or no `-shm` is readable. */
+  private changes: WalChanges | null | undefined;
   private idleTimer: NodeJS.Timeout | undefined;
   /** A read kept its snapshot since the idle timer last ran. */
   private keptSinceTick = false;
@@ -62,7 +58,7 @@ export class SqliteReadPool {
     keepSnapshots: boolean,
   ) {
     if (filename === ":memory:") this.onWriter = new SqliteReader(writer);
-    this.watching = keepSnapshots && this.onWriter === undefined;
+    if (!keepSnapshots) this.changes = null;
   }
 
   private take(): PooledReader {
@@ -78,11 +74,11 @@ export class SqliteReadPool {
     const pooled = this.take();
     // The migrated statements, which carry the indexes still being built.
     pooled.conn.sql = this.writer.sql;
-    this.begin(pooled);
+    const keep = this.begin(pooled);
     let kept = false;
     try {
       const value = await fn(pooled.reader);
-      kept = pooled.reusable;
+      kept = keep;
       return value;
     } finally {
       // A read that threw ends its snapshot, whatever went wrong in it.
@@ -92,26 +88,23 @@ export class SqliteReadPool {
     }
   }
 
-  /** Serves the read from the reader's kept snapshot while nothing has committed since; else begins one. */
-  private begin(pooled: PooledReader): void {
-    const changes = this.watch();
+  /**
+   * Serves the read from the reader's kept snapshot while nothing has committed since, else begins
+   * one; says whether the snapshot may be kept after the read.
+   */
+  private begin(pooled: PooledReader): boolean {
+    // Not looked for again when absent: without a readable `-shm` nothing is kept.
+    if (this.changes === undefined) this.changes = WalChanges.open(this.filename) ?? null;
+    const changes = this.changes;
     if (pooled.open) {
-      // Open between reads only when reusable, hence watched.
-      if (changes?.unchangedSince(pooled.mark)) return;
+      // Open between reads only when kept, hence watched.
+      if (changes?.unchangedSince(pooled.mark)) return true;
       pooled.end();
     }
-    pooled.reusable = changes?.markNow(pooled.mark) ?? false;
+    const keep = changes?.markNow(pooled.mark) ?? false;
     pooled.conn.begin.run();
     pooled.open = true;
-  }
-
-  private watch(): WalChanges | undefined {
-    if (this.watching && !this.changes) {
-      this.changes = WalChanges.open(this.filename);
-      // Without a readable `-shm` nothing is kept, and it is not looked for again.
-      this.watching = this.changes !== undefined;
-    }
-    return this.changes;
+    return keep;
   }
 
   private keptOne(): void {
