@@ -1,6 +1,8 @@
 /**
  * HTTP throughput: `POST /api/query` of an indexed point read on the platform vs its floor, a plain
  * `node:http` server doing the same read with one prepared statement (`fixtures/raw-point-read.ts`),
+ * and vs that floor parsing the document and serializing its answer (what any server that hands the
+ * document to a JavaScript function must add),
  * and vs a plain Hono hello-world and JSON echo; plus the same endpoint calling a query that reads
  * nothing, which splits the platform's cost into its HTTP path and its database read. Each server
  * runs in its own process, the same autocannon settings for all, runs interleaved round by round;
@@ -33,18 +35,25 @@ export const http: BenchGroup = {
     const dataDir = await ctx.tempDir("bench-http-");
     const metricsDataDir = await ctx.tempDir("bench-http-metrics-");
     const rawDataDir = await ctx.tempDir("bench-http-raw-");
+    const parsedDataDir = await ctx.tempDir("bench-http-parsed-");
     ctx.log("starting servers");
     const [platformServer, metricsServer, hono] = await Promise.all([
       spawnServer(fixture("platform-server.ts"), { BENCH_DATA_DIR: dataDir }),
       spawnServer(fixture("platform-server.ts"), { BENCH_DATA_DIR: metricsDataDir, BENCH_METRICS: "1" }),
       spawnServer(fixture("hono-hello.ts")),
     ]);
-    // Once ours has seeded its file: the floor copies its documents (the same bytes to answer).
-    const raw = await spawnServer(fixture("raw-point-read.ts"), {
-      BENCH_DATA_DIR: rawDataDir,
-      BENCH_COPY_FROM: join(dataDir, "bench.sqlite"),
-    });
+    // Once ours has seeded its file: the floors copy its documents (the same bytes to answer).
+    const copyFrom = join(dataDir, "bench.sqlite");
+    const [raw, parsed] = await Promise.all([
+      spawnServer(fixture("raw-point-read.ts"), { BENCH_DATA_DIR: rawDataDir, BENCH_COPY_FROM: copyFrom }),
+      spawnServer(fixture("raw-point-read.ts"), {
+        BENCH_DATA_DIR: parsedDataDir,
+        BENCH_COPY_FROM: copyFrom,
+        BENCH_MATERIALIZE: "1",
+      }),
+    ]);
     ctx.defer(() => raw.stop());
+    ctx.defer(() => parsed.stop());
     ctx.defer(() => platformServer.stop());
     ctx.defer(() => metricsServer.stop());
     ctx.defer(() => hono.stop());
@@ -70,10 +79,10 @@ export const http: BenchGroup = {
       "raw point read",
     );
     for (const body of [bodies[0], bodies[bodies.length - 1]]) {
-      const [a, b] = await Promise.all(
-        [platformServer, raw].map(async (s) => (await post(`${s.url}/api/query`, body)).text()),
+      const [a, b, c] = await Promise.all(
+        [platformServer, raw, parsed].map(async (s) => (await post(`${s.url}/api/query`, body)).text()),
       );
-      if (a !== b) throw new Error(`the floor answered ${b}, ours ${a}`);
+      if (a !== b || a !== c) throw new Error(`the floors answered ${b} and ${c}, ours ${a}`);
     }
     await expectOk(await fetch(`${hono.url}/`), (t) => t === "Hello Hono!", "hello-world");
     await expectOk(
@@ -94,6 +103,8 @@ export const http: BenchGroup = {
         runLoad({ url: `${metricsServer.url}/api/query`, method: "POST", bodies, durationSec }),
       raw: (durationSec: number) =>
         runLoad({ url: `${raw.url}/api/query`, method: "POST", bodies, durationSec }),
+      parsed: (durationSec: number) =>
+        runLoad({ url: `${parsed.url}/api/query`, method: "POST", bodies, durationSec }),
     };
     ctx.log("warming up");
     // Short runs whose numbers are discarded: JIT warm-up on both sides.
@@ -106,6 +117,7 @@ export const http: BenchGroup = {
       noop: () => withServerCpu(platformServer.pid, () => targets.noop(LOAD_DEFAULTS.durationSec)),
       metrics: () => withServerCpu(metricsServer.pid, () => targets.metrics(LOAD_DEFAULTS.durationSec)),
       raw: () => withServerCpu(raw.pid, () => targets.raw(LOAD_DEFAULTS.durationSec)),
+      parsed: () => withServerCpu(parsed.pid, () => targets.parsed(LOAD_DEFAULTS.durationSec)),
     });
 
     const rps = (name: keyof typeof targets) => median(results[name].map((r) => r.load.requestsPerSec));
@@ -131,6 +143,8 @@ export const http: BenchGroup = {
       median(results[a].map((r, i) => r.cpuPerRequestNs / results[b][i].cpuPerRequestNs));
     const queryVsRaw = ratio("query", "raw");
     const queryCpuVsRaw = cpuRatio("query", "raw");
+    const queryVsParsed = ratio("query", "parsed");
+    const queryCpuVsParsed = cpuRatio("query", "parsed");
     const metricsCpu = cpuRatio("metrics", "query");
     const rows: BenchRow[] = [
       {
@@ -153,6 +167,13 @@ export const http: BenchGroup = {
         p50: p("raw", "latencyP50Ms"),
         p99: p("raw", "latencyP99Ms"),
         note: `our 10k docs (copied), the same keys, WAL; ${cost("raw")}`,
+      },
+      {
+        benchmark: "Floor with the document parsed and the answer serialized",
+        result: `${formatCount(rps("parsed"))} req/s`,
+        p50: p("parsed", "latencyP50Ms"),
+        p99: p("parsed", "latencyP99Ms"),
+        note: `the floor above, but \`JSON.parse\` of the stored text and \`JSON.stringify\` of the answer instead of splicing the text in, as a server handing the document to a function must; ${cost("parsed")}`,
       },
       {
         benchmark: "Platform `POST /api/query` indexed point read",
@@ -202,6 +223,16 @@ export const http: BenchGroup = {
         goal: "≤ 1.33×",
         ok: queryCpuVsRaw <= 1.33,
         note: `medians ${formatNs(cpu("query"))} vs ${formatNs(cpu("raw"))}`,
+      },
+      {
+        benchmark: "ratio: /api/query ÷ the floor with the document parsed (throughput)",
+        result: formatRatio(queryVsParsed),
+        note: "for reference (no goal): the part of the gap that is not the document's JSON round trip",
+      },
+      {
+        benchmark: "ratio: /api/query ÷ the floor with the document parsed (server CPU per request)",
+        result: `${queryCpuVsParsed.toFixed(2)}×`,
+        note: `medians ${formatNs(cpu("query"))} vs ${formatNs(cpu("parsed"))}`,
       },
       {
         benchmark: "ratio: /api/query ÷ hello-world",

@@ -2,7 +2,8 @@
  * The floor of `npm run bench -- http` (bench/fixtures/raw-point-read.ts) must do the work our
  * `/api/query` point read does, no less: for the same request it answers the same bytes as our
  * server (status, body, headers but the date), for keys across the seeded range and for a key
- * nobody has.
+ * nobody has; and so must its variant that parses the document and serializes the answer
+ * (`BENCH_MATERIALIZE=1`).
  */
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -28,19 +29,28 @@ async function ask(url: string, body: string) {
 describe("the point read floor", () => {
   let ours: SpawnedServer;
   let floor: SpawnedServer;
+  let materializing: SpawnedServer;
 
   beforeAll(async () => {
     const dataDir = tempDir("point-floor-");
     // Seeding 10,000 documents on a loaded machine takes a while.
     ours = await spawnServer(fixture("platform-server.ts"), { BENCH_DATA_DIR: dataDir }, 120_000);
-    floor = await spawnServer(fixture("raw-point-read.ts"), {
-      BENCH_DATA_DIR: tempDir("point-floor-raw-"),
-      BENCH_COPY_FROM: join(dataDir, "bench.sqlite"),
-    });
+    const copyFrom = join(dataDir, "bench.sqlite");
+    [floor, materializing] = await Promise.all([
+      spawnServer(fixture("raw-point-read.ts"), {
+        BENCH_DATA_DIR: tempDir("point-floor-raw-"),
+        BENCH_COPY_FROM: copyFrom,
+      }),
+      spawnServer(fixture("raw-point-read.ts"), {
+        BENCH_DATA_DIR: tempDir("point-floor-parsed-"),
+        BENCH_COPY_FROM: copyFrom,
+        BENCH_MATERIALIZE: "1",
+      }),
+    ]);
   }, 240_000);
 
   afterAll(async () => {
-    await Promise.all([ours?.stop(), floor?.stop()]);
+    await Promise.all([ours?.stop(), floor?.stop(), materializing?.stop()]);
   });
 
   it("answers the bytes our server answers", async () => {
@@ -50,9 +60,14 @@ describe("the point read floor", () => {
       JSON.stringify({ path: "items:byKey", args: { key: "no-such-key" } }),
     ];
     for (const body of bodies) {
-      const [a, b] = [await ask(ours.url, body), await ask(floor.url, body)];
+      const [a, b, c] = [
+        await ask(ours.url, body),
+        await ask(floor.url, body),
+        await ask(materializing.url, body),
+      ];
       expect(a.status).toBe(200);
       expect(b).toEqual(a);
+      expect(c).toEqual(a);
     }
     expect(JSON.parse((await ask(ours.url, bodies[8])).body).value.key).toBe(keyFor(SEED_COUNT - 1));
     expect(JSON.parse((await ask(ours.url, bodies[9])).body).value).toBeNull();
