@@ -1,10 +1,10 @@
 /**
  * The route handler that mounts the backend's auth endpoints in the Next app
  * (`app/api/auth/[...all]/route.ts`), for apps whose pages and auth share the Next origin: the
- * framework-free proxy of `service-auth/client` ({@link authProxy}).
+ * framework-free proxy of `service-auth/client`.
  */
-import { authProxy } from "../client/auth-proxy.ts";
-import { backendUrl, DEFAULT_BASE_PATH, type NextjsAuthOptions } from "./options.ts";
+import { bindingAuthProxy } from "../client/server-binding.ts";
+import { BINDING, type NextjsAuthOptions } from "./options.ts";
 
 /**
  * A Next.js route handler: the incoming `Request` in, the backend's `Response` out.
@@ -31,10 +31,6 @@ export interface AuthRouteHandlers {
 }
 
 export function authRouteHandlers(options: NextjsAuthOptions): AuthRouteHandlers {
-  const proxy = authProxy({
-    backendUrl: () => backendUrl(options),
-    basePath: options.basePath ?? DEFAULT_BASE_PATH,
-    fetch: options.fetch,
-  });
+  const proxy = bindingAuthProxy(options, BINDING);
   return { GET: proxy, POST: proxy };
 }

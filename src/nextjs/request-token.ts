@@ -4,8 +4,9 @@
  * from the backend's token endpoint for the session cookie.
  */
 import { cookies } from "next/headers.js";
+import { backendUrl } from "../client/server-binding.ts";
 import { getRequestToken } from "../client/server-rendering.ts";
-import { backendUrl, type NextjsAuthOptions } from "./options.ts";
+import { BINDING, type NextjsAuthOptions } from "./options.ts";
 
 /**
  * The JWT for the current request; null when the user is not signed in (no session, or the
@@ -18,7 +19,7 @@ export async function requestToken(options: NextjsAuthOptions): Promise<string |
   const cookieHeader = store.toString();
   const headers = new Headers(cookieHeader ? { cookie: cookieHeader } : {});
   const { token } = await getRequestToken(headers, {
-    url: backendUrl(options),
+    url: backendUrl(options, BINDING),
     basePath: options.basePath,
     cache: options.cache,
     fetch: options.fetch,

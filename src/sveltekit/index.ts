@@ -16,16 +16,15 @@
  * ```
  */
 import type { FunctionReference } from "../backend/functions/references.ts";
-import { authProxy, isAuthRequest } from "../client/auth-proxy.ts";
+import { isAuthRequest } from "../client/auth-proxy.ts";
 import {
-  fetchAction,
-  fetchMutation,
-  fetchQuery,
-  getRequestToken,
-  type Preloaded,
-  preloadQuery,
-  type RequestToken,
-} from "../client/server-rendering.ts";
+  backendUrl,
+  bindingAuthProxy,
+  DEFAULT_BASE_PATH,
+  requestCalls,
+  type ServerBindingOptions,
+} from "../client/server-binding.ts";
+import { getRequestToken, type Preloaded, type RequestToken } from "../client/server-rendering.ts";
 
 export type { Preloaded } from "../client/server-rendering.ts";
 export { BackendCallError } from "../client/server-rendering.ts";
@@ -33,6 +32,9 @@ export { BackendCallError } from "../client/server-rendering.ts";
 type QueryRef = FunctionReference<"query">;
 type MutationRef = FunctionReference<"mutation">;
 type ActionRef = FunctionReference<"action">;
+
+/** The package subpath named in setup errors. */
+const BINDING = "service-auth/sveltekit";
 
 /**
  * Options of {@link sveltekitAuth}: where the SvelteKit server reaches the backend, the auth route
@@ -43,16 +45,7 @@ type ActionRef = FunctionReference<"action">;
  * export const auth = sveltekitAuth(options);
  * ```
  */
-export interface SvelteKitAuthOptions {
-  /** Base URL of the backend as the SvelteKit server reaches it. Default: `SERVICE_AUTH_URL` at request time. */
-  url?: string;
-  /** Auth route prefix on the backend and in the app (default `/api/auth`). */
-  basePath?: string;
-  /** Use the request's `service-auth.jwt` cookie while it is fresh (default true). */
-  cache?: boolean;
-  /** `fetch` for calls to the backend (default the global one). */
-  fetch?: typeof fetch;
-}
+export interface SvelteKitAuthOptions extends ServerBindingOptions {}
 
 /**
  * The part of SvelteKit's `RequestEvent` the helpers read.
@@ -130,13 +123,6 @@ export interface SvelteKitAuth {
   ): Promise<Preloaded<R>>;
 }
 
-/** The backend URL without a trailing slash; a setup error when none is configured. */
-function backendUrl(options: SvelteKitAuthOptions): string {
-  const url = options.url ?? process.env.SERVICE_AUTH_URL;
-  if (!url) throw new Error("service-auth/sveltekit: no backend URL (pass `url` or set SERVICE_AUTH_URL)");
-  return url.replace(/\/+$/, "");
-}
-
 /**
  * The server helpers bound to one backend: `handle` (mounts `/api/auth/*` on the app's origin and
  * keeps a freshly fetched JWT as a cookie) and calls run with the request's JWT.
@@ -151,15 +137,15 @@ function backendUrl(options: SvelteKitAuthOptions): string {
  * ```
  */
 export function sveltekitAuth(options: SvelteKitAuthOptions = {}): SvelteKitAuth {
-  const basePath = options.basePath ?? "/api/auth";
-  const proxy = authProxy({ backendUrl: () => backendUrl(options), basePath, fetch: options.fetch });
+  const basePath = options.basePath ?? DEFAULT_BASE_PATH;
+  const proxy = bindingAuthProxy(options, BINDING);
   // One token lookup per request, shared by its loads and read again by `handle` for its cookies.
   const tokens = new WeakMap<Request, Promise<RequestToken>>();
   const requestToken = (event: RequestEventLike): Promise<RequestToken> => {
     let token = tokens.get(event.request);
     if (!token) {
       token = getRequestToken(event.request.headers, {
-        url: backendUrl(options),
+        url: backendUrl(options, BINDING),
         basePath,
         cache: options.cache,
         fetch: options.fetch,
@@ -169,11 +155,7 @@ export function sveltekitAuth(options: SvelteKitAuthOptions = {}): SvelteKitAuth
     return token;
   };
   const getToken = async (event: RequestEventLike) => (await requestToken(event)).token;
-  const target = async (event: RequestEventLike) => ({
-    url: backendUrl(options),
-    token: await getToken(event),
-    fetch: options.fetch,
-  });
+  const calls = (event: RequestEventLike) => requestCalls(options, BINDING, () => getToken(event));
 
   return {
     handle: async ({ event, resolve }) => {
@@ -188,10 +170,10 @@ export function sveltekitAuth(options: SvelteKitAuthOptions = {}): SvelteKitAuth
       return out;
     },
     getToken,
-    isAuthenticated: async (event) => (await getToken(event)) !== null,
-    fetchAuthQuery: async (event, ref, args) => fetchQuery(ref, args, await target(event)),
-    fetchAuthMutation: async (event, ref, args) => fetchMutation(ref, args, await target(event)),
-    fetchAuthAction: async (event, ref, args) => fetchAction(ref, args, await target(event)),
-    preloadAuthQuery: async (event, ref, args) => preloadQuery(ref, args, await target(event)),
+    isAuthenticated: (event) => calls(event).isAuthenticated(),
+    fetchAuthQuery: (event, ref, args) => calls(event).fetchAuthQuery(ref, args),
+    fetchAuthMutation: (event, ref, args) => calls(event).fetchAuthMutation(ref, args),
+    fetchAuthAction: (event, ref, args) => calls(event).fetchAuthAction(ref, args),
+    preloadAuthQuery: (event, ref, args) => calls(event).preloadAuthQuery(ref, args),
   };
 }

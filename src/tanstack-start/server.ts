@@ -16,24 +16,21 @@
  * ```
  */
 import { appendResponseHeader, getRequest } from "@tanstack/react-start/server";
-import type { FunctionReference } from "../backend/functions/references.ts";
-import { authProxy } from "../client/auth-proxy.ts";
 import {
-  fetchAction,
-  fetchMutation,
-  fetchQuery,
-  getRequestToken,
-  type Preloaded,
-  preloadQuery,
-  type RequestToken,
-} from "../client/server-rendering.ts";
+  backendUrl,
+  bindingAuthProxy,
+  DEFAULT_BASE_PATH,
+  type RequestCalls,
+  requestCalls,
+  type ServerBindingOptions,
+} from "../client/server-binding.ts";
+import { getRequestToken, type RequestToken } from "../client/server-rendering.ts";
 
 export type { Preloaded } from "../client/server-rendering.ts";
 export { BackendCallError } from "../client/server-rendering.ts";
 
-type QueryRef = FunctionReference<"query">;
-type MutationRef = FunctionReference<"mutation">;
-type ActionRef = FunctionReference<"action">;
+/** The package subpath named in setup errors. */
+const BINDING = "service-auth/tanstack-start";
 
 /**
  * Options of {@link tanstackStartAuth}: where the Start server reaches the backend, the auth route
@@ -44,16 +41,7 @@ type ActionRef = FunctionReference<"action">;
  * export const auth = tanstackStartAuth(options);
  * ```
  */
-export interface TanStackStartAuthOptions {
-  /** Base URL of the backend as the Start server reaches it. Default: `SERVICE_AUTH_URL` at request time. */
-  url?: string;
-  /** Auth route prefix on the backend and in the app (default `/api/auth`). */
-  basePath?: string;
-  /** Use the request's `service-auth.jwt` cookie while it is fresh (default true). */
-  cache?: boolean;
-  /** `fetch` for calls to the backend (default the global one). */
-  fetch?: typeof fetch;
-}
+export interface TanStackStartAuthOptions extends ServerBindingOptions {}
 
 /**
  * A server route's handler (`server: { handlers }`): Start passes `{ request }`.
@@ -80,26 +68,9 @@ export type ServerRouteHandler = (context: { request: Request }) => Promise<Resp
  * });
  * ```
  */
-export interface TanStackStartAuth {
+export interface TanStackStartAuth extends RequestCalls {
   /** `GET` and `POST` for the `/api/auth/$` server route. */
   handlers: { GET: ServerRouteHandler; POST: ServerRouteHandler };
-  /** The current request's JWT; null when signed out. In server functions and server routes. */
-  getToken(): Promise<string | null>;
-  isAuthenticated(): Promise<boolean>;
-  /** Runs a query as the request's user (anonymous when signed out). Errors: `BackendCallError`. */
-  fetchAuthQuery<R extends QueryRef>(ref: R, args: R["_args"]): Promise<R["_returns"]>;
-  fetchAuthMutation<R extends MutationRef>(ref: R, args: R["_args"]): Promise<R["_returns"]>;
-  fetchAuthAction<R extends ActionRef>(ref: R, args: R["_args"]): Promise<R["_returns"]>;
-  /** A query's result for `usePreloadedQuery`: shown from the first render, then live. */
-  preloadAuthQuery<R extends QueryRef>(ref: R, args: R["_args"]): Promise<Preloaded<R>>;
-}
-
-/** The backend URL without a trailing slash; a setup error when none is configured. */
-function backendUrl(options: TanStackStartAuthOptions): string {
-  const url = options.url ?? process.env.SERVICE_AUTH_URL;
-  if (!url)
-    throw new Error("service-auth/tanstack-start: no backend URL (pass `url` or set SERVICE_AUTH_URL)");
-  return url.replace(/\/+$/, "");
 }
 
 /**
@@ -116,8 +87,8 @@ function backendUrl(options: TanStackStartAuthOptions): string {
  * ```
  */
 export function tanstackStartAuth(options: TanStackStartAuthOptions = {}): TanStackStartAuth {
-  const basePath = options.basePath ?? "/api/auth";
-  const proxy = authProxy({ backendUrl: () => backendUrl(options), basePath, fetch: options.fetch });
+  const basePath = options.basePath ?? DEFAULT_BASE_PATH;
+  const proxy = bindingAuthProxy(options, BINDING);
   const handler: ServerRouteHandler = ({ request }) => proxy(request);
   const tokens = new WeakMap<Request, Promise<RequestToken>>();
   const getToken = async () => {
@@ -125,7 +96,7 @@ export function tanstackStartAuth(options: TanStackStartAuthOptions = {}): TanSt
     let token = tokens.get(request);
     if (!token) {
       token = getRequestToken(request.headers, {
-        url: backendUrl(options),
+        url: backendUrl(options, BINDING),
         basePath,
         cache: options.cache,
         fetch: options.fetch,
@@ -138,14 +109,5 @@ export function tanstackStartAuth(options: TanStackStartAuthOptions = {}): TanSt
     }
     return (await token).token;
   };
-  const target = async () => ({ url: backendUrl(options), token: await getToken(), fetch: options.fetch });
-  return {
-    handlers: { GET: handler, POST: handler },
-    getToken,
-    isAuthenticated: async () => (await getToken()) !== null,
-    fetchAuthQuery: async (ref, args) => fetchQuery(ref, args, await target()),
-    fetchAuthMutation: async (ref, args) => fetchMutation(ref, args, await target()),
-    fetchAuthAction: async (ref, args) => fetchAction(ref, args, await target()),
-    preloadAuthQuery: async (ref, args) => preloadQuery(ref, args, await target()),
-  };
+  return { ...requestCalls(options, BINDING, getToken), handlers: { GET: handler, POST: handler } };
 }
