@@ -215,17 +215,18 @@ export class Backend {
     const entry = this.transactions.current();
     // Inside a transaction scope the query reads the scope's transaction, its writes included.
     // The callbacks stay inline and unnamed: tsx keeps the names of named closures, which costs
-    // a defineProperty per closure per call.
+    // a defineProperty per closure per call. `return await`: an async function returning a promise
+    // settles two microtask turns later than one awaiting it.
     if (entry)
-      return this.transactions.inTurn(entry, () =>
+      return await this.transactions.inTurn(entry, () =>
         this.queryIn(entry.scope.tx, fn, parsed, caller, stamp, into),
       );
     if (caller.trace) {
-      return inChildSpan(caller.trace, "db.transaction read", () =>
+      return await inChildSpan(caller.trace, "db.transaction read", () =>
         this.engine.read((tx) => this.queryIn(tx, fn, parsed, caller, stamp, into)),
       );
     }
-    return this.engine.read((tx) => this.queryIn(tx, fn, parsed, caller, stamp, into));
+    return await this.engine.read((tx) => this.queryIn(tx, fn, parsed, caller, stamp, into));
   }
 
   /** Runs a query's handler in `tx` (see {@link runQuery}). */
