@@ -1,6 +1,7 @@
 /**
- * Where the Next.js helpers find the backend: its URL from the options or, when omitted, from
- * `SERVICE_AUTH_URL` at request time (so one `next build` serves any backend address).
+ * The Next.js helpers' options: those every server-side binding takes (`src/client/server-binding.ts`:
+ * the backend's URL from the options or, when omitted, from `SERVICE_AUTH_URL` at request time, so
+ * one `next build` serves any backend address).
  */
 import type { ServerBindingOptions } from "../client/server-binding.ts";
 
