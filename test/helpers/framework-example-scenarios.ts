@@ -193,6 +193,21 @@ export function describeFrameworkExample(example: FrameworkExampleUnderTest): vo
       expect(await (await get("other=1")).text()).toContain('id="sign-in"');
     });
 
+    it("renders the sign-in form inert until the page hydrates: no native submit, no password in a URL", async () => {
+      // Without JavaScript the page never hydrates: what a click before hydration meets.
+      const context = await browser.newContext({ javaScriptEnabled: false });
+      try {
+        const page = await context.newPage();
+        await page.goto(site.url);
+        const form = page.locator("#sign-in");
+        expect(await form.getAttribute("method")).toBe("post");
+        for (const value of ["sign-in", "sign-up"])
+          expect(await form.locator(`button[value=${value}]`).isDisabled()).toBe(true);
+      } finally {
+        await context.close();
+      }
+    });
+
     it("signs up, out and in through the page's forms; a wrong password is refused", async () => {
       const email = `${example.emailPrefix}ui${++n}x${Date.now()}@example.com`;
       const username = email.split("@")[0];

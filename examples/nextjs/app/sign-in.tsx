@@ -14,6 +14,10 @@ export function SignIn() {
   const router = useRouter();
   const [error, setError] = useState("");
   const [pending, setPending] = useState(false);
+  // The buttons wait for the page to hydrate: clicked before, the form would submit natively
+  // (and with `GET`, the password would land in the URL).
+  const [hydrated, setHydrated] = useState(false);
+  useEffect(() => setHydrated(true), []);
 
   // Waiting for the backend (not just the sign-in answer) keeps the new page's data from being
   // dropped as the previous identity's when the session arrives after it.
@@ -40,7 +44,7 @@ export function SignIn() {
     <main>
       <h1>Sign in</h1>
       <p className="hint">New here? Enter your email and a password, then choose Sign up.</p>
-      <form id="sign-in" onSubmit={submit}>
+      <form id="sign-in" method="post" onSubmit={submit}>
         <input name="email" type="email" placeholder="Email" required autoComplete="username" />
         <input
           name="password"
@@ -49,10 +53,10 @@ export function SignIn() {
           required
           autoComplete="current-password"
         />
-        <button type="submit" value="sign-in" disabled={pending}>
+        <button type="submit" value="sign-in" disabled={pending || !hydrated}>
           Sign in
         </button>
-        <button type="submit" value="sign-up" className="secondary" disabled={pending}>
+        <button type="submit" value="sign-up" className="secondary" disabled={pending || !hydrated}>
           Sign up
         </button>
         <p id="sign-in-error" role="alert">
