@@ -35,6 +35,25 @@ const STEP_TIMEOUT_MS = 20_000;
 
 const chromiumPath = findChromium();
 
+/**
+ * The example's sign-in form as a click before hydration meets it (JavaScript off, so the page
+ * never hydrates): posted, not sent as a `GET` with the password in the URL, and its buttons
+ * disabled, so no native submit happens at all.
+ */
+export async function expectSignInInertBeforeHydration(browser: Browser, url: string): Promise<void> {
+  const context = await browser.newContext({ javaScriptEnabled: false });
+  try {
+    const page = await context.newPage();
+    await page.goto(url);
+    const form = page.locator("#sign-in");
+    expect(await form.getAttribute("method")).toBe("post");
+    for (const value of ["sign-in", "sign-up"])
+      expect(await form.locator(`button[value=${value}]`).isDisabled()).toBe(true);
+  } finally {
+    await context.close();
+  }
+}
+
 /** Declares the example's Chromium scenarios (a describe block; skipped loudly without Chromium). */
 export function describeFrameworkExample(example: FrameworkExampleUnderTest): void {
   describe.skipIf(!chromiumPath)(example.name, { timeout: 90_000 }, () => {
@@ -193,20 +212,8 @@ export function describeFrameworkExample(example: FrameworkExampleUnderTest): vo
       expect(await (await get("other=1")).text()).toContain('id="sign-in"');
     });
 
-    it("renders the sign-in form inert until the page hydrates: no native submit, no password in a URL", async () => {
-      // Without JavaScript the page never hydrates: what a click before hydration meets.
-      const context = await browser.newContext({ javaScriptEnabled: false });
-      try {
-        const page = await context.newPage();
-        await page.goto(site.url);
-        const form = page.locator("#sign-in");
-        expect(await form.getAttribute("method")).toBe("post");
-        for (const value of ["sign-in", "sign-up"])
-          expect(await form.locator(`button[value=${value}]`).isDisabled()).toBe(true);
-      } finally {
-        await context.close();
-      }
-    });
+    it("renders the sign-in form inert until the page hydrates: no native submit, no password in a URL", () =>
+      expectSignInInertBeforeHydration(browser, site.url));
 
     it("signs up, out and in through the page's forms; a wrong password is refused", async () => {
       const email = `${example.emailPrefix}ui${++n}x${Date.now()}@example.com`;

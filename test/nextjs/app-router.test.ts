@@ -16,6 +16,7 @@ import { ensureAuthEnv } from "../../src/auth/keys/auth-env.ts";
 import { fetchMutation } from "../../src/client/server-rendering.ts";
 import { browserAt, type FixtureBrowser, freePort } from "../helpers/browser.ts";
 import { findChromium, launchChromium } from "../helpers/chromium.ts";
+import { expectSignInInertBeforeHydration } from "../helpers/framework-example-scenarios.ts";
 import { ROOT } from "../helpers/process.ts";
 import { startTestService, type TestService } from "../helpers/service.ts";
 import { buildExample, type NextServer, startExample } from "./next-example.ts";
@@ -171,20 +172,8 @@ describe.skipIf(!chromiumPath)("Next.js App Router example in Chromium", { timeo
     expect(await page("other=1")).toContain('id="sign-in"');
   });
 
-  it("renders the sign-in form inert until the page hydrates: no native submit, no password in a URL", async () => {
-    // Without JavaScript the page never hydrates: what a click before hydration meets.
-    const context = await browser.newContext({ javaScriptEnabled: false });
-    try {
-      const page = await context.newPage();
-      await page.goto(next.url);
-      const form = page.locator("#sign-in");
-      expect(await form.getAttribute("method")).toBe("post");
-      for (const value of ["sign-in", "sign-up"])
-        expect(await form.locator(`button[value=${value}]`).isDisabled()).toBe(true);
-    } finally {
-      await context.close();
-    }
-  });
+  it("renders the sign-in form inert until the page hydrates: no native submit, no password in a URL", () =>
+    expectSignInInertBeforeHydration(browser, next.url));
 
   it("signs up, out and in through the page's forms; a wrong password is refused", async () => {
     const email = `nextui${++n}x${Date.now()}@example.com`;
