@@ -12,8 +12,10 @@ import {
   fetchAction,
   fetchMutation,
   fetchQuery,
+  getRequestToken,
   type Preloaded,
   preloadQuery,
+  type RequestToken,
 } from "./server-rendering.ts";
 
 type QueryRef = FunctionReference<"query">;
@@ -45,7 +47,7 @@ export const DEFAULT_BASE_PATH = "/api/auth";
  * The backend URL without a trailing slash; a setup error naming the binding (its package
  * subpath, e.g. `service-auth/nextjs`) when none is configured.
  */
-export function backendUrl(options: ServerBindingOptions, binding: string): string {
+function backendUrl(options: ServerBindingOptions, binding: string): string {
   const url = options.url ?? process.env.SERVICE_AUTH_URL;
   if (!url) throw new Error(`${binding}: no backend URL (pass \`url\` or set SERVICE_AUTH_URL)`);
   return url.replace(/\/+$/, "");
@@ -56,6 +58,23 @@ export function bindingAuthProxy(options: ServerBindingOptions, binding: string)
   return authProxy({
     backendUrl: () => backendUrl(options, binding),
     basePath: options.basePath ?? DEFAULT_BASE_PATH,
+    fetch: options.fetch,
+  });
+}
+
+/**
+ * The JWT of a request with these `headers` by the rule of `getRequestToken` (the cookie's while
+ * fresh, else one from the token endpoint), for a binding's options.
+ */
+export function bindingRequestToken(
+  options: ServerBindingOptions,
+  binding: string,
+  headers: Headers,
+): Promise<RequestToken> {
+  return getRequestToken(headers, {
+    url: backendUrl(options, binding),
+    basePath: options.basePath ?? DEFAULT_BASE_PATH,
+    cache: options.cache,
     fetch: options.fetch,
   });
 }

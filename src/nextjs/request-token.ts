@@ -4,8 +4,7 @@
  * from the backend's token endpoint for the session cookie.
  */
 import { cookies } from "next/headers.js";
-import { backendUrl } from "../client/server-binding.ts";
-import { getRequestToken } from "../client/server-rendering.ts";
+import { bindingRequestToken } from "../client/server-binding.ts";
 import { BINDING, type NextjsAuthOptions } from "./options.ts";
 
 /**
@@ -18,11 +17,6 @@ export async function requestToken(options: NextjsAuthOptions): Promise<string |
   // `toString()` serializes every cookie as `name=value; …`, re-encoded as the browser sent it.
   const cookieHeader = store.toString();
   const headers = new Headers(cookieHeader ? { cookie: cookieHeader } : {});
-  const { token } = await getRequestToken(headers, {
-    url: backendUrl(options, BINDING),
-    basePath: options.basePath,
-    cache: options.cache,
-    fetch: options.fetch,
-  });
+  const { token } = await bindingRequestToken(options, BINDING, headers);
   return token;
 }

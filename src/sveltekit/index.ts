@@ -18,13 +18,13 @@
 import type { FunctionReference } from "../backend/functions/references.ts";
 import { isAuthRequest } from "../client/auth-proxy.ts";
 import {
-  backendUrl,
   bindingAuthProxy,
+  bindingRequestToken,
   DEFAULT_BASE_PATH,
   requestCalls,
   type ServerBindingOptions,
 } from "../client/server-binding.ts";
-import { getRequestToken, type Preloaded, type RequestToken } from "../client/server-rendering.ts";
+import type { Preloaded, RequestToken } from "../client/server-rendering.ts";
 
 export type { Preloaded } from "../client/server-rendering.ts";
 export { BackendCallError } from "../client/server-rendering.ts";
@@ -144,12 +144,7 @@ export function sveltekitAuth(options: SvelteKitAuthOptions = {}): SvelteKitAuth
   const requestToken = (event: RequestEventLike): Promise<RequestToken> => {
     let token = tokens.get(event.request);
     if (!token) {
-      token = getRequestToken(event.request.headers, {
-        url: backendUrl(options, BINDING),
-        basePath,
-        cache: options.cache,
-        fetch: options.fetch,
-      });
+      token = bindingRequestToken(options, BINDING, event.request.headers);
       tokens.set(event.request, token);
     }
     return token;

@@ -17,14 +17,13 @@
  */
 import { appendResponseHeader, getRequest } from "@tanstack/react-start/server";
 import {
-  backendUrl,
   bindingAuthProxy,
-  DEFAULT_BASE_PATH,
+  bindingRequestToken,
   type RequestCalls,
   requestCalls,
   type ServerBindingOptions,
 } from "../client/server-binding.ts";
-import { getRequestToken, type RequestToken } from "../client/server-rendering.ts";
+import type { RequestToken } from "../client/server-rendering.ts";
 
 export type { Preloaded } from "../client/server-rendering.ts";
 export { BackendCallError } from "../client/server-rendering.ts";
@@ -87,7 +86,6 @@ export interface TanStackStartAuth extends RequestCalls {
  * ```
  */
 export function tanstackStartAuth(options: TanStackStartAuthOptions = {}): TanStackStartAuth {
-  const basePath = options.basePath ?? DEFAULT_BASE_PATH;
   const proxy = bindingAuthProxy(options, BINDING);
   const handler: ServerRouteHandler = ({ request }) => proxy(request);
   const tokens = new WeakMap<Request, Promise<RequestToken>>();
@@ -95,12 +93,7 @@ export function tanstackStartAuth(options: TanStackStartAuthOptions = {}): TanSt
     const request = getRequest();
     let token = tokens.get(request);
     if (!token) {
-      token = getRequestToken(request.headers, {
-        url: backendUrl(options, BINDING),
-        basePath,
-        cache: options.cache,
-        fetch: options.fetch,
-      }).then((answer) => {
+      token = bindingRequestToken(options, BINDING, request.headers).then((answer) => {
         // A token fetched for this request: the browser keeps it for the next ones.
         for (const cookie of answer.setCookies) appendResponseHeader("set-cookie", cookie);
         return answer;
