@@ -82,6 +82,7 @@ export async function listenHttp(
     honoListener,
   );
   const server = createServer(
+    { ServerResponse: drain.Response },
     drain.listener(fastApiListener(backend, { maxBodyBytes, cors: options.routes?.cors }, fallback)),
   );
   server.keepAliveTimeout = options.keepAliveTimeoutMs ?? DEFAULT_KEEP_ALIVE_TIMEOUT_MS;
