@@ -12,7 +12,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { functionsFor } from "../../src/backend/functions/define.ts";
 import type { Backend } from "../../src/backend/runtime.ts";
 import { defineSchema, defineTable } from "../../src/backend/schema.ts";
-import { WalChanges } from "../../src/backend/storage/sqlite/wal-changes.ts";
+import { CommitProbe } from "../../src/backend/storage/sqlite/commit-probe.ts";
 import { v } from "../../src/backend/values/index.ts";
 import { startTestBackend } from "../helpers/service.ts";
 import { tempDatabaseFile } from "../helpers/temp.ts";
@@ -112,23 +112,25 @@ describe("SQLite reads between commits share a kept snapshot", () => {
   });
 });
 
-describe("WalChanges", () => {
-  it("tells a commit by any connection from none, and is absent without a -shm file", () => {
+describe("CommitProbe", () => {
+  it("tells a commit by any other connection from none, and a read from neither", () => {
     const file = tempDatabaseFile();
-    expect(WalChanges.open(file)).toBeUndefined();
+    expect(CommitProbe.open(file)).toBeUndefined(); // no such database yet
     const db = new Database(file);
     db.pragma("journal_mode = WAL");
     db.exec("CREATE TABLE t (x)");
-    const changes = WalChanges.open(file);
-    if (!changes) throw new Error("no -shm file next to a WAL database");
-    const mark = WalChanges.newMark();
-    expect(changes.markNow(mark)).toBe(true);
-    expect(changes.unchangedSince(mark)).toBe(true);
+    const probe = CommitProbe.open(file);
+    if (!probe) throw new Error("no probe of an existing WAL database");
+    const mark = probe.mark();
+    if (mark === undefined) throw new Error("no mark");
+    expect(probe.unchangedSince(mark)).toBe(true);
     db.prepare("SELECT count(*) FROM t").get();
-    expect(changes.unchangedSince(mark)).toBe(true);
+    expect(probe.unchangedSince(mark)).toBe(true);
     db.prepare("INSERT INTO t VALUES (1)").run();
-    expect(changes.unchangedSince(mark)).toBe(false);
-    changes.close();
+    expect(probe.unchangedSince(mark)).toBe(false);
+    const later = probe.mark()!;
+    expect(probe.unchangedSince(later)).toBe(true);
+    probe.close();
     db.close();
   });
 });

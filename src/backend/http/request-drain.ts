@@ -22,7 +22,7 @@ const KEEP_ALIVE = Symbol("keepAlive");
  * counter and a flag: the server is created with {@link RequestDrain.Response}, whose keep-alive
  * reads the drain's state and whose `close` event ends the count. A `Set` of the responses and a
  * `close` listener on each, as before, cost 4.2 µs of server CPU per HTTP point read, 6 %
- * (docs/benchmarks.md, "Where the point read's time goes, part by part").
+ * (decision 43).
  */
 export class RequestDrain {
   private active = 0;

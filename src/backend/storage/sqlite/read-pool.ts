@@ -7,17 +7,17 @@
  *
  * Invariant: a read sees every commit that finished before it began. A reader may keep its
  * snapshot open after a read and serve the next read from it only while no connection of any
- * process has committed since that snapshot began (`wal-changes.ts`, asked at every read);
+ * process has committed since that snapshot began (`commit-probe.ts`, asked at every read);
  * otherwise it ends the snapshot and begins a new one. This takes about a tenth off the server CPU
- * of an HTTP point read (decision 40). Kept snapshots end before this process writes and after `IDLE_MS`
- * without reads, so they neither stop SQLite from restarting the log (it restarts only when no
+ * of an HTTP point read (decisions 40 and 42). Kept snapshots end before this process writes and
+ * after `IDLE_MS` without reads, so they neither stop SQLite from restarting the log (it restarts only when no
  * reader uses it) nor hold the file's read lock while the server is idle. Cluster mode does not
  * keep snapshots: other workers write without this process knowing when.
  */
 import type { ReadTransaction } from "../engine.ts";
+import { CommitProbe } from "./commit-probe.ts";
 import { SqliteConnection } from "./connection.ts";
 import { SqliteReader } from "./transaction.ts";
-import { WalChanges } from "./wal-changes.ts";
 
 /** A kept snapshot that no read used for this long is ended, in ms. */
 export const IDLE_MS = 50;
@@ -28,7 +28,8 @@ class PooledReader {
   readonly reader: SqliteReader;
   /** BEGIN ran and COMMIT has not; between reads, the snapshot is kept (valid while `mark` is). */
   open = false;
-  readonly mark = WalChanges.newMark();
+  /** The probe's mark taken before the snapshot began. */
+  mark = 0;
 
   constructor(readonly conn: SqliteConnection) {
     this.reader = new SqliteReader(conn);
@@ -45,8 +46,8 @@ export class SqliteReadPool {
   private readonly all: SqliteConnection[] = [];
   /** `:memory:`'s reader, on the writer's connection; otherwise undefined. */
   private readonly onWriter: SqliteReader | undefined;
-  /** Opened at the first read; null when snapshots are not kept (see the header) or no `-shm` is readable. */
-  private changes: WalChanges | null | undefined;
+  /** Opened at the first read; null when snapshots are not kept (see the header) or no probe opens. */
+  private changes: CommitProbe | null | undefined;
   private idleTimer: NodeJS.Timeout | undefined;
   /** A read kept its snapshot since the idle timer last ran. */
   private keptSinceTick = false;
@@ -93,15 +94,17 @@ export class SqliteReadPool {
    * one; says whether the snapshot may be kept after the read.
    */
   private begin(pooled: PooledReader): boolean {
-    // Not looked for again when absent: without a readable `-shm` nothing is kept.
-    if (this.changes === undefined) this.changes = WalChanges.open(this.filename) ?? null;
+    // Not opened again when it failed: without a probe nothing is kept.
+    if (this.changes === undefined) this.changes = CommitProbe.open(this.filename) ?? null;
     const changes = this.changes;
     if (pooled.open) {
       // Open between reads only when kept, hence watched.
       if (changes?.unchangedSince(pooled.mark)) return true;
       pooled.end();
     }
-    const keep = changes?.markNow(pooled.mark) ?? false;
+    const mark = changes?.mark();
+    const keep = mark !== undefined;
+    if (keep) pooled.mark = mark;
     pooled.conn.begin.run();
     pooled.open = true;
     return keep;
