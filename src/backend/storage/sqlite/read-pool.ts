@@ -10,9 +10,9 @@
  * process has committed since that snapshot began (`commit-probe.ts`, asked at every read);
  * otherwise it ends the snapshot and begins a new one. This takes about a tenth off the server CPU
  * of an HTTP point read (decisions 40 and 42). Kept snapshots end before this process writes and
- * after `IDLE_MS` without reads, so they neither stop SQLite from restarting the log (it restarts only when no
- * reader uses it) nor hold the file's read lock while the server is idle. Cluster mode does not
- * keep snapshots: other workers write without this process knowing when.
+ * after `IDLE_MS` without reads, so they neither stop SQLite from restarting the log (it restarts
+ * only when no reader uses it) nor hold the file's read lock while the server is idle. Cluster
+ * mode does not keep snapshots: other workers write without this process knowing when.
  */
 import type { ReadTransaction } from "../engine.ts";
 import { CommitProbe } from "./commit-probe.ts";
