@@ -4,11 +4,11 @@
  * and vs that floor parsing the document and serializing its answer (what any server that hands the
  * document to a JavaScript function must add), and vs a plain Hono hello-world and JSON echo; plus
  * the same endpoint calling a query that reads nothing, which splits the platform's cost into its
- * HTTP path and its database read. Each server runs as two processes of its own, the same autocannon
- * settings for all, runs interleaved round by round; medians over the rounds and processes are
- * reported, and ratios pair the runs of one round on the same process slot. Each target's note gives its server's CPU time per request
- * (`/proc`, far less inflated by a busy machine than throughput) and the bytes of one response,
- * headers included.
+ * HTTP path and its database read. Each server runs as two processes of its own, the same
+ * autocannon settings for all, runs interleaved round by round; medians over the rounds and
+ * processes are reported, and ratios pair the runs of one round on the same process slot. Each
+ * target's note gives its server's CPU time per request (`/proc`, far less inflated by a busy
+ * machine than throughput) and the bytes of one response, headers included.
  */
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
