@@ -209,7 +209,15 @@ describe.skipIf(!chromiumPath)("admin console in Chromium", { timeout: 90_000 },
     const admin = await openConsole(await newContext(1280, 800));
     await selectUser(admin, "admin@example.com");
     // The sign-up from Node's fetch (beforeAll) and this console's own sign-in in Chromium.
-    await admin.waitForFunction(() => document.querySelectorAll("#sessions li[data-session-id]").length >= 2);
+    // Laid out, not only in the DOM: a CI run beside two CPU burners once measured a row's button
+    // at height 0 right after the rows appeared (cause not found; the panel is shown by then).
+    await admin.waitForFunction(() => {
+      const items = [...document.querySelectorAll("#sessions li[data-session-id]")];
+      return (
+        items.length >= 2 &&
+        items.every((li) => (li.querySelector("button")?.getClientRects().length ?? 0) > 0)
+      );
+    });
     const rows = await admin.locator("#sessions li[data-session-id]").evaluateAll((items) =>
       items.map((li) => ({
         client: li.querySelector(".client")?.textContent,
