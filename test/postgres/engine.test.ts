@@ -130,7 +130,7 @@ describe.skipIf(!postgresBinDir)("PostgreSQL engine", () => {
         }
       }
       // The same scans return the right rows.
-      const rows = await engine.read((tx) =>
+      const rows = await engine.read(async (tx) =>
         tx.scan({ table: "people", index: "by_x", range: ranges[1], order: "asc", limit: 100 }),
       );
       expect(rows.length).toBeGreaterThan(0);

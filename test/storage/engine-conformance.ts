@@ -112,7 +112,7 @@ export function engineConformance(name: string, factory: EngineFactory): void {
         // Insert out of order: results must come back in key order, not insertion order.
         await insertAll(engine, catalog, [...PEOPLE].reverse());
         const scan = (index: string, r: ReturnType<typeof range>, order: "asc" | "desc", limit = 100) =>
-          engine.read((tx) => tx.scan({ table: "people", index, range: r, order, limit }));
+          engine.read(async (tx) => tx.scan({ table: "people", index, range: r, order, limit }));
 
         const all = await scan("by_creation_time", {}, "asc");
         expect(all.map((r) => r.doc._id)).toEqual(PEOPLE.map((p) => p._id));
@@ -169,7 +169,7 @@ export function engineConformance(name: string, factory: EngineFactory): void {
           await tx.delete("people", "p0002");
         });
         const oslo = range(catalog, "by_city", [{ kind: "eq", field: "city", value: "oslo" }]);
-        const rows = await engine.read((tx) =>
+        const rows = await engine.read(async (tx) =>
           tx.scan({ table: "people", index: "by_city", range: oslo, order: "asc", limit: 10 }),
         );
         expect(rows.map((r) => r.doc.name).sort()).toEqual(["ann", "eve"]);
@@ -293,7 +293,7 @@ export function engineConformance(name: string, factory: EngineFactory): void {
 
         const v2 = await reopen(store, schemaV2);
         const byName = (r: ReturnType<typeof range>) =>
-          v2.engine.read((tx) =>
+          v2.engine.read(async (tx) =>
             tx.scan({ table: "people", index: "by_name", range: r, order: "asc", limit: 100 }),
           );
         const all = await byName({});
@@ -316,7 +316,7 @@ export function engineConformance(name: string, factory: EngineFactory): void {
         const age30 = compileRange("by_city", v3.catalog.table("people").indexes.get("by_city") as string[], [
           { kind: "eq", field: "age", value: 30 },
         ]);
-        const rows = await v3.engine.read((tx) =>
+        const rows = await v3.engine.read(async (tx) =>
           tx.scan({ table: "people", index: "by_city", range: age30, order: "asc", limit: 100 }),
         );
         expect(rows.map((r) => r.doc.name)).toEqual(["ann", "eve"]);

@@ -33,7 +33,7 @@ const byName = (name: string) =>
 
 /** Every document, read by the index every table has. */
 const allDocs = (engine: StorageEngine) =>
-  engine.read((tx) =>
+  engine.read(async (tx) =>
     tx.scan({ table: "people", index: "by_creation_time", range: {}, order: "asc", limit: 1_000_000 }),
   );
 
@@ -80,10 +80,12 @@ async function expectIndexMatchesScan(engine: StorageEngine): Promise<void> {
 async function expectRefused(engine: StorageEngine): Promise<void> {
   for (const query of [
     () =>
-      engine.read((tx) => tx.scan({ table: "people", index: "by_name", range: {}, order: "asc", limit: 10 })),
+      engine.read(async (tx) =>
+        tx.scan({ table: "people", index: "by_name", range: {}, order: "asc", limit: 10 }),
+      ),
     () => engine.read((tx) => tx.count("people", "by_name", byName("name1"))),
     () =>
-      engine.write((tx) =>
+      engine.write(async (tx) =>
         tx.scan({ table: "people", index: "by_name", range: byName("name1"), order: "asc", limit: 1 }),
       ),
   ]) {

@@ -4,9 +4,10 @@
  * it returns (plus filtered-out rows), and the recorded read range ends at the last row read.
  */
 import { AppError } from "../errors.ts";
-import type { ReadTransaction, ScanRequest, StoredDocument } from "../storage/engine.ts";
+import type { Awaitable, ReadTransaction, StoredDocument } from "../storage/engine.ts";
 import { encodeKey, type KeyRange, prefixEnd } from "../storage/indexes/key.ts";
 import type { TableInfo } from "./catalog.ts";
+import { type RangeRead, readRange } from "./range-scan.ts";
 import type { ReadSet } from "./read-write-sets.ts";
 
 type Op = { kind: "eq" | "gt" | "gte" | "lt" | "lte"; field: string; value: unknown };
@@ -138,24 +139,6 @@ export interface PaginationResult<T> {
   continueCursor: string;
 }
 
-const MAX_BATCH = 256;
-
-/** The smallest key after `key`. */
-function keyAfter(key: Buffer): Buffer {
-  const next = Buffer.allocUnsafe(key.length + 1);
-  key.copy(next, 0);
-  next[key.length] = 0;
-  return next;
-}
-
-/** A range with only the bounds that are set (as the spread copies it replaces produced). */
-function bounds(lower: Buffer | undefined, upper: Buffer | undefined): KeyRange {
-  const range: KeyRange = {};
-  if (lower) range.lower = lower;
-  if (upper) range.upper = upper;
-  return range;
-}
-
 /**
  * A query over one table; chain `withIndex`, `order`, `filter`, then read it.
  *
@@ -209,91 +192,50 @@ export class Query<
     return this;
   }
 
-  private matches(doc: Doc): boolean {
-    for (const p of this.predicates) if (!p(doc)) return false;
-    return true;
-  }
-
   /**
    * Reads up to `limit` matching documents starting after `after` (a key), recording the range
-   * actually covered. Returns the documents, the last key read and whether the range ended.
-   * `keys: false` expects the range to end within the first batch: the scan then skips the index
-   * keys, and is repeated with them (same snapshot, same rows) only when it did not end.
+   * actually covered (`range-scan.ts`); a promise only when the engine's scans are.
    */
-  private async run(
-    limit: number,
-    after?: Buffer,
-    keys = true,
-  ): Promise<{ docs: Doc[]; lastKey?: Buffer; done: boolean }> {
-    const docs: Doc[] = [];
-    const asc = this.direction === "asc";
-    // Ranges are never mutated (the read set keeps them), so each step makes a new one.
-    let range = this.range;
-    if (after) range = asc ? bounds(keyAfter(after), range.upper) : bounds(range.lower, after);
-    const start = range;
-    let lastKey: Buffer | undefined;
-    let done = false;
-    while (docs.length < limit) {
-      const want = this.predicates.length ? MAX_BATCH : Math.min(MAX_BATCH, limit - docs.length);
-      const request: ScanRequest = {
-        table: this.table.name,
-        index: this.indexName,
-        range,
-        order: this.direction,
-        limit: want,
-        keys,
-      };
-      const rows = await this.tx.scan(request);
-      let consumed = 0;
-      for (const row of rows) {
-        lastKey = row.key;
-        consumed++;
-        if (this.matches(row.doc as Doc)) {
-          docs.push(row.doc as Doc);
-          if (docs.length >= limit) break;
-        }
-      }
-      // The range ended only if the engine ran out of rows and we looked at all of them; with a
-      // filter the limit can be reached mid-batch, and the rest of that batch is still unread.
-      if (rows.length < want && consumed === rows.length) {
-        done = true;
-        break;
-      }
-      if (!keys) {
-        // Not ended after all: the last key read bounds the covered range, so read it.
-        keys = true;
-        lastKey = (await this.tx.scan({ ...request, keys }))[consumed - 1]?.key;
-      }
-      if (!lastKey) break;
-      range = asc ? bounds(keyAfter(lastKey), range.upper) : bounds(range.lower, lastKey);
-    }
-    // The result depends on exactly the part of the range that was scanned.
-    let covered = start;
-    if (!done && lastKey)
-      covered = asc ? bounds(start.lower, keyAfter(lastKey)) : bounds(lastKey, start.upper);
-    this.readSet.ranges.push({ table: this.table.name, index: this.indexName, range: covered });
-    return { docs, lastKey, done };
+  private run(limit: number, after?: Buffer, keys = true): Awaitable<RangeRead<Doc>> {
+    const { predicates } = this;
+    return readRange<Doc>(this.tx, this.readSet, {
+      table: this.table.name,
+      index: this.indexName,
+      range: this.range,
+      order: this.direction,
+      matches: predicates.length === 0 ? undefined : (doc) => predicates.every((p) => p(doc)),
+      limit,
+      after,
+      keys,
+    });
   }
 
+  // The methods below await the read only when it is a promise: `await` on a value costs a
+  // promise turn too, and SQLite's reads are values.
+
   async collect(): Promise<Doc[]> {
-    return (await this.run(Number.POSITIVE_INFINITY)).docs;
+    const read = this.run(Number.POSITIVE_INFINITY);
+    return (read instanceof Promise ? await read : read).docs;
   }
 
   async take(n: number): Promise<Doc[]> {
     if (!Number.isInteger(n) || n < 0)
       throw new AppError("BAD_REQUEST", "take(n) needs a non-negative integer");
     if (n === 0) return [];
-    return (await this.run(n)).docs;
+    const read = this.run(n);
+    return (read instanceof Promise ? await read : read).docs;
   }
 
   async first(): Promise<Doc | null> {
-    return (await this.run(1)).docs[0] ?? null;
+    const read = this.run(1);
+    return (read instanceof Promise ? await read : read).docs[0] ?? null;
   }
 
   /** The only matching document or null; throws when there are two or more. */
   async unique(): Promise<Doc | null> {
     // Usually at most one row: the range ends within the batch and no key is needed.
-    const { docs } = await this.run(2, undefined, false);
+    const read = this.run(2, undefined, false);
+    const { docs } = read instanceof Promise ? await read : read;
     if (docs.length > 1) {
       throw new AppError(
         "CONFLICT",
@@ -319,7 +261,8 @@ export class Query<
       after = Buffer.from(options.cursor, "base64url");
       if (after.length === 0) throw new AppError("BAD_REQUEST", "paginate: malformed cursor");
     }
-    const { docs, lastKey, done } = await this.run(options.numItems, after);
+    const read = this.run(options.numItems, after);
+    const { docs, lastKey, done } = read instanceof Promise ? await read : read;
     const cursorKey = lastKey ?? after;
     return {
       page: docs,

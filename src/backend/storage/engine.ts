@@ -39,10 +39,16 @@ export type ScannedRow<Keys extends boolean = true> = { doc: StoredDocument } & 
   ? { key?: undefined }
   : { key: Buffer });
 
+/**
+ * A value, or a promise of it. SQLite's scans answer at once, PostgreSQL's over the network; a
+ * caller that takes the value as it comes saves SQLite's reads their promise turns.
+ */
+export type Awaitable<T> = T | Promise<T>;
+
 /** Reads inside one consistent snapshot. */
 export interface ReadTransaction {
   get(table: string, id: string): Promise<StoredDocument | null>;
-  scan<Keys extends boolean = true>(request: ScanRequest<Keys>): Promise<ScannedRow<Keys>[]>;
+  scan<Keys extends boolean = true>(request: ScanRequest<Keys>): Awaitable<ScannedRow<Keys>[]>;
   /** Counts index entries in a range without loading documents. */
   count(table: string, index: string, range: KeyRange): Promise<number>;
 }

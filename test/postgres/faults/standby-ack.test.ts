@@ -80,7 +80,7 @@ describe.skipIf(!postgresBinDir)("DATABASE_DURABILITY=standby", () => {
       );
       expect(acknowledged).toBe(false);
       // The waiting commit gave its connection back: the engine's one connection serves a read.
-      const read = await patient.read((tx) =>
+      const read = await patient.read(async (tx) =>
         tx.scan({ table: "notes", index: "by_creation_time", range: {}, order: "asc", limit: 10 }),
       );
       expect(read.map((row) => row.doc._id)).toEqual(["n1", "n2", "n3", "n4"]);

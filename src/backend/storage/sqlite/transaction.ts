@@ -52,7 +52,8 @@ export class SqliteReader implements ReadTransaction {
     building.refuseWhileBuilding(table, index, row !== undefined);
   }
 
-  async scan<Keys extends boolean = true>(req: ScanRequest<Keys>): Promise<ScannedRow<Keys>[]> {
+  /** Answers at once (better-sqlite3 is synchronous): no promise for the query to wait on. */
+  scan<Keys extends boolean = true>(req: ScanRequest<Keys>): ScannedRow<Keys>[] {
     this.checkBuilt(req.table, req.index);
     let byIndex = this.conn.scans.get(req.table);
     if (!byIndex) this.conn.scans.set(req.table, (byIndex = new Map()));
