@@ -2,7 +2,8 @@
  * HTTP throughput: `POST /api/query` of an indexed point read on the platform vs its floor, a plain
  * `node:http` server doing the same read with one prepared statement (`fixtures/raw-point-read.ts`),
  * and vs that floor parsing the document and serializing its answer (what any server that hands the
- * document to a JavaScript function must add), and vs a plain Hono hello-world and JSON echo; plus
+ * document to a JavaScript function must add), and vs that one writing its answers together once per
+ * turn of the event loop as ours does, and vs a plain Hono hello-world and JSON echo; plus
  * the same endpoint calling a query that reads nothing, which splits the platform's cost into its
  * HTTP path and its database read. Each server runs as two processes of its own, the same
  * autocannon settings for all, runs interleaved round by round; medians over the rounds and
@@ -44,6 +45,7 @@ export const http: BenchGroup = {
     const metricsDataDirs = await copies((i) => ctx.tempDir(`bench-http-metrics-${i}-`));
     const rawDataDirs = await copies((i) => ctx.tempDir(`bench-http-raw-${i}-`));
     const parsedDataDirs = await copies((i) => ctx.tempDir(`bench-http-parsed-${i}-`));
+    const coalescedDataDirs = await copies((i) => ctx.tempDir(`bench-http-coalesced-${i}-`));
     const kept = (server: SpawnedServer) => {
       ctx.defer(() => server.stop());
       return server;
@@ -66,7 +68,7 @@ export const http: BenchGroup = {
     // Once ours has seeded its file: the floors copy its documents (the same bytes to answer). The
     // other processes of ours seeded their own: the same documents but for their ids and times.
     const copyFrom = join(dataDirs[0], "bench.sqlite");
-    const [raws, parseds] = await Promise.all([
+    const [raws, parseds, coalesceds] = await Promise.all([
       copies(async (i) =>
         kept(
           await spawnServer(fixture("raw-point-read.ts"), {
@@ -81,6 +83,16 @@ export const http: BenchGroup = {
             BENCH_DATA_DIR: parsedDataDirs[i],
             BENCH_COPY_FROM: copyFrom,
             BENCH_MATERIALIZE: "1",
+          }),
+        ),
+      ),
+      copies(async (i) =>
+        kept(
+          await spawnServer(fixture("raw-point-read.ts"), {
+            BENCH_DATA_DIR: coalescedDataDirs[i],
+            BENCH_COPY_FROM: copyFrom,
+            BENCH_MATERIALIZE: "1",
+            BENCH_COALESCE: "1",
           }),
         ),
       ),
@@ -105,7 +117,7 @@ export const http: BenchGroup = {
     }
     for (const body of [bodies[0], bodies[bodies.length - 1]]) {
       const [ours, ...floors] = await Promise.all(
-        [platformServers[0], ...raws, ...parseds].map(async (s) =>
+        [platformServers[0], ...raws, ...parseds, ...coalesceds].map(async (s) =>
           (await post(`${s.url}/api/query`, body)).text(),
         ),
       );
@@ -146,6 +158,7 @@ export const http: BenchGroup = {
       metrics: apiQuery(metricsServers),
       raw: apiQuery(raws),
       parsed: apiQuery(parseds),
+      coalesced: apiQuery(coalesceds),
     };
     const names = Object.keys(targets) as (keyof typeof targets)[];
     ctx.log("warming up");
@@ -199,6 +212,8 @@ export const http: BenchGroup = {
     const queryCpuVsRaw = cpuRatio("query", "raw");
     const queryVsParsed = ratio("query", "parsed");
     const queryCpuVsParsed = cpuRatio("query", "parsed");
+    const queryVsCoalesced = ratio("query", "coalesced");
+    const queryCpuVsCoalesced = cpuRatio("query", "coalesced");
     const metricsCpu = cpuRatio("metrics", "query");
     const rows: BenchRow[] = [
       {
@@ -228,6 +243,13 @@ export const http: BenchGroup = {
         p50: p("parsed", "latencyP50Ms"),
         p99: p("parsed", "latencyP99Ms"),
         note: `the floor above, but \`JSON.parse\` of the stored text and \`JSON.stringify\` of the answer instead of splicing the text in, as a server handing the document to a function must; ${cost("parsed")}`,
+      },
+      {
+        benchmark: "Floor with the document parsed, answers written together per turn of the event loop",
+        result: `${formatCount(rps("coalesced"))} req/s`,
+        p50: p("coalesced", "latencyP50Ms"),
+        p99: p("coalesced", "latencyP99Ms"),
+        note: `the floor above, writing its answers as ours does (\`http/coalesced-writes.ts\`: once per turn, at most 16 together); ${cost("coalesced")}`,
       },
       {
         benchmark: "Platform `POST /api/query` indexed point read",
@@ -287,6 +309,16 @@ export const http: BenchGroup = {
         benchmark: "ratio: /api/query ÷ the floor with the document parsed (server CPU per request)",
         result: `${queryCpuVsParsed.toFixed(2)}×`,
         note: `medians ${formatNs(cpu("query"))} vs ${formatNs(cpu("parsed"))}`,
+      },
+      {
+        benchmark: "ratio: /api/query ÷ the floor that parses and writes together (throughput)",
+        result: formatRatio(queryVsCoalesced),
+        note: "for reference (no goal): against a floor doing the same work the same way, I/O pattern included",
+      },
+      {
+        benchmark: "ratio: /api/query ÷ the floor that parses and writes together (server CPU per request)",
+        result: `${queryCpuVsCoalesced.toFixed(2)}×`,
+        note: `medians ${formatNs(cpu("query"))} vs ${formatNs(cpu("coalesced"))}`,
       },
       {
         benchmark: "ratio: /api/query ÷ hello-world",

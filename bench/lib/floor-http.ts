@@ -17,10 +17,33 @@ const HEADERS = {
   "x-content-type-options": "nosniff",
 };
 
-/** Answers `payload` (JSON text) with our headers. */
-export function answerJson(res: ServerResponse, status: number, payload: string): void {
+/**
+ * With `BENCH_COALESCE=1` answers are written together once per turn of the event loop (at most 16
+ * at a time), as our function endpoints write theirs (`src/backend/http/coalesced-writes.ts`):
+ * the floor for a server that writes that way.
+ */
+const coalesce = process.env.BENCH_COALESCE === "1";
+const waiting: [ServerResponse, number, string][] = [];
+
+function writeWaiting(): void {
+  const batch = waiting.splice(0);
+  for (const [res, status, payload] of batch) write(res, status, payload);
+}
+
+function write(res: ServerResponse, status: number, payload: string): void {
   res.writeHead(status, { ...HEADERS, "content-length": Buffer.byteLength(payload) });
   res.end(payload);
+}
+
+/** Answers `payload` (JSON text) with our headers. */
+export function answerJson(res: ServerResponse, status: number, payload: string): void {
+  if (!coalesce) {
+    write(res, status, payload);
+    return;
+  }
+  waiting.push([res, status, payload]);
+  if (waiting.length === 16) writeWaiting();
+  else if (waiting.length === 1) setImmediate(writeWaiting);
 }
 
 /** Our error answer with `code`. */

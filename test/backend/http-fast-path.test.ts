@@ -3,9 +3,9 @@
  * route it bypasses (status, body, CORS headers), and every other request still reaches Hono.
  */
 import { createServer, request, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import { type AddressInfo, connect } from "node:net";
 import { Hono } from "hono";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createHttpApp, type HttpRoutes } from "../../src/backend/http/app.ts";
 import { corsHeaders } from "../../src/backend/http/cors-policy.ts";
 import { endpointOf, fastApiListener } from "../../src/backend/http/fast-api.ts";
@@ -365,5 +365,56 @@ describe("function API fast path", () => {
       server.closeAllConnections();
       await new Promise<void>((done) => server.close(() => done()));
     }
+  });
+  it("answers pipelined calls on one connection in request order, errors among them", async () => {
+    const authors = Array.from({ length: 12 }, (_, i) => `pipelined-${i}`);
+    for (const author of authors)
+      await callFunction(plain.url, "mutation", "messages:send", { body: author, author });
+    // Every third call fails (a query that throws): its 500 must come back in its place too.
+    const calls = authors.map((author, i) =>
+      i % 3 === 2 ? { path: "messages:crash", args: {} } : { path: "messages:byAuthor", args: { author } },
+    );
+    const socket = connect(plain.port, "127.0.0.1");
+    socket.setEncoding("utf8");
+    let received = "";
+    socket.on("data", (d: string) => (received += d));
+    // All requests in one write: the server reads them together and answers each in turn.
+    socket.write(
+      calls
+        .map((call) => {
+          const body = JSON.stringify(call);
+          return `POST /api/query HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+        })
+        .join(""),
+    );
+    /** The answers complete so far, parsed by their Content-Length. */
+    const parse = () => {
+      const answers: { status: number; body: string }[] = [];
+      let rest = received;
+      for (;;) {
+        const end = rest.indexOf("\r\n\r\n");
+        if (end === -1) break;
+        const head = rest.slice(0, end);
+        const length = Number(/content-length: (\d+)/i.exec(head)?.[1]);
+        if (rest.length < end + 4 + length) break;
+        answers.push({ status: Number(head.split(" ")[1]), body: rest.slice(end + 4, end + 4 + length) });
+        rest = rest.slice(end + 4 + length);
+      }
+      return answers;
+    };
+    try {
+      await vi.waitFor(() => expect(parse()).toHaveLength(calls.length), { timeout: 10_000 });
+    } finally {
+      socket.destroy();
+    }
+    parse().forEach((answer, i) => {
+      if (calls[i].path === "messages:crash") {
+        expect(answer.status, `answer ${i}`).toBe(500);
+        expect(JSON.parse(answer.body).code).toBe("INTERNAL");
+      } else {
+        expect(answer.status, `answer ${i}`).toBe(200);
+        expect(JSON.parse(answer.body).value.map((m: { author: string }) => m.author)).toEqual([authors[i]]);
+      }
+    });
   });
 });

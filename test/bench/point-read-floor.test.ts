@@ -3,7 +3,7 @@
  * `/api/query` point read does, no less: for the same request it answers the same bytes as our
  * server (status, body, headers but the date), for keys across the seeded range and for a key
  * nobody has; and so must its variant that parses the document and serializes the answer
- * (`BENCH_MATERIALIZE=1`).
+ * (`BENCH_MATERIALIZE=1`), also when it writes its answers together (`BENCH_COALESCE=1`).
  */
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -30,13 +30,14 @@ describe("the point read floor", () => {
   let ours: SpawnedServer;
   let floor: SpawnedServer;
   let materializing: SpawnedServer;
+  let coalescing: SpawnedServer;
 
   beforeAll(async () => {
     const dataDir = tempDir("point-floor-");
     // Seeding 10,000 documents on a loaded machine takes a while.
     ours = await spawnServer(fixture("platform-server.ts"), { BENCH_DATA_DIR: dataDir }, 120_000);
     const copyFrom = join(dataDir, "bench.sqlite");
-    [floor, materializing] = await Promise.all([
+    [floor, materializing, coalescing] = await Promise.all([
       spawnServer(fixture("raw-point-read.ts"), {
         BENCH_DATA_DIR: tempDir("point-floor-raw-"),
         BENCH_COPY_FROM: copyFrom,
@@ -46,11 +47,17 @@ describe("the point read floor", () => {
         BENCH_COPY_FROM: copyFrom,
         BENCH_MATERIALIZE: "1",
       }),
+      spawnServer(fixture("raw-point-read.ts"), {
+        BENCH_DATA_DIR: tempDir("point-floor-coalesced-"),
+        BENCH_COPY_FROM: copyFrom,
+        BENCH_MATERIALIZE: "1",
+        BENCH_COALESCE: "1",
+      }),
     ]);
   }, 240_000);
 
   afterAll(async () => {
-    await Promise.all([ours?.stop(), floor?.stop(), materializing?.stop()]);
+    await Promise.all([ours?.stop(), floor?.stop(), materializing?.stop(), coalescing?.stop()]);
   });
 
   it("answers the bytes our server answers", async () => {
@@ -60,14 +67,16 @@ describe("the point read floor", () => {
       JSON.stringify({ path: "items:byKey", args: { key: "no-such-key" } }),
     ];
     for (const body of bodies) {
-      const [a, b, c] = [
+      const [a, b, c, d] = [
         await ask(ours.url, body),
         await ask(floor.url, body),
         await ask(materializing.url, body),
+        await ask(coalescing.url, body),
       ];
       expect(a.status).toBe(200);
       expect(b).toEqual(a);
       expect(c).toEqual(a);
+      expect(d).toEqual(a);
     }
     expect(JSON.parse((await ask(ours.url, bodies[8])).body).value.key).toBe(keyFor(SEED_COUNT - 1));
     expect(JSON.parse((await ask(ours.url, bodies[9])).body).value).toBeNull();

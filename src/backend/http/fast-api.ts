@@ -3,14 +3,17 @@
  * `node:http`, without building a web `Request` with a streamed body (which costs several times
  * the database read). It only reads the request and writes the answer: the answer itself
  * (`function-call.ts`), the body limit (`body-limit.ts`), the CORS headers (`cors-policy.ts`) and
- * the Host rule (`host-check.ts`) are the Hono app's. Every other request goes to the Hono app, and
+ * the Host rule (`host-check.ts`) are the Hono app's; answers are written together once per turn of
+ * the event loop (`coalesced-writes.ts`). Every other request goes to the Hono app, and
  * so do function calls whose Host the adapter would refuse or lacks, or whose CORS rule throws.
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
 import { requestClientAddress } from "../client-address.ts";
 import type { EnvReader } from "../functions/define.ts";
+import { logger } from "../logger.ts";
 import type { Backend } from "../runtime.ts";
 import { BodyCollector, declaresTooLarge } from "./body-limit.ts";
+import { CoalescedWrites } from "./coalesced-writes.ts";
 import { type CorsPolicy, corsHeaders, type HeaderEntry } from "./cors-policy.ts";
 import { type FunctionEndpointKind, handleFunctionCall, payloadTooLarge } from "./function-call.ts";
 import { hostChecker } from "./host-check.ts";
@@ -34,6 +37,11 @@ export function fastApiListener(
 ): RequestListener {
   const { maxBodyBytes, cors } = options;
   const hostIsValid = hostChecker();
+  // Answers are written together once per turn of the event loop (coalesced-writes.ts).
+  const answers = new CoalescedWrites(send, (error, res: ServerResponse) => {
+    logger.error("writing an API answer failed", { error: String(error) });
+    res.destroy();
+  });
   return (req, res) => {
     const kind = req.method === "POST" ? endpointOf(req.url) : undefined;
     if (kind === undefined || !hostIsValid(req.headers.host)) return fallback(req, res);
@@ -47,7 +55,7 @@ export function fastApiListener(
         return fallback(req, res);
       }
     }
-    serveFunctionCall(backend, kind, req, res, headers, maxBodyBytes, cross);
+    serveFunctionCall(backend, kind, req, res, headers, maxBodyBytes, cross, answers);
   };
 }
 
@@ -106,6 +114,7 @@ function serveFunctionCall(
   headers: RequestHeaders,
   maxBodyBytes: number,
   cors: HeaderEntry[] | undefined,
+  answers: Answers,
 ): void {
   if (declaresTooLarge(req.headers["content-length"], req.headers["transfer-encoding"], maxBodyBytes)) {
     send(res, payloadTooLarge(maxBodyBytes), cors);
@@ -126,13 +135,13 @@ function serveFunctionCall(
   req.on("end", () => {
     if (settled) return;
     settled = true;
-    void answer(backend, kind, req, res, headers, body.bytes(), cors);
+    void answer(backend, kind, req, res, headers, body.bytes(), cors, answers);
   });
   // An aborted upload is not JSON; the answer goes nowhere, as with Hono.
   req.on("error", () => {
     if (settled) return;
     settled = true;
-    void answer(backend, kind, req, res, headers, undefined, cors);
+    void answer(backend, kind, req, res, headers, undefined, cors, answers);
   });
 }
 
@@ -144,13 +153,17 @@ async function answer(
   headers: RequestHeaders,
   body: Buffer | undefined,
   cors: HeaderEntry[] | undefined,
+  answers: Answers,
 ): Promise<void> {
   const meta = {
     clientIp: requestClientAddress(backend.env, req.socket.remoteAddress, headers.forwardedFor),
     userAgent: headers.userAgent,
   };
-  send(res, await handleFunctionCall(backend, { kind, body, headers, meta }), cors);
+  answers.push(res, await handleFunctionCall(backend, { kind, body, headers, meta }), cors);
 }
+
+/** The listener's queue of answers to write. */
+type Answers = CoalescedWrites<ServerResponse, JsonResponse, HeaderEntry[] | undefined>;
 
 /**
  * Writes an answer: its headers with the CORS ones (then sorted by name, as the adapter writes a
