@@ -41,7 +41,7 @@ export interface RangeRead<Doc> {
   done: boolean;
 }
 
-/** Where a range read is: what it asks the engine next, and what it has kept. */
+/** What a range read reads: the range and its order, which documents it keeps, how many. */
 export interface RangeScanOptions<Doc> {
   table: string;
   index: string;
