@@ -153,6 +153,7 @@ export default defineConfig({
     hookTimeout: 60_000,
     pool: "forks",
     setupFiles: ["test/setup.ts"],
+    globalSetup: ["test/global-setup.ts"],
     server: {
       deps: {
         // Better Auth's Next.js integration imports `next/headers` without an extension, which

@@ -39,6 +39,7 @@ export function sourceHash(example: FrameworkExample): string {
     ...sourceFiles(join(ROOT, "src"), new Set()),
     join(ROOT, "package.json"),
     join(ROOT, "package-lock.json"),
+    join(ROOT, "compat/frameworks/package-lock.json"),
   ];
   for (const file of files.sort()) {
     hash.update(relative(ROOT, file)).update("\0").update(readFileSync(file)).update("\0");

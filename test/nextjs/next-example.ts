@@ -35,6 +35,7 @@ export function sourceHash(): string {
     ...sourceFiles(EXAMPLE_DIR),
     ...sourceFiles(join(ROOT, "src")),
     join(ROOT, "package-lock.json"),
+    join(ROOT, "compat/frameworks/package-lock.json"),
   ];
   for (const file of files.sort()) {
     hash.update(relative(ROOT, file)).update("\0").update(readFileSync(file)).update("\0");

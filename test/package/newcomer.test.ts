@@ -6,10 +6,7 @@
  *
  * What differs from typing the section by hand, and why:
  * - the tarball's path replaces `/path/to/…`; the install adds `--prefer-offline --no-audit
- *   --no-fund` and `--ignore-scripts`, and the repository's compiled better-sqlite3 addon is copied
- *   in (the same pinned version for the same Node): no prebuilt binary is reachable here and
- *   building it takes about two minutes of CPU. `PACK_TEST_NATIVE_BUILD=1` runs the install
- *   scripts instead;
+ *   --no-fund` (better-sqlite3 ships its binary inside the package: nothing is compiled);
  * - the app listens on a free port (`PORT`), so the walkthrough's `http://localhost:3000` becomes
  *   that port;
  * - two caches, each keyed by a hash of what it is made from, under node_modules/.cache: the
@@ -42,11 +39,8 @@ import { codeBlocks, namedFiles, readmeSection, shellCommands } from "./readme.t
 
 /** Build, pack and install: about 20 s on a quiet machine, many times that on a loaded one. */
 const SETUP_TIMEOUT = 360_000;
-const NATIVE_BUILD = process.env.PACK_TEST_NATIVE_BUILD === "1";
 const NO_CACHE = process.env.NEWCOMER_NO_CACHE === "1";
-/** A native build installs from nothing: copied dependencies would hold the compiled addon already. */
-const DEPENDENCY_CACHE = !NO_CACHE && !NATIVE_BUILD;
-const ADDON = "node_modules/better-sqlite3/build/Release/better_sqlite3.node";
+const DEPENDENCY_CACHE = !NO_CACHE;
 const CACHE = join(ROOT, "node_modules/.cache/service-auth-newcomer");
 const TARBALL_PLACEHOLDER = "/path/to/service-auth-0.1.0.tgz";
 
@@ -221,15 +215,11 @@ beforeAll(async () => {
     });
   const setup = shellCommands(setupBlock.code).map((line) =>
     line.startsWith("npm install ")
-      ? `${line.replace(TARBALL_PLACEHOLDER, `'${packed.path}'`).replace(/\s+#.*$/, "")} --prefer-offline --no-audit --no-fund${NATIVE_BUILD ? "" : " --ignore-scripts"}`
+      ? `${line.replace(TARBALL_PLACEHOLDER, `'${packed.path}'`).replace(/\s+#.*$/, "")} --prefer-offline --no-audit --no-fund`
       : line,
   );
   expect(setup.join("\n")).toContain(packed.path);
   await timed("npm init and install", () => succeed(`set -e\n${setup.join("\n")}`, folder));
-  if (!NATIVE_BUILD && !existsSync(join(folder, ADDON))) {
-    mkdirSync(join(folder, ADDON, ".."), { recursive: true });
-    cpSync(join(ROOT, ADDON), join(folder, ADDON));
-  }
   if (DEPENDENCY_CACHE && !existsSync(cached)) {
     const staging = `${cached}.partial`;
     rmSync(staging, { recursive: true, force: true });

@@ -24,7 +24,6 @@ export const Route = createRootRoute({
 function Shell({ children }: { children: ReactNode }) {
   return (
     <html lang="en">
-      {/* biome-ignore lint/style/noHeadElement: a Next.js rule; Start's shell renders the document itself */}
       <head>
         <HeadContent />
       </head>
