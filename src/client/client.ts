@@ -2,7 +2,8 @@
  * The framework-free backend client (browser and Node): one WebSocket to `/api/sync` carrying
  * live queries, one-shot queries, mutations and actions; reconnects with backoff and restores
  * its subscriptions; keeps the JWT fresh through a `TokenManager`.
- * Browser-safe: uses the global `WebSocket` unless a constructor is passed (e.g. `ws` in Node 20).
+ * Browser-safe: uses the global `WebSocket` (browsers, Node.js 22 and later) unless a constructor is
+ * passed (e.g. the `ws` package's, to record or shape frames).
  *
  * This module composes the parts and routes the server's messages to them: the socket
  * ({@link Transport}), the live queries ({@link LiveQueries}), the calls awaiting a result
@@ -27,10 +28,7 @@ export type { ConnectionState, WebSocketConstructor, WebSocketLike } from "./tra
  * refresh settings and a connection-state callback.
  * @example
  * ```ts
- * import WebSocket from "ws";
- *
  * const options: BackendClientOptions = {
- *   WebSocket, // Node 20 has no global WebSocket
  *   reconnectMaxDelayMs: 5_000,
  *   onConnectionChange: (state) => console.log("connection:", state),
  * };
@@ -38,7 +36,7 @@ export type { ConnectionState, WebSocketConstructor, WebSocketLike } from "./tra
  * ```
  */
 export interface BackendClientOptions {
-  /** WebSocket implementation; default `globalThis.WebSocket` (pass `ws`'s in Node 20). */
+  /** WebSocket implementation; default `globalThis.WebSocket` (browsers, Node.js 22 and later). */
   WebSocket?: WebSocketConstructor;
   /** Reconnect backoff: first delay and cap (defaults 100 ms and 10 s), with jitter. */
   reconnectInitialDelayMs?: number;

@@ -1,7 +1,7 @@
 /**
  * Sign-in and token refresh for clients without a cookie jar: React Native / Expo apps, CLIs,
  * Node services, workers. Uses only `fetch` and `Headers` (no DOM, no `document.cookie`, no
- * `localStorage`), so it runs in Node 20 and React Native alike.
+ * `localStorage`), so it runs in Node.js and React Native alike.
  *
  * Credentials travel through the auth server's cookie header bridge (src/auth/http.ts): the
  * client sends the session cookies it holds in `Service-Auth-Cookie` and takes new ones from

@@ -26,7 +26,8 @@ export interface WebSocketLike {
   onerror: ((event: any) => void) | null;
 }
 /**
- * A constructor of {@link WebSocketLike} sockets: the global `WebSocket`, or `ws`'s in Node 20.
+ * A constructor of {@link WebSocketLike} sockets: the global `WebSocket` (browsers, Node.js 22 and
+ * later), or another with its interface, such as the `ws` package's.
  * @example
  * ```ts
  * import WebSocket from "ws";
