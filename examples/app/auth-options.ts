@@ -12,7 +12,7 @@ export const authSchemaOptions = {
   // Declared so Better Auth returns the trigger-made `username` with the user (session, JWT claims).
   user: { additionalFields: { username: { type: "string", required: false, input: false } } },
   // The `rateLimit` table: sign-in, reset, OTP and token counts shared by every instance
-  // (`withAuthDefaults` stores them there; README "Limits"). Only the schema reads this option.
+  // (`withAuthDefaults` stores them there; docs/app-guide.md "Limits"). Only the schema reads this option.
   rateLimit: { storage: "database" },
   plugins: [
     admin(),
@@ -20,7 +20,7 @@ export const authSchemaOptions = {
     organization(),
     // TOTP second factor; the issuer is the name authenticator apps show.
     twoFactor({ issuer: "Service Auth example" }),
-    // Security events in the `auditEvent` table (README "Audit trail").
+    // Security events in the `auditEvent` table (docs/operations.md "Audit trail").
     auditTrail(),
   ],
 } satisfies BetterAuthOptions;

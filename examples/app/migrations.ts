@@ -1,6 +1,7 @@
 /**
- * Online migrations of the example app, run with `npm run cli -- migrate NAME` (README "Changing
- * the schema"). Each changes stored documents in place, batch by batch, while the app serves.
+ * Online migrations of the example app, run with `npm run cli -- migrate NAME` (docs/app-guide.md
+ * "Changing the schema"). Each changes stored documents in place, batch by batch, while the app
+ * serves.
  */
 import { type DocOf, defineMigration } from "service-auth/server";
 import type schema from "./schema.ts";

@@ -56,7 +56,7 @@ describe("withAuthDefaults", () => {
     expect(local?.customStorage).toBe(memory);
   });
 
-  it("has the limits README documents, each per minute", () => {
+  it("has the limits docs/app-guide.md documents (Limits), each per minute", () => {
     const perMinute = (max: number) => ({ window: 60, max });
     expect(AUTH_RATE_LIMITS).toEqual({
       "/sign-in/*": perMinute(10),

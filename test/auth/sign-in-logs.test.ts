@@ -72,7 +72,7 @@ it("logs a sign-up with a taken email without the email (Better Auth puts it in 
   const email = `taken-${randomUUID()}@example.com`;
   expect((await post("/sign-up/email", { email, password: PASSWORD, name: "First" })).status).toBe(200);
   const again = await post("/sign-up/email", { email, password: PASSWORD, name: "Second" });
-  // Better Auth 1.4.9 tells a sign-up that the email is taken (see the README on enumeration).
+  // Better Auth 1.4.9 tells a sign-up that the email is taken (see docs/app-guide.md, "Limits", on enumeration).
   expect(again.status).toBe(422);
   expect(await again.json()).toMatchObject({ code: "USER_ALREADY_EXISTS_USE_ANOTHER_EMAIL" });
   const [line] = await logLines("Sign-up attempt for existing email: [email]");

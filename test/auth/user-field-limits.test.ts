@@ -37,7 +37,7 @@ async function refusalOf(run: () => Promise<unknown>): Promise<APIError> {
 }
 
 describe("checkUserFieldLengths", () => {
-  it("has the documented limits (README, Limits)", () => {
+  it("has the documented limits (docs/app-guide.md, Limits)", () => {
     expect(USER_FIELD_LIMITS).toEqual({ name: 256, email: 254, image: 2048, username: 64 });
     expect(Object.isFrozen(USER_FIELD_LIMITS)).toBe(true);
   });

@@ -1,7 +1,7 @@
 /**
  * A real HAProxy (Debian's `haproxy` package) in front of test servers on 127.0.0.1: HTTP mode,
  * round robin, health checks on `/healthz`, WebSockets tunnelled. The configuration is the one
- * README's "Deploys that drop nothing" shows. Its admin socket tells the test which servers the
+ * docs/operations.md's "Deploys that drop nothing" shows. Its admin socket tells the test which servers the
  * balancer sees up, so tests wait on that instead of on time.
  *
  * Missing binary: the tests are skipped with a loud message, except under `CI=true`, where it is a

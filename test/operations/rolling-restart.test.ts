@@ -174,10 +174,10 @@ describe.skipIf(!postgresBinDir || !haproxyInstalled)("rolling restart behind HA
   }, 240_000);
 });
 
-describe("the README's HAProxy configuration", () => {
+describe("the HAProxy configuration of docs/operations.md", () => {
   it("is the one the rolling restart runs", () => {
-    const readme = readFileSync(join(ROOT, "README.md"), "utf8");
-    const block = /```haproxy\n([\s\S]*?)```/.exec(readme)?.[1];
+    const doc = readFileSync(join(ROOT, "docs/operations.md"), "utf8");
+    const block = /```haproxy\n([\s\S]*?)```/.exec(doc)?.[1];
     const config = haproxyConfig({
       frontendPort: 8080,
       serverPorts: [3001, 3002, 3003],

@@ -1,8 +1,8 @@
 /**
  * The auth tables go through the same schema check (issue 29, item 4): upgrading Better Auth or
  * adding a plugin that adds a required field to `user` or `session` refuses the start while
- * stored users and sessions lack it, and README's backfill (declare the field optional through
- * `defineAuthTables`' extension, migrate, drop the extension) makes it start.
+ * stored users and sessions lack it, and the backfill of docs/app-guide.md (declare the field
+ * optional through `defineAuthTables`' extension, migrate, drop the extension) makes it start.
  */
 import { describe, expect, it } from "vitest";
 import { authSchemaOptions } from "../../examples/app/auth-options.ts";
@@ -62,7 +62,7 @@ describe("auth tables and the schema check", { timeout: PROCESS_TEST_TIMEOUT }, 
     expect(refusal.message).toContain(userId);
     expect(refusal.message).toContain('table "session" do not match session.device');
 
-    // Widen, backfill (README "Changing the schema": auth tables), narrow.
+    // Widen, backfill (docs/app-guide.md "Changing the schema": auth tables), narrow.
     const widened = await startExampleApp({ databaseUrl, schema: upgradedSchema(true) });
     try {
       const plan = await runMigration(
