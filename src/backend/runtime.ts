@@ -68,12 +68,15 @@ export interface Caller {
 }
 
 /**
- * The phases of an env store change, in order: `reconfigure` rebuilds what follows the env (the
- * JWT verifier, e.g. after a new `JWKS`), then `recheck` re-examines what was decided with the old
+ * Who hears an env store change, in order: `reconfigure` rebuilds what follows the env (the JWT
+ * verifier, e.g. after a new `JWKS`), then `recheck` re-examines what was decided with the old
  * configuration (the sync server re-checks every live identity with the rebuilt verifier).
  */
-export const ENV_PHASES = ["reconfigure", "recheck"] as const;
-export type EnvPhase = (typeof ENV_PHASES)[number];
+export const ENV_CONSUMERS = [
+  { phase: "reconfigure", consumers: ["jwt-verifier"] },
+  { phase: "recheck", consumers: ["live-identities"] },
+] as const;
+export type EnvConsumer = (typeof ENV_CONSUMERS)[number]["consumers"][number];
 
 export class Backend {
   readonly catalog: Catalog;
@@ -84,7 +87,7 @@ export class Backend {
   private readonly functions: FunctionRegistry;
   private readonly authenticator: Authenticator;
   private readonly transactions: TransactionScope;
-  private readonly envChanges = new Phases<EnvPhase, void>(ENV_PHASES);
+  private readonly envChanges = new Phases<typeof ENV_CONSUMERS, void>(ENV_CONSUMERS);
   private readonly authSource?: BackendOptions["auth"];
 
   constructor(options: BackendOptions) {
@@ -93,7 +96,7 @@ export class Backend {
     this.env = new EnvStore(this);
     this.authSource = options.auth;
     this.commits = new Commits(this.catalog, this.engine);
-    // The identity cache registers itself in the commits' `invalidate` phase.
+    // The identity cache attaches itself as the commits' `identity-cache` consumer.
     this.authenticator = new Authenticator({
       catalog: this.catalog,
       engine: this.engine,
@@ -101,10 +104,10 @@ export class Backend {
       commits: this.commits,
       envSettled: () => this.env.settled(),
     });
-    this.commits.on("invalidate", (commit) => {
+    this.commits.on("env-store", (commit) => {
       if (commit.unknown || commitTables(commit).includes("_env")) this.reloadEnv();
     });
-    this.envChanges.on("reconfigure", () => this.configureAuth());
+    this.envChanges.on("jwt-verifier", () => this.configureAuth());
     this.transactions = new TransactionScope(this.engine, this.commits);
     this.functions = new FunctionRegistry(options.modules);
   }
@@ -118,9 +121,9 @@ export class Backend {
     this.configureAuth();
   }
 
-  /** Calls `listener` after every env store change, in `phase` (see {@link ENV_PHASES}). */
-  onEnvChange(phase: EnvPhase, listener: () => void): () => void {
-    return this.envChanges.on(phase, listener);
+  /** Calls `listener` after every env store change, at `consumer`'s place (see {@link ENV_CONSUMERS}). */
+  onEnvChange(consumer: EnvConsumer, listener: () => void): () => void {
+    return this.envChanges.on(consumer, listener);
   }
 
   private reloadEnv(): void {
@@ -152,9 +155,12 @@ export class Backend {
     return this.functions.paths();
   }
 
-  /** Calls `listener` after every commit, in its `notify` phase (after the invalidations). */
+  /**
+   * Calls `listener` after every commit, as the last consumer of its `notify` phase (after the
+   * invalidations and the platform's own consumers, commits/consumers.ts); returns the unsubscribe.
+   */
   onCommit(listener: CommitListener): () => void {
-    return this.commits.on("notify", listener);
+    return this.commits.on("listeners", listener);
   }
 
   /** The sequence number of the last published commit. */

@@ -245,7 +245,7 @@ async function startOne(options: ServiceOptions, inCluster: boolean): Promise<Ru
             write: (fn) => backend.write(fn),
             runMutationClaimed: (path, args, claim) => backend.runMutationClaimed(path, args, claim),
             runAction: (path, args) => backend.runAction(path, args, { allowInternal: true }),
-            onCommit: (listener) => backend.onCommit(listener),
+            followCommits: (listener) => backend.commits.on("scheduler", listener),
           },
           { ...options.scheduler, crons: options.crons?.jobs },
         );

@@ -230,7 +230,7 @@ describe("IdentityWatch in the reactor", () => {
   it("a revocation committed while a check is in flight holds the connection's updates at once", async () => {
     const { token, sessionId } = await liveSession();
     const reactor = new Reactor(backend.catalog, backend.commits);
-    const off = backend.onCommit((commit) => reactor.onCommit(commit));
+    const off = backend.onCommit((commit) => reactor.handleCommit(commit));
     try {
       const { watch, heard } = connection(backend, token);
       reactor.add(watch);

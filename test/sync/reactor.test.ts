@@ -106,7 +106,7 @@ function newReactor(concurrency?: number): Reactor {
   seq = backend.commits.lastSequence;
   stopListening = backend.onCommit((commit) => {
     seq = commit.sequence;
-    made.onCommit(commit);
+    made.handleCommit(commit);
   });
   return made;
 }

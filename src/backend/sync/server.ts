@@ -77,10 +77,10 @@ export function attachSync(backend: Backend, http: RunningHttpServer, options: S
       if (connections.size === 0) allClosed?.();
     },
   };
-  const unsubscribe = backend.onCommit((commit) => {
-    reactor.onCommit(commit);
-    presence.actOnDisconnects(commit);
-  });
+  const unsubscribe = [
+    backend.commits.on("live-queries", (commit) => reactor.handleCommit(commit)),
+    backend.commits.on("presence", (commit) => presence.actOnDisconnects(commit)),
+  ];
   presence.start().catch((error) => logger.warn("presence: start failed", { error: String(error) }));
   const unwatchMetrics = watchSync({
     sockets: () => connections.size,
@@ -93,7 +93,7 @@ export function attachSync(backend: Backend, http: RunningHttpServer, options: S
   // The verifier follows the env store (e.g. a new `JWKS` after key rotation), but no identity's
   // read set covers it: re-check every live identity so tokens of retired keys end at once. In
   // the `recheck` phase, after `reconfigure` rebuilt the verifier the re-checks use.
-  const unwatchEnv = backend.onEnvChange("recheck", () => {
+  const unwatchEnv = backend.onEnvChange("live-identities", () => {
     for (const c of connections) c.recheckIdentity();
   });
 
@@ -177,7 +177,7 @@ export function attachSync(backend: Backend, http: RunningHttpServer, options: S
         for (const ws of sockets) if (ws.readyState !== 3) ws.terminate();
         clearInterval(sweep);
         await presence.stop();
-        unsubscribe();
+        for (const off of unsubscribe) off();
         unwatchEnv();
         unwatchMetrics();
         await new Promise<void>((done) => wss.close(() => done()));
