@@ -32,7 +32,7 @@ import type { ReadTransaction, StorageEngine, WriteTransaction } from "./storage
 import { inChildSpan, type TraceParent } from "./tracing/tracing.ts";
 import { TransactionScope } from "./transaction-scope.ts";
 
-// Backend's API speaks these (options, `authenticate`); transports import them from here.
+// The runtime's API speaks these (options, `authenticate`); transports import them from here.
 export type { AuthConfig, Authenticated, IdentityResolver } from "./auth/authenticator.ts";
 
 export interface BackendOptions {
@@ -78,7 +78,11 @@ export const ENV_CONSUMERS = [
 ] as const;
 export type EnvConsumer = (typeof ENV_CONSUMERS)[number]["consumers"][number];
 
-export class Backend {
+/**
+ * The running backend behind `service-auth/server`'s `Backend` interface: its storage engine,
+ * catalog, consistency core and function registry.
+ */
+export class BackendRuntime {
   readonly catalog: Catalog;
   readonly engine: StorageEngine;
   readonly env: EnvStore;

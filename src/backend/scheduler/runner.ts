@@ -27,7 +27,7 @@ import { schedulerMetrics, watchScheduler } from "../metrics/metrics.ts";
 import type { CronJob } from "./crons.ts";
 import type { JobDocument } from "./tables.ts";
 
-/** What the runner needs of the backend (`Backend` provides it). */
+/** What the runner needs of the backend (`BackendRuntime` provides it, service.ts). */
 export interface SchedulerHost {
   /** An internal read snapshot (system tables readable). */
   read<T>(fn: (db: DatabaseReader) => Promise<T>): Promise<T>;

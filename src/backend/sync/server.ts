@@ -11,7 +11,7 @@ import { rateLimitKey, requestClientAddress } from "../client-address.ts";
 import type { RunningHttpServer } from "../http/node-server.ts";
 import { logger } from "../logger.ts";
 import { watchSync } from "../metrics/metrics.ts";
-import type { Backend } from "../runtime.ts";
+import type { BackendRuntime } from "../runtime.ts";
 import { SyncBudget } from "./budget.ts";
 import { Connection, type ConnectionServer } from "./connection.ts";
 import { resolveLimits, type SyncLimitOptions, type SyncLimits } from "./limits.ts";
@@ -53,7 +53,11 @@ const CLOSE_HANDSHAKE_MS = 1000;
  * Attaches the sync endpoint to a running HTTP server; usable as `startService({ attach })`.
  * `startService` attaches it by default.
  */
-export function attachSync(backend: Backend, http: RunningHttpServer, options: SyncOptions = {}): SyncServer {
+export function attachSync(
+  backend: BackendRuntime,
+  http: RunningHttpServer,
+  options: SyncOptions = {},
+): SyncServer {
   const path = options.path ?? "/api/sync";
   const limits = resolveLimits(options);
   const budget = new SyncBudget(limits);
