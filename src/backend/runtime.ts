@@ -5,6 +5,7 @@
  */
 
 import { type AuthConfig, type Authenticated, Authenticator } from "./auth/authenticator.ts";
+import type { Caller, CallTransaction } from "./caller.ts";
 import { type CommitListener, Commits, type Stamp } from "./commits/commits.ts";
 import { Phases } from "./commits/phases.ts";
 import { Catalog } from "./db/catalog.ts";
@@ -29,11 +30,12 @@ import { scheduledJobsReader } from "./scheduler/jobs-reader.ts";
 import { type Scheduler, schedulerOn } from "./scheduler/schedule.ts";
 import type { SchemaDefinition } from "./schema.ts";
 import type { ReadTransaction, StorageEngine, WriteTransaction } from "./storage/engine.ts";
-import { inChildSpan, type TraceParent } from "./tracing/tracing.ts";
+import { inChildSpan } from "./tracing/tracing.ts";
 import { TransactionScope } from "./transaction-scope.ts";
 
 // The runtime's API speaks these (options, `authenticate`); transports import them from here.
 export type { AuthConfig, Authenticated, IdentityResolver } from "./auth/authenticator.ts";
+export type { Caller, CallTransaction } from "./caller.ts";
 
 export interface BackendOptions {
   schema: SchemaDefinition;
@@ -41,30 +43,6 @@ export interface BackendOptions {
   modules: Record<string, Record<string, unknown>>;
   engine: StorageEngine;
   auth?: AuthConfig | ((env: EnvStore) => AuthConfig);
-}
-
-/** A function call's transaction and the stamp taken before it began (step 2 may read in it). */
-export interface CallTransaction {
-  tx: ReadTransaction;
-  stamp: Stamp;
-}
-
-/** Who is calling and how; built by the transports. */
-export interface Caller {
-  /** Bearer token presented by the caller, if any. */
-  token?: string | null;
-  /** Identity already established (a WebSocket caches it per connection). */
-  identity?: UserIdentity | null;
-  /**
-   * Identity resolved on first use (HTTP actions: routes that never ask never pay for it). A call
-   * asking from inside its transaction passes it (`within`): steps 1+2 then read in it.
-   */
-  lazyIdentity?: (within?: CallTransaction) => Promise<UserIdentity | null>;
-  meta?: RequestMeta;
-  /** CLI and server-internal calls may run internal functions. */
-  allowInternal?: boolean;
-  /** The call's recording span (set by a transport when an OpenTelemetry SDK records it). */
-  trace?: TraceParent;
 }
 
 /**
