@@ -44,7 +44,7 @@ export interface ReadyProcess {
   output(): string;
   /** Settles once the process is gone. */
   readonly exited: Promise<void>;
-  /** Sends `signal` (SIGTERM), SIGKILL after `graceMs` (default 60 s) if it is still running; resolves once gone. */
+  /** Sends `signal` (SIGTERM), SIGKILL after `graceMs` (default 60 s) if still there; resolves once gone. */
   stop(options?: StopOptions): Promise<void>;
 }
 
