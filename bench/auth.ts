@@ -15,7 +15,7 @@
  */
 import { createPublicKey, verify as cryptoVerify, type KeyObject } from "node:crypto";
 import { fileURLToPath } from "node:url";
-import type { Backend } from "service-auth/internal";
+import type { BackendRuntime } from "service-auth/internal";
 import { createAuth } from "../examples/app/auth.ts";
 import { handleFunctionCall } from "../src/backend/http/function-call.ts";
 import { type SignedUp, signUp, startAuthService } from "./fixtures/auth-app.ts";
@@ -131,7 +131,7 @@ async function measureInProcess(
   const dataDir = await ctx.tempDir("bench-auth-proc-");
   const service = await startAuthService(dataDir);
   ctx.defer(() => service.close());
-  const backend: Backend = service.backend;
+  const backend: BackendRuntime = service.backend;
   const user = await signUp(service.url, "bench-proc@example.com");
   const headers = new Headers({ cookie: user.cookie });
   const actionCtx = () => backend.actionCtx({}, false);
@@ -248,7 +248,7 @@ async function measureInProcess(
  * The two HTTP targets' calls through the function endpoint's handler, without a socket: `users:me`
  * with the bearer header (a new string per call, as a request brings it) and `bench:userById`.
  */
-function functionCalls(backend: Backend, user: SignedUp) {
+function functionCalls(backend: BackendRuntime, user: SignedUp) {
   const authorization = Buffer.from(`Bearer ${user.token}`, "latin1");
   const meBody = Buffer.from(JSON.stringify({ path: "users:me", args: {} }));
   const publicBody = Buffer.from(JSON.stringify({ path: "bench:userById", args: { userId: user.userId } }));
@@ -276,7 +276,7 @@ function functionCalls(backend: Backend, user: SignedUp) {
  * A check of `token`'s RS256 signature with node:crypto and nothing else (key imported once,
  * segments decoded once): what step 1 cannot go below.
  */
-function rs256Floor(backend: Backend, token: string): () => boolean {
+function rs256Floor(backend: BackendRuntime, token: string): () => boolean {
   const [header, payload, signature] = token.split(".");
   const { kid } = JSON.parse(Buffer.from(header, "base64url").toString("utf8")) as { kid?: string };
   const rows = JSON.parse(backend.env.get("JWKS") ?? "[]") as { id: string; publicKey: string }[];

@@ -14,7 +14,7 @@
  */
 import { fileURLToPath } from "node:url";
 import { metricsRegistry } from "../src/backend/metrics/metrics.ts";
-import { Backend } from "../src/backend/runtime.ts";
+import { BackendRuntime } from "../src/backend/runtime.ts";
 import { PostgresEngine } from "../src/backend/storage/postgres/engine.ts";
 import { startPostgres } from "../test/helpers/postgres.ts";
 import { startStandby } from "../test/helpers/postgres-standby.ts";
@@ -115,9 +115,9 @@ export const pgReplicas: BenchGroup = {
 
     // 2. One call at a time, in this process.
     ctx.log(`freshness wait: ${ROUNDS} interleaved rounds of ${CALLS} calls per backend`);
-    const backends = {} as Record<"primary" | "replica", Backend>;
+    const backends = {} as Record<"primary" | "replica", BackendRuntime>;
     for (const name of ["primary", "replica"] as const) {
-      const backend = new Backend({
+      const backend = new BackendRuntime({
         schema,
         modules,
         auth: authConfig(jwk, ISSUER, AUDIENCE),
@@ -136,13 +136,13 @@ export const pgReplicas: BenchGroup = {
       await run();
       return Number(process.hrtime.bigint() - t0);
     };
-    const reads = (backend: Backend) => async () => {
+    const reads = (backend: BackendRuntime) => async () => {
       const samples: number[] = [];
       for (let i = 0; i < CALLS; i++)
         samples.push(await timed(() => backend.runQuery("bench:list", { channel: "quiet" })));
       return samples;
     };
-    const readsAfterWrites = (backend: Backend) => async () => {
+    const readsAfterWrites = (backend: BackendRuntime) => async () => {
       const samples: number[] = [];
       for (let i = 0; i < CALLS; i++) {
         const channel = `ryw-${n++}`;

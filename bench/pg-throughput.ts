@@ -16,7 +16,7 @@
  *    (docs/decisions.md 36), and this process's CPU time per read.
  */
 import { fileURLToPath } from "node:url";
-import { Backend } from "../src/backend/runtime.ts";
+import { BackendRuntime } from "../src/backend/runtime.ts";
 import { openEngine } from "../src/backend/storage/open.ts";
 import { authConfig, modules, schema } from "./fixtures/postgres-app.ts";
 import { callFunction } from "./lib/api-call.ts";
@@ -108,12 +108,12 @@ export const pgThroughput: BenchGroup = {
 
     // 2. Single inserts in this process, both engines, interleaved.
     ctx.log(`single inserts: ${INSERT_ROUNDS} interleaved rounds of ${INSERTS} per engine`);
-    const backends: Record<"postgres" | "sqlite", Backend> = {} as never;
+    const backends: Record<"postgres" | "sqlite", BackendRuntime> = {} as never;
     for (const [name, url] of [
       ["postgres", pgUrl],
       ["sqlite", sqliteUrl],
     ] as const) {
-      const backend = new Backend({
+      const backend = new BackendRuntime({
         schema,
         modules,
         engine: openEngine(url),
@@ -124,7 +124,7 @@ export const pgThroughput: BenchGroup = {
       backends[name] = backend;
     }
     let n = 0;
-    const inserts = (backend: Backend) => async () => {
+    const inserts = (backend: BackendRuntime) => async () => {
       const samples: number[] = [];
       const cpu0 = process.cpuUsage();
       for (let i = 0; i < INSERTS; i++) {
@@ -143,12 +143,12 @@ export const pgThroughput: BenchGroup = {
 
     // 3. Authenticated point reads in this process, both engines, interleaved.
     ctx.log(`authenticated point reads: ${READ_ROUNDS} interleaved rounds of ${READS} per engine`);
-    const readerToken = async (backend: Backend) => {
+    const readerToken = async (backend: BackendRuntime) => {
       const { value } = await backend.runMutation("bench:createSession", {});
       const { userId, sessionId } = value as { userId: string; sessionId: string };
       return sign(userId, sessionId);
     };
-    const reads = (backend: Backend, token: string) => async () => {
+    const reads = (backend: BackendRuntime, token: string) => async () => {
       const samples: number[] = [];
       const cpu0 = process.cpuUsage();
       for (let i = 0; i < READS; i++) {

@@ -17,7 +17,7 @@
 import { fileURLToPath } from "node:url";
 import WebSocket from "ws";
 import { anyApi } from "../src/backend/functions/references.ts";
-import { Backend } from "../src/backend/runtime.ts";
+import { BackendRuntime } from "../src/backend/runtime.ts";
 import { PostgresEngine } from "../src/backend/storage/postgres/engine.ts";
 import { BackendClient } from "../src/client/index.ts";
 import { authConfig, modules, schema } from "./fixtures/postgres-app.ts";
@@ -136,12 +136,12 @@ export const postgres: BenchGroup = {
 
     // 3b. In-process: the same call on two backends, with and without the check.
     ctx.log(`in-process: ${IN_PROCESS_ROUNDS} interleaved rounds of ${IN_PROCESS_CALLS} calls`);
-    const backends: Record<string, Backend> = {};
+    const backends: Record<string, BackendRuntime> = {};
     for (const [name, crossInstanceCheck] of [
       ["checked", true],
       ["unchecked", false],
     ] as const) {
-      const backend = new Backend({
+      const backend = new BackendRuntime({
         schema,
         modules,
         engine: new PostgresEngine({ connectionString: databaseUrl, crossInstanceCheck }),
@@ -151,7 +151,7 @@ export const postgres: BenchGroup = {
       ctx.defer(() => backend.close());
       backends[name] = backend;
     }
-    const me = (backend: Backend) => () => backend.runQuery("bench:me", {}, { token });
+    const me = (backend: BackendRuntime) => () => backend.runQuery("bench:me", {}, { token });
     for (const backend of Object.values(backends)) await sampleAsync(500, me(backend));
     const inProcess = await interleave<number[]>(IN_PROCESS_ROUNDS, {
       checked: () => sampleAsync(IN_PROCESS_CALLS, me(backends.checked)),

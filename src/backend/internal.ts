@@ -14,8 +14,12 @@ export { functionPath, makeReference } from "./functions/references.ts";
 export { isRegisteredFunction } from "./functions/registered.ts";
 export type { BackendOptions, Caller } from "./runtime.ts";
 /** The runtime behind `service-auth/server`'s `Backend` interface (storage engine, catalog, commits). */
-export { Backend } from "./runtime.ts";
-/** `startService` whose callbacks and result get the runtime {@link Backend}. */
+/**
+ * @deprecated The runtime class's old name, which was also the name of `service-auth/server`'s
+ * interface: use {@link BackendRuntime}.
+ */
+export { BackendRuntime, BackendRuntime as Backend } from "./runtime.ts";
+/** `startService` whose callbacks and result get the runtime {@link BackendRuntime}. */
 export type { ClusterServiceOptions, RunningService, ServiceOptions } from "./service.ts";
 export { startService } from "./service.ts";
 export { isSecretSetting, maskSettingValue } from "./settings/mask.ts";

@@ -5,6 +5,7 @@
  */
 
 import { type AuthConfig, type Authenticated, Authenticator } from "./auth/authenticator.ts";
+import type { Caller, CallTransaction } from "./caller.ts";
 import { type CommitListener, Commits, type Stamp } from "./commits/commits.ts";
 import { Phases } from "./commits/phases.ts";
 import { Catalog } from "./db/catalog.ts";
@@ -29,11 +30,12 @@ import { scheduledJobsReader } from "./scheduler/jobs-reader.ts";
 import { type Scheduler, schedulerOn } from "./scheduler/schedule.ts";
 import type { SchemaDefinition } from "./schema.ts";
 import type { ReadTransaction, StorageEngine, WriteTransaction } from "./storage/engine.ts";
-import { inChildSpan, type TraceParent } from "./tracing/tracing.ts";
+import { inChildSpan } from "./tracing/tracing.ts";
 import { TransactionScope } from "./transaction-scope.ts";
 
-// Backend's API speaks these (options, `authenticate`); transports import them from here.
+// The runtime's API speaks these (options, `authenticate`); transports import them from here.
 export type { AuthConfig, Authenticated, IdentityResolver } from "./auth/authenticator.ts";
+export type { Caller, CallTransaction } from "./caller.ts";
 
 export interface BackendOptions {
   schema: SchemaDefinition;
@@ -43,39 +45,22 @@ export interface BackendOptions {
   auth?: AuthConfig | ((env: EnvStore) => AuthConfig);
 }
 
-/** A function call's transaction and the stamp taken before it began (step 2 may read in it). */
-export interface CallTransaction {
-  tx: ReadTransaction;
-  stamp: Stamp;
-}
-
-/** Who is calling and how; built by the transports. */
-export interface Caller {
-  /** Bearer token presented by the caller, if any. */
-  token?: string | null;
-  /** Identity already established (a WebSocket caches it per connection). */
-  identity?: UserIdentity | null;
-  /**
-   * Identity resolved on first use (HTTP actions: routes that never ask never pay for it). A call
-   * asking from inside its transaction passes it (`within`): steps 1+2 then read in it.
-   */
-  lazyIdentity?: (within?: CallTransaction) => Promise<UserIdentity | null>;
-  meta?: RequestMeta;
-  /** CLI and server-internal calls may run internal functions. */
-  allowInternal?: boolean;
-  /** The call's recording span (set by a transport when an OpenTelemetry SDK records it). */
-  trace?: TraceParent;
-}
-
 /**
- * The phases of an env store change, in order: `reconfigure` rebuilds what follows the env (the
- * JWT verifier, e.g. after a new `JWKS`), then `recheck` re-examines what was decided with the old
+ * Who hears an env store change, in order: `reconfigure` rebuilds what follows the env (the JWT
+ * verifier, e.g. after a new `JWKS`), then `recheck` re-examines what was decided with the old
  * configuration (the sync server re-checks every live identity with the rebuilt verifier).
  */
-export const ENV_PHASES = ["reconfigure", "recheck"] as const;
-export type EnvPhase = (typeof ENV_PHASES)[number];
+export const ENV_CONSUMERS = [
+  { phase: "reconfigure", consumers: ["jwt-verifier"] },
+  { phase: "recheck", consumers: ["live-identities"] },
+] as const;
+export type EnvConsumer = (typeof ENV_CONSUMERS)[number]["consumers"][number];
 
-export class Backend {
+/**
+ * The running backend behind `service-auth/server`'s `Backend` interface: its storage engine,
+ * catalog, consistency core and function registry.
+ */
+export class BackendRuntime {
   readonly catalog: Catalog;
   readonly engine: StorageEngine;
   readonly env: EnvStore;
@@ -84,7 +69,7 @@ export class Backend {
   private readonly functions: FunctionRegistry;
   private readonly authenticator: Authenticator;
   private readonly transactions: TransactionScope;
-  private readonly envChanges = new Phases<EnvPhase, void>(ENV_PHASES);
+  private readonly envChanges = new Phases<typeof ENV_CONSUMERS, void>(ENV_CONSUMERS);
   private readonly authSource?: BackendOptions["auth"];
 
   constructor(options: BackendOptions) {
@@ -93,7 +78,7 @@ export class Backend {
     this.env = new EnvStore(this);
     this.authSource = options.auth;
     this.commits = new Commits(this.catalog, this.engine);
-    // The identity cache registers itself in the commits' `invalidate` phase.
+    // The identity cache attaches itself as the commits' `identity-cache` consumer.
     this.authenticator = new Authenticator({
       catalog: this.catalog,
       engine: this.engine,
@@ -101,10 +86,10 @@ export class Backend {
       commits: this.commits,
       envSettled: () => this.env.settled(),
     });
-    this.commits.on("invalidate", (commit) => {
+    this.commits.on("env-store", (commit) => {
       if (commit.unknown || commitTables(commit).includes("_env")) this.reloadEnv();
     });
-    this.envChanges.on("reconfigure", () => this.configureAuth());
+    this.envChanges.on("jwt-verifier", () => this.configureAuth());
     this.transactions = new TransactionScope(this.engine, this.commits);
     this.functions = new FunctionRegistry(options.modules);
   }
@@ -118,9 +103,9 @@ export class Backend {
     this.configureAuth();
   }
 
-  /** Calls `listener` after every env store change, in `phase` (see {@link ENV_PHASES}). */
-  onEnvChange(phase: EnvPhase, listener: () => void): () => void {
-    return this.envChanges.on(phase, listener);
+  /** Calls `listener` after every env store change, at `consumer`'s place (see {@link ENV_CONSUMERS}). */
+  onEnvChange(consumer: EnvConsumer, listener: () => void): () => void {
+    return this.envChanges.on(consumer, listener);
   }
 
   private reloadEnv(): void {
@@ -152,9 +137,12 @@ export class Backend {
     return this.functions.paths();
   }
 
-  /** Calls `listener` after every commit, in its `notify` phase (after the invalidations). */
+  /**
+   * Calls `listener` after every commit, as the last consumer of its `notify` phase (after the
+   * invalidations and the platform's own consumers, commits/consumers.ts); returns the unsubscribe.
+   */
   onCommit(listener: CommitListener): () => void {
-    return this.commits.on("notify", listener);
+    return this.commits.on("listeners", listener);
   }
 
   /** The sequence number of the last published commit. */

@@ -23,7 +23,7 @@ import {
   type MetricsServer,
 } from "./metrics/endpoint.ts";
 import { watchEngine } from "./metrics/metrics.ts";
-import { Backend, type BackendOptions } from "./runtime.ts";
+import { type BackendOptions, BackendRuntime } from "./runtime.ts";
 import type { CronJobs } from "./scheduler/crons.ts";
 import { type SchedulerOptions, SchedulerRunner } from "./scheduler/runner.ts";
 import type { StorageEngine } from "./storage/engine.ts";
@@ -34,7 +34,8 @@ import { attachSync, type SyncOptions } from "./sync/server.ts";
  * What `startService` starts. `B` is what its callbacks receive: the runtime here (the
  * platform's own code and tests), the {@link BackendApi} interface in `service-auth/server`.
  */
-export interface ServiceOptions<B extends BackendApi = Backend> extends Omit<BackendOptions, "engine"> {
+export interface ServiceOptions<B extends BackendApi = BackendRuntime>
+  extends Omit<BackendOptions, "engine"> {
   /** Storage engine; default from `databaseUrl` (SQLite file by default). */
   engine?: StorageEngine;
   databaseUrl?: string;
@@ -91,7 +92,7 @@ export interface ServiceOptions<B extends BackendApi = Backend> extends Omit<Bac
    * @internal It gets the runtime and the HTTP server, whatever `B` is.
    */
   attach?: (
-    backend: Backend,
+    backend: BackendRuntime,
     http: RunningHttpServer,
   ) => Promise<Attached | undefined> | Attached | undefined;
   /** Options of the default live sync server at `/api/sync`. */
@@ -118,7 +119,7 @@ export interface ServiceOptions<B extends BackendApi = Backend> extends Omit<Bac
 }
 
 /** {@link ServiceOptions} with the number of worker processes (cluster mode). */
-export interface ClusterServiceOptions<B extends BackendApi = Backend> extends ServiceOptions<B> {
+export interface ClusterServiceOptions<B extends BackendApi = BackendRuntime> extends ServiceOptions<B> {
   /**
    * Cluster mode (the `WORKERS` setting): how many worker processes serve `port` (default 1: this
    * process serves alone). With N ≥ 2, `startService` in the calling process forks N workers
@@ -138,7 +139,7 @@ export interface Attached {
 }
 
 /** A started service (see `startService`). */
-export interface RunningService<B extends BackendApi = Backend> {
+export interface RunningService<B extends BackendApi = BackendRuntime> {
   backend: B;
   http: RunningHttpServer;
   url: string;
@@ -196,7 +197,7 @@ async function startOne(options: ServiceOptions, inCluster: boolean): Promise<Ru
   const engine =
     options.engine ??
     openEngine(options.databaseUrl, inCluster ? { commitLog: { wakeups: workerWakeups() } } : {});
-  const backend = new Backend({ ...options, engine });
+  const backend = new BackendRuntime({ ...options, engine });
   for (const [name, value] of Object.entries(options.envDefaults ?? {})) backend.env.setDefault(name, value);
   await backend.start();
   let http: RunningHttpServer | undefined;
@@ -224,7 +225,8 @@ async function startOne(options: ServiceOptions, inCluster: boolean): Promise<Ru
     const metricsPort = options.metrics?.port;
     if (metricsPort !== undefined && !inCluster)
       metricsServer = await listenMetrics({ ...options.metrics, port: metricsPort }, metricsSource);
-    const attach = options.attach ?? ((b: Backend, h: RunningHttpServer) => attachSync(b, h, options.sync));
+    const attach =
+      options.attach ?? ((b: BackendRuntime, h: RunningHttpServer) => attachSync(b, h, options.sync));
     attached = await attach(backend, http);
     stopBackground = options.background?.(backend);
   } catch (error) {
@@ -245,7 +247,7 @@ async function startOne(options: ServiceOptions, inCluster: boolean): Promise<Ru
             write: (fn) => backend.write(fn),
             runMutationClaimed: (path, args, claim) => backend.runMutationClaimed(path, args, claim),
             runAction: (path, args) => backend.runAction(path, args, { allowInternal: true }),
-            onCommit: (listener) => backend.onCommit(listener),
+            followCommits: (listener) => backend.commits.on("scheduler", listener),
           },
           { ...options.scheduler, crons: options.crons?.jobs },
         );

@@ -16,7 +16,7 @@ import {
 } from "../../src/auth/admin/functions.ts";
 import { defineAuthTables } from "../../src/auth/schema/auth-schema.ts";
 import { functionsFor, type UserIdentity } from "../../src/backend/functions/define.ts";
-import { Backend } from "../../src/backend/runtime.ts";
+import { BackendRuntime } from "../../src/backend/runtime.ts";
 import { defineSchema } from "../../src/backend/schema.ts";
 import { SqliteEngine } from "../../src/backend/storage/sqlite/engine.ts";
 import { v } from "../../src/backend/values/validators.ts";
@@ -27,9 +27,9 @@ process.env.LOG_LEVEL ??= "silent";
 const schema = defineSchema({ ...defineAuthTables() });
 const { internalMutation, query } = functionsFor(schema);
 
-let backend: Backend;
+let backend: BackendRuntime;
 beforeAll(async () => {
-  backend = new Backend({
+  backend = new BackendRuntime({
     schema,
     modules: {
       admin: createAdminFunctions(),

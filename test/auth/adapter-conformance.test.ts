@@ -1,14 +1,14 @@
 /**
  * Better Auth 1.4.9's own adapter suite (`runAdapterTest`), unmodified, against both adapters on
  * real SQLite files, each suite on a fresh empty database:
- * - the direct adapter, every call made inside a real function of a real Backend (writes in a
+ * - the direct adapter, every call made inside a real function of a real BackendRuntime (writes in a
  *   mutation, reads in a query, so the query ctx path is exercised too);
- * - the HTTP adapter, through the Backend's `runQuery` / `runMutation` of the `createApi` functions.
+ * - the HTTP adapter, through the BackendRuntime's `runQuery` / `runMutation` of the `createApi` functions.
  */
 import { runAdapterTest } from "better-auth/adapters/test";
 import { afterAll, describe, expect, test } from "vitest";
 import { adapter, httpAdapter } from "../../src/auth/adapter.ts";
-import type { Backend } from "../../src/backend/runtime.ts";
+import type { BackendRuntime } from "../../src/backend/runtime.ts";
 import { startTestBackend } from "../helpers/service.ts";
 import {
   authFunctions,
@@ -18,7 +18,7 @@ import {
   schema,
 } from "./fixtures/adapter-harness.ts";
 
-const backends: Promise<Backend>[] = [];
+const backends: Promise<BackendRuntime>[] = [];
 afterAll(async () => {
   for (const b of backends) await (await b).close();
 });

@@ -11,7 +11,7 @@ import { afterAll, describe, expect, it, vi } from "vitest";
 import { adapter, httpAdapter } from "../../src/auth/adapter.ts";
 import { defineAuthTables } from "../../src/auth/schema/auth-schema.ts";
 import { functionsFor } from "../../src/backend/functions/define.ts";
-import type { Backend } from "../../src/backend/runtime.ts";
+import type { BackendRuntime } from "../../src/backend/runtime.ts";
 import { defineSchema, type SchemaDefinition } from "../../src/backend/schema.ts";
 import { v } from "../../src/backend/values/validators.ts";
 import { startTestBackend } from "../helpers/service.ts";
@@ -42,12 +42,12 @@ function probes(tables: SchemaDefinition) {
   };
 }
 
-const backends: Backend[] = [];
+const backends: BackendRuntime[] = [];
 afterAll(async () => {
   for (const b of backends) await b.close();
 });
 
-async function start(tables: SchemaDefinition): Promise<Backend> {
+async function start(tables: SchemaDefinition): Promise<BackendRuntime> {
   const backend = await startTestBackend({
     schema: tables,
     modules: { ...modulesFor(tables), probe: probes(tables) },
@@ -58,7 +58,7 @@ async function start(tables: SchemaDefinition): Promise<Backend> {
 
 /** Both adapters over `backend`, by name. */
 async function adapters(
-  backend: Backend,
+  backend: BackendRuntime,
   tables: SchemaDefinition,
   options: Options = {},
 ): Promise<[string, Adapter][]> {
@@ -75,7 +75,11 @@ function user(email: string, extra: Record<string, unknown> = {}) {
 }
 
 /** A stored document as the database holds it, bypassing the adapters. */
-async function stored(backend: Backend, table: string, id: string): Promise<Record<string, unknown> | null> {
+async function stored(
+  backend: BackendRuntime,
+  table: string,
+  id: string,
+): Promise<Record<string, unknown> | null> {
   return backend.read((db) => db.get(table as any, id as any));
 }
 

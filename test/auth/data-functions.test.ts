@@ -11,7 +11,7 @@ import type { StoredDoc } from "../../src/auth/data/types.ts";
 import { authEntSchema, defineAuthTables } from "../../src/auth/schema/auth-schema.ts";
 import type { WhereClause } from "../../src/auth/where/index.ts";
 import { customMutation, functionsFor } from "../../src/backend/functions/define.ts";
-import { Backend } from "../../src/backend/runtime.ts";
+import { BackendRuntime } from "../../src/backend/runtime.ts";
 import { defineSchema, defineTable } from "../../src/backend/schema.ts";
 import type { ReadTransaction, StorageEngine } from "../../src/backend/storage/engine.ts";
 import { SqliteEngine } from "../../src/backend/storage/sqlite/engine.ts";
@@ -76,7 +76,7 @@ const user = (name: string, extra: Record<string, unknown> = {}) => ({
 
 async function start(modules: Record<string, Record<string, unknown>>) {
   const engine = new SqliteEngine({ filename: tempDatabaseFile() });
-  const backend = new Backend({ schema, modules, engine });
+  const backend = new BackendRuntime({ schema, modules, engine });
   await backend.start();
   return { backend, engine };
 }
@@ -84,7 +84,7 @@ async function start(modules: Record<string, Record<string, unknown>>) {
 const internal = { allowInternal: true };
 
 describe("where, sortBy, limit, offset, count", () => {
-  let backend: Backend;
+  let backend: BackendRuntime;
   let calls: EngineCalls;
   const ids: Record<string, string> = {};
 
@@ -271,7 +271,7 @@ describe("where, sortBy, limit, offset, count", () => {
 });
 
 describe("writes: triggers, unique fields, validation, read-only ctx", () => {
-  let backend: Backend;
+  let backend: BackendRuntime;
   let failProfile = false;
 
   // An application-level trigger through the custom internalMutation wrapper: keeps a user count.
@@ -516,7 +516,7 @@ describe("schema styles", () => {
     );
     expect(authEntSchema.tables.session.indexes.map((i) => i.name).sort()).toEqual(["token", "userId"]);
     const engine = new SqliteEngine({ filename: tempDatabaseFile() });
-    const backend = new Backend({
+    const backend = new BackendRuntime({
       schema: authEntSchema,
       modules: { auth: createApi(authEntSchema) },
       engine,

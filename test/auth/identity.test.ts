@@ -10,7 +10,7 @@ import { SignJWT } from "jose";
 import { defineSchema, defineTable, v } from "service-auth/server";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from "vitest";
 import { BANNED_MESSAGE, isBanned, resolveIdentity } from "../../src/auth/identity.ts";
-import type { Backend } from "../../src/backend/runtime.ts";
+import type { BackendRuntime } from "../../src/backend/runtime.ts";
 import { startTestBackend } from "../helpers/service.ts";
 import { AUDIENCE, ISSUER, makeKeys, signToken, type TestKeys } from "../sync/fixtures/auth.ts";
 
@@ -24,7 +24,7 @@ const schema = defineSchema({
   session: defineTable({ userId: v.string(), expiresAt: v.number() }),
 });
 
-let backend: Backend;
+let backend: BackendRuntime;
 let keys: TestKeys;
 
 beforeAll(async () => {

@@ -8,7 +8,7 @@
 import { describe, expect, it, onTestFinished } from "vitest";
 import type { KeyManagingAuth } from "../../src/auth/keys/functions.ts";
 import { keyFunctions } from "../../src/auth/keys/functions.ts";
-import type { Backend } from "../../src/backend/runtime.ts";
+import type { BackendRuntime } from "../../src/backend/runtime.ts";
 import { defineSchema } from "../../src/backend/schema.ts";
 import type { ActionCtx } from "../../src/backend/server.ts";
 import { startTestBackend } from "../helpers/service.ts";
@@ -47,7 +47,7 @@ const internal = { allowInternal: true };
  * A backend with the key actions, made inside the test: functions registered in a `beforeAll`
  * would make every mutant of `keyFunctions` static for Stryker (docs/mutation-testing.md).
  */
-async function startBackend(secret: string | null = "s3cret"): Promise<Backend> {
+async function startBackend(secret: string | null = "s3cret"): Promise<BackendRuntime> {
   calls.length = 0;
   created = 0;
   context = Promise.resolve({});

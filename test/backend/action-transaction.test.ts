@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { functionsFor } from "../../src/backend/functions/define.ts";
-import type { Backend } from "../../src/backend/runtime.ts";
+import type { BackendRuntime } from "../../src/backend/runtime.ts";
 import { defineSchema, defineTable } from "../../src/backend/schema.ts";
 import { v } from "../../src/backend/values/validators.ts";
 import { startTestBackend } from "../helpers/service.ts";
@@ -40,7 +40,7 @@ const notes = {
   }),
 };
 
-let backend: Backend;
+let backend: BackendRuntime;
 beforeAll(async () => {
   backend = await startTestBackend({ schema, modules: { notes } });
 });

@@ -6,7 +6,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { SignJWT } from "jose";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { Backend, type IdentityResolver } from "../../src/backend/runtime.ts";
+import { BackendRuntime, type IdentityResolver } from "../../src/backend/runtime.ts";
 import { SqliteEngine } from "../../src/backend/storage/sqlite/engine.ts";
 import { startTestBackend } from "../helpers/service.ts";
 import { tempDatabaseFile } from "../helpers/temp.ts";
@@ -81,7 +81,7 @@ async function backendWith(providers: { jwksUrl?: string; jwks?: string }, engin
     modules: { messages },
     auth: { providers: [{ issuer: ISSUER, audience: AUDIENCE, ...providers }], resolveIdentity: counting },
   };
-  const backend = engine ? new Backend({ ...options, engine }) : await startTestBackend(options);
+  const backend = engine ? new BackendRuntime({ ...options, engine }) : await startTestBackend(options);
   if (engine) await backend.start();
   closers.push(() => backend.close());
   const userId = await backend.write((db) => db.insert("users", { name: "a", banned: false }));
@@ -91,7 +91,7 @@ async function backendWith(providers: { jwksUrl?: string; jwks?: string }, engin
   return { backend, userId, sessionId, step2Runs: () => step2Runs };
 }
 
-const entryPoints: [string, (backend: Backend, token: string) => Promise<unknown>][] = [
+const entryPoints: [string, (backend: BackendRuntime, token: string) => Promise<unknown>][] = [
   ["authenticate (WebSocket, actions)", (backend, token) => backend.authenticate(token)],
   ["a function call with a token", (backend, token) => backend.runQuery("messages:whoami", {}, { token })],
 ];

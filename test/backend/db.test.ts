@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { DatabaseReader as Reader, DatabaseWriter as Writer } from "../../src/backend/db/database.ts";
 import { AppError } from "../../src/backend/errors.ts";
 import { idTag, tableTag } from "../../src/backend/ids.ts";
-import type { Backend } from "../../src/backend/runtime.ts";
+import type { BackendRuntime } from "../../src/backend/runtime.ts";
 import { type DataModelOf, defineSchema, defineTable } from "../../src/backend/schema.ts";
 import { v } from "../../src/backend/values/index.ts";
 import { inlineFunctions } from "../helpers/inline-functions.ts";
@@ -20,7 +20,7 @@ type DatabaseWriter = Writer<DataModelOf<typeof schema>>;
 const inline = inlineFunctions();
 const modules = { t: inline.module };
 
-let backend: Backend;
+let backend: BackendRuntime;
 beforeAll(async () => {
   backend = await startTestBackend({ schema, modules });
 });

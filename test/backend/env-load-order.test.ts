@@ -4,7 +4,7 @@
  * during a rotation silently reverts on this instance.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { Backend } from "../../src/backend/runtime.ts";
+import { BackendRuntime } from "../../src/backend/runtime.ts";
 import type { ReadTransaction } from "../../src/backend/storage/engine.ts";
 import { SqliteEngine } from "../../src/backend/storage/sqlite/engine.ts";
 import { tempDatabaseFile } from "../helpers/temp.ts";
@@ -29,7 +29,7 @@ afterEach(async () => {
 describe("env store reload order", () => {
   it("keeps the newest values when an older reload finishes last", async () => {
     const engine = new SlowAnswerEngine({ filename: tempDatabaseFile() });
-    const backend = new Backend({ schema, modules: {}, engine });
+    const backend = new BackendRuntime({ schema, modules: {}, engine });
     await backend.start();
     closers.push(() => backend.close());
     await backend.env.set("JWKS", "old");

@@ -10,7 +10,7 @@ import { compileRange } from "../../src/backend/db/query.ts";
 import { readRange } from "../../src/backend/db/range-scan.ts";
 import { emptyReadSet } from "../../src/backend/db/read-write-sets.ts";
 import { functionsFor } from "../../src/backend/functions/define.ts";
-import type { Backend } from "../../src/backend/runtime.ts";
+import type { BackendRuntime } from "../../src/backend/runtime.ts";
 import { defineSchema, defineTable } from "../../src/backend/schema.ts";
 import type { ReadTransaction, StoredDocument } from "../../src/backend/storage/engine.ts";
 import { v } from "../../src/backend/values/index.ts";
@@ -35,7 +35,7 @@ const modules = {
 
 type Item = StoredDocument & { group: string; n: number };
 
-let backend: Backend;
+let backend: BackendRuntime;
 beforeAll(async () => {
   backend = await startTestBackend({ schema, modules });
   await backend.runMutation("items:seed", {}, { allowInternal: true });

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { compileRange } from "../../src/backend/db/query.ts";
 import { emptyReadSet } from "../../src/backend/db/read-write-sets.ts";
 import { functionsFor } from "../../src/backend/functions/define.ts";
-import type { Backend } from "../../src/backend/runtime.ts";
+import type { BackendRuntime } from "../../src/backend/runtime.ts";
 import { defineSchema, defineTable } from "../../src/backend/schema.ts";
 import type { ScanRequest } from "../../src/backend/storage/engine.ts";
 import { v } from "../../src/backend/values/index.ts";
@@ -41,7 +41,7 @@ const modules = {
   },
 };
 
-let backend: Backend;
+let backend: BackendRuntime;
 beforeAll(async () => {
   backend = await startTestBackend({ schema, modules });
   for (const [name, city] of [

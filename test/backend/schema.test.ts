@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DatabaseWriter as Writer } from "../../src/backend/db/database.ts";
 import { AppError, type ValidationError } from "../../src/backend/errors.ts";
 import { functionsFor } from "../../src/backend/functions/define.ts";
-import type { Backend } from "../../src/backend/runtime.ts";
+import type { BackendRuntime } from "../../src/backend/runtime.ts";
 import {
   type DataModelOf,
   defineEnt,
@@ -33,7 +33,7 @@ const modules = {
   },
 };
 
-let backend: Backend;
+let backend: BackendRuntime;
 beforeAll(async () => {
   backend = await startTestBackend({ schema, modules });
 });

@@ -4,7 +4,7 @@
  */
 import { createServer } from "node:net";
 import { describe, expect, it } from "vitest";
-import type { Backend } from "../../src/backend/runtime.ts";
+import type { BackendRuntime } from "../../src/backend/runtime.ts";
 import { freePort } from "../helpers/example-app.ts";
 import { startTestService } from "../helpers/service.ts";
 import * as messages from "../sync/fixtures/messages.ts";
@@ -21,7 +21,7 @@ function canListen(port: number): Promise<boolean> {
 describe("startService failure", () => {
   it("closes the HTTP server and the storage when attaching fails", async () => {
     const port = await freePort();
-    let backend: Backend | undefined;
+    let backend: BackendRuntime | undefined;
     await expect(
       startTestService({
         schema,
@@ -43,7 +43,7 @@ describe("startService failure", () => {
     const blocker = createServer();
     await new Promise<void>((resolve) => blocker.listen(0, "127.0.0.1", resolve));
     const port = (blocker.address() as { port: number }).port;
-    let backend: Backend | undefined;
+    let backend: BackendRuntime | undefined;
     try {
       await expect(
         startTestService({

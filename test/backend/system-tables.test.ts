@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { functionsFor } from "../../src/backend/functions/define.ts";
-import type { Backend } from "../../src/backend/runtime.ts";
+import type { BackendRuntime } from "../../src/backend/runtime.ts";
 import { defineSchema, defineTable } from "../../src/backend/schema.ts";
 import { v } from "../../src/backend/values/validators.ts";
 import { startTestBackend } from "../helpers/service.ts";
@@ -21,7 +21,7 @@ const probe = {
   deleteNote: mutation({ args: { id: v.id("notes") }, handler: (ctx, { id }) => ctx.db.delete(id) }),
 };
 
-let backend: Backend;
+let backend: BackendRuntime;
 let envId: string;
 
 beforeAll(async () => {

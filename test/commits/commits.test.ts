@@ -1,20 +1,24 @@
 /**
- * The consistency core (commits/): commits numbered and delivered in named phases whatever order
- * listeners registered in, the one history that answers "did a commit after N touch these
+ * The consistency core (commits/): commits numbered and delivered to the consumers in the order
+ * commits/consumers.ts declares, whatever order they attached in (the running service's parts
+ * attach under those names), the one history that answers "did a commit after N touch these
  * reads?", and the freshness stamp and its confirmation against other instances.
  */
 import { describe, expect, it, vi } from "vitest";
 import { IdentityCache } from "../../src/backend/auth/identity-cache.ts";
 import type { AnnouncedCommit } from "../../src/backend/commits/announced.ts";
 import { type CommitSource, Commits } from "../../src/backend/commits/commits.ts";
+import { COMMIT_CONSUMERS } from "../../src/backend/commits/consumers.ts";
 import { RECENT_COMMITS } from "../../src/backend/commits/history.ts";
 import { Phases } from "../../src/backend/commits/phases.ts";
 import { Catalog } from "../../src/backend/db/catalog.ts";
 import type { Commit, DocumentWrite, ReadSet } from "../../src/backend/db/read-write-sets.ts";
+import { ENV_CONSUMERS } from "../../src/backend/runtime.ts";
 import { defineSchema, defineTable } from "../../src/backend/schema.ts";
 import { decodeWrites, encodeWrites, payloadTables } from "../../src/backend/storage/commit-log/payload.ts";
 import { encodeKey, prefixEnd } from "../../src/backend/storage/indexes/key.ts";
 import { v } from "../../src/backend/values/validators.ts";
+import { startTestService } from "../helpers/service.ts";
 
 // The failing listener is logged; the test asserts on deliveries, not logs.
 process.env.LOG_LEVEL ??= "silent";
@@ -42,39 +46,54 @@ const channelRead = (channel: string): ReadSet => {
   };
 };
 
-describe("commit phases", () => {
-  it("delivers every commit to the invalidate phase before the notify phase, whatever the registration order", () => {
+describe("commit consumers", () => {
+  it("delivers every commit to the consumers in the order COMMIT_CONSUMERS declares, whatever the attach order", () => {
     const commits = new Commits(catalog, alone);
+    const declared = COMMIT_CONSUMERS.flatMap(({ phase, consumers }) =>
+      consumers.map((c) => `${phase}:${c}`),
+    );
     const order: string[] = [];
-    // Registered in the "wrong" order on purpose: the phase decides, not who came first.
-    commits.on("notify", (c) => order.push(`notify ${c.sequence} at ${commits.lastSequence}`));
-    commits.on("invalidate", (c) => order.push(`invalidate ${c.sequence}`));
-    commits.on("notify", (c) => order.push(`notify again ${c.sequence}`));
-    commits.on("invalidate", (c) => order.push(`invalidate again ${c.sequence}`));
+    // Attached last to first on purpose: the declaration decides, not who came first.
+    for (const { phase, consumers } of [...COMMIT_CONSUMERS].reverse()) {
+      for (const consumer of [...consumers].reverse()) {
+        commits.on(consumer, (c) =>
+          order.push(`${c.sequence} ${phase}:${consumer} at ${commits.lastSequence}`),
+        );
+      }
+    }
     expect(commits.lastSequence).toBe(0);
     commits.publish([write("users", "u1")]);
     commits.publish([], true);
     expect(order).toEqual([
-      "invalidate 1",
-      "invalidate again 1",
-      "notify 1 at 1",
-      "notify again 1",
-      "invalidate 2",
-      "invalidate again 2",
-      "notify 2 at 2",
-      "notify again 2",
+      ...declared.map((name) => `1 ${name} at 1`),
+      ...declared.map((name) => `2 ${name} at 2`),
     ]);
+    // Every invalidation comes before every notification.
+    expect(declared.indexOf("invalidate:env-store")).toBeLessThan(declared.indexOf("notify:live-queries"));
+    expect(commits.attached().map((a) => `${a.phase}:${a.consumer}`)).toEqual(declared);
+    expect(commits.attached().every((a) => a.listeners === 1)).toBe(true);
+  });
+
+  it("several listeners of one consumer hear it in attach order, at the consumer's place", () => {
+    const commits = new Commits(catalog, alone);
+    const order: string[] = [];
+    commits.on("listeners", () => order.push("listener 1"));
+    commits.on("scheduler", () => order.push("scheduler"));
+    commits.on("listeners", () => order.push("listener 2"));
+    commits.on("identity-cache", () => order.push("identity cache"));
+    commits.publish([write("users", "u1")]);
+    expect(order).toEqual(["identity cache", "scheduler", "listener 1", "listener 2"]);
   });
 
   it("a failing notify listener does not keep the commit from the others; unsubscribed ones hear nothing", () => {
     const commits = new Commits(catalog, alone);
     const heard: Commit[] = [];
     const dropped: Commit[] = [];
-    commits.on("notify", () => {
+    commits.on("live-queries", () => {
       throw new Error("listener bug");
     });
-    commits.on("notify", (c) => heard.push(c));
-    const unsubscribe = commits.on("notify", (c) => dropped.push(c));
+    commits.on("listeners", (c) => heard.push(c));
+    const unsubscribe = commits.on("listeners", (c) => dropped.push(c));
     unsubscribe();
     const writes = [write("users", "u1")];
     commits.publish(writes);
@@ -85,17 +104,37 @@ describe("commit phases", () => {
   it("a failing invalidation is not contained: the publisher hears it and no one is notified", () => {
     const commits = new Commits(catalog, alone);
     const notified: number[] = [];
-    commits.on("notify", (c) => notified.push(c.sequence));
-    commits.on("invalidate", () => {
+    commits.on("listeners", (c) => notified.push(c.sequence));
+    commits.on("identity-cache", () => {
       throw new Error("cannot invalidate");
     });
     expect(() => commits.publish([write("users", "u1")])).toThrow("cannot invalidate");
     expect(notified).toEqual([]);
   });
 
-  it("refuses a phase it does not have", () => {
-    const phases = new Phases<"reconfigure" | "recheck", void>(["reconfigure", "recheck"]);
-    expect(() => phases.on("other" as "recheck", () => {})).toThrow('unknown phase "other"');
+  it("refuses a consumer it does not declare, and a consumer declared twice", () => {
+    const phases = new Phases(ENV_CONSUMERS);
+    expect(() => phases.on("other" as "jwt-verifier", () => {})).toThrow('unknown consumer "other"');
+    const twice = [
+      { phase: "a", consumers: ["x"] },
+      { phase: "b", consumers: ["x"] },
+    ] as const;
+    expect(() => new Phases(twice)).toThrow('consumer "x" declared twice');
+  });
+});
+
+describe("the running backend's consumers", () => {
+  it("each part attaches under its declared name, so the declaration is the delivery order", async () => {
+    const app = await startTestService({ schema: defineSchema({}), modules: {} });
+    try {
+      const listening = app.backend.commits
+        .attached()
+        .filter((a) => a.listeners > 0)
+        .map((a) => a.consumer);
+      expect(listening).toEqual(["identity-cache", "env-store", "live-queries", "presence", "scheduler"]);
+    } finally {
+      await app.close();
+    }
   });
 });
 
@@ -210,7 +249,7 @@ describe("freshness stamp", () => {
     const commits = new Commits(catalog, source);
     const stopFollowing = commits.followOtherInstances();
     const invalidated: Commit[] = [];
-    commits.on("invalidate", (c) => invalidated.push(c));
+    commits.on("identity-cache", (c) => invalidated.push(c));
 
     const quiet = commits.stamp();
     expect(await commits.confirm(quiet)).toBe(false); // caught up, nothing arrived
@@ -243,7 +282,7 @@ function following() {
   commits.followOtherInstances();
   const heard: Commit[] = [];
   // Reads only what is at hand: the commit and its tables, never its writes.
-  commits.on("notify", (c) => heard.push(c));
+  commits.on("listeners", (c) => heard.push(c));
   const announce = (payload: string | undefined) => {
     for (const l of external) l(payload);
   };
@@ -295,7 +334,7 @@ describe("another instance's commit, parsed only when needed", () => {
   it("a commit a listener reads during its delivery is parsed once and recorded by document", () => {
     const { commits, announce } = following();
     const read: string[][] = [];
-    commits.on("invalidate", (c) => read.push(c.writes.map((w) => w.id)));
+    commits.on("listeners", (c) => read.push(c.writes.map((w) => w.id)));
     const stamp = commits.stamp();
     announce(encodeWrites([write("messages", "m1", "general")]));
     expect(read).toEqual([["m1"]]);
@@ -345,7 +384,7 @@ describe("another instance's commit, parsed only when needed", () => {
   it("a header followed by a write set that does not parse is followed by an unknown commit", async () => {
     const { commits, heard, announce } = following();
     const cleared: Commit[] = [];
-    commits.on("invalidate", (c) => {
+    commits.on("identity-cache", (c) => {
       if (c.unknown) cleared.push(c);
     });
     const stamp = commits.stamp();
@@ -360,7 +399,7 @@ describe("another instance's commit, parsed only when needed", () => {
     expect(cleared).toHaveLength(1);
     expect(commits.changedSince(stamp, byId("sessions", "s1"))).toBe(true);
     // Read during its delivery: the unknown commit follows at once.
-    commits.on("invalidate", (c) => void c.writes);
+    commits.on("listeners", (c) => void c.writes);
     announce('sessions[{"table":"users","id":"u1","before":null,"after":null}]');
     expect(cleared).toHaveLength(2);
     expect(heard.map((c) => c.unknown)).toEqual([true, true, true, true]);

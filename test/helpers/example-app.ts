@@ -7,7 +7,7 @@
 import { app, internal } from "../../examples/app/app.ts";
 import { ensureAuthEnv } from "../../src/auth/keys/auth-env.ts";
 import type { MetricsOptions } from "../../src/backend/metrics/endpoint.ts";
-import type { Backend } from "../../src/backend/runtime.ts";
+import type { BackendRuntime } from "../../src/backend/runtime.ts";
 import type { SchemaDefinition } from "../../src/backend/schema.ts";
 import type { ServiceOptions } from "../../src/backend/service.ts";
 import type { StorageEngine } from "../../src/backend/storage/engine.ts";
@@ -27,7 +27,7 @@ export interface Browser {
 
 export interface ExampleApp {
   service: TestService;
-  backend: Backend;
+  backend: BackendRuntime;
   url: string;
   browser(): Browser;
   /** Signs a new user up; returns their browser (cookies set) and JWT. */

@@ -3,10 +3,11 @@
  * port, with SITE_URL at 127.0.0.1 and its own DATABASE_URL. main.ts announces itself with a JSON
  * log line `listening on <url>` on stderr, so logs are on (LOG_LEVEL=info) unless told otherwise.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { join } from "node:path";
 import { freePort } from "./example-app.ts";
 import { NODE_ARGS, PROCESS_WAIT_MS, ROOT } from "./process.ts";
+import { spawnReady } from "./spawn-ready.ts";
 
 export const EXAMPLE_MAIN = join(ROOT, "examples/app/main.ts");
 
@@ -16,7 +17,7 @@ export interface ExampleServer {
   port: number;
   stdout(): string;
   stderr(): string;
-  /** Stops the process (SIGTERM: graceful) and waits until it is gone. */
+  /** Stops the process (SIGTERM: graceful; SIGKILL if it has not gone within a minute) and waits until it is gone. */
   stop(signal?: NodeJS.Signals): Promise<void>;
 }
 
@@ -30,7 +31,9 @@ export async function spawnExampleServer(
 ): Promise<ExampleServer> {
   const port = env.PORT ? Number(env.PORT) : await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, [...NODE_ARGS, EXAMPLE_MAIN], {
+  const server = await spawnReady({
+    name: "examples/app/main.ts",
+    args: [...NODE_ARGS, EXAMPLE_MAIN],
     cwd: ROOT,
     env: {
       ...process.env,
@@ -42,31 +45,16 @@ export async function spawnExampleServer(
       SHUTDOWN_DELAY_MS: "0",
       ...env,
     },
-    stdio: ["ignore", "pipe", "pipe"],
+    ready: /"msg":"listening on /,
+    readyOn: "stderr",
+    timeoutMs,
   });
-  let stdout = "";
-  let stderr = "";
-  child.stdout!.on("data", (d) => (stdout += d));
-  const exited = new Promise<void>((r) => child.once("exit", () => r()));
-  const stop = async (signal: NodeJS.Signals = "SIGTERM") => {
-    if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-    await exited;
+  return {
+    child: server.child,
+    url,
+    port,
+    stdout: server.stdout,
+    stderr: server.stderr,
+    stop: (signal = "SIGTERM") => server.stop({ signal }),
   };
-  return new Promise((done, fail) => {
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      fail(new Error(`examples/app/main.ts did not start\nstderr: ${stderr}`));
-    }, timeoutMs);
-    child.stderr!.on("data", (d) => {
-      stderr += d;
-      if (/"msg":"listening on /.test(stderr)) {
-        clearTimeout(timer);
-        done({ child, url, port, stdout: () => stdout, stderr: () => stderr, stop });
-      }
-    });
-    child.once("exit", (code, signal) => {
-      clearTimeout(timer);
-      fail(new Error(`examples/app/main.ts exited (${code ?? signal}) before listening\nstderr: ${stderr}`));
-    });
-  });
 }

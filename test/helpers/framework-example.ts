@@ -3,11 +3,12 @@
  * (reused while a hash of the example, src/, package.json and the lock file is the same), then
  * its production server on a free port against a backend URL.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
-import { ROOT } from "./process.ts";
+import { PROCESS_WAIT_MS, ROOT } from "./process.ts";
+import { spawnReady } from "./spawn-ready.ts";
 
 export interface FrameworkExample {
   /** The example's folder. */
@@ -80,34 +81,20 @@ export interface ExampleServer {
  * Runs `node …args` in the example's folder with `env`; resolves once its output matches `ready`.
  * `url` is where browsers reach it.
  */
-export function startExampleServer(
+export async function startExampleServer(
   example: FrameworkExample,
   args: string[],
   env: Record<string, string>,
   ready: RegExp,
   url: string,
 ): Promise<ExampleServer> {
-  const child: ChildProcess = spawn(process.execPath, args, {
+  const server = await spawnReady({
+    name: args.join(" "),
+    args,
     cwd: example.dir,
     env: { ...process.env, NODE_ENV: "production", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
+    ready,
+    timeoutMs: PROCESS_WAIT_MS,
   });
-  let output = "";
-  const exited = new Promise<void>((done) => child.once("exit", () => done()));
-  const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
-    await exited;
-  };
-  return new Promise((done, fail) => {
-    const onData = (d: Buffer) => {
-      output += d;
-      if (ready.test(output)) done({ url, output: () => output, stop });
-    };
-    child.stdout!.on("data", onData);
-    child.stderr!.on("data", onData);
-    child.once("error", fail);
-    child.once("exit", (code, signal) =>
-      fail(new Error(`${args.join(" ")} exited (${code ?? signal}):\n${output}`)),
-    );
-  });
+  return { url, output: server.output, stop: () => server.stop() };
 }

@@ -2,6 +2,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { spawnReady } from "./spawn-ready.ts";
 
 /** Repository root (two levels above this file). */
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
@@ -80,7 +81,7 @@ export interface SpawnedServer {
   stderr(): string;
   /** Everything the process wrote to stdout so far. */
   stdout(): string;
-  /** SIGKILLs the process and waits until it is gone. */
+  /** Sends `signal` (default SIGKILL; SIGKILL follows any other within a minute) and waits until it is gone. */
   kill(signal?: NodeJS.Signals): Promise<void>;
 }
 
@@ -88,48 +89,27 @@ export interface SpawnedServer {
  * Spawns a server script that prints `listening <port>` on stdout once it serves, and waits for
  * that line. The script gets `PORT=0` unless `env.PORT` says otherwise.
  */
-export function spawnServer(
+export async function spawnServer(
   script: string,
   env: Record<string, string | undefined>,
   timeoutMs = PROCESS_WAIT_MS,
 ): Promise<SpawnedServer> {
-  return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [...NODE_ARGS, script], {
-      cwd: ROOT,
-      env: { ...process.env, LOG_LEVEL: "silent", PORT: "0", ...env },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    const exited = new Promise<void>((r) => child.once("exit", () => r()));
-    const kill = async (signal: NodeJS.Signals = "SIGKILL") => {
-      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-      await exited;
-    };
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      fail(new Error(`server ${script} did not start\nstderr: ${stderr}`));
-    }, timeoutMs);
-    child.stderr!.on("data", (d) => (stderr += d));
-    child.stdout!.on("data", (d) => {
-      stdout += d;
-      const m = /listening (\d+)/.exec(stdout);
-      if (m) {
-        clearTimeout(timer);
-        const port = Number(m[1]);
-        done({
-          child,
-          port,
-          url: `http://127.0.0.1:${port}`,
-          stderr: () => stderr,
-          stdout: () => stdout,
-          kill,
-        });
-      }
-    });
-    child.once("exit", (code, signal) => {
-      clearTimeout(timer);
-      fail(new Error(`server ${script} exited (${code ?? signal}) before listening\nstderr: ${stderr}`));
-    });
+  const server = await spawnReady({
+    name: `server ${script}`,
+    args: [...NODE_ARGS, script],
+    cwd: ROOT,
+    env: { ...process.env, LOG_LEVEL: "silent", PORT: "0", ...env },
+    ready: /listening (\d+)/,
+    readyOn: "stdout",
+    timeoutMs,
   });
+  const port = Number(server.match[1]);
+  return {
+    child: server.child,
+    port,
+    url: `http://127.0.0.1:${port}`,
+    stderr: server.stderr,
+    stdout: server.stdout,
+    kill: (signal = "SIGKILL") => server.stop({ signal }),
+  };
 }

@@ -1,5 +1,5 @@
 /** Starts real services and backends for tests: a temp SQLite file, 127.0.0.1, port 0, silent logs. */
-import { Backend, type BackendOptions } from "../../src/backend/runtime.ts";
+import { type BackendOptions, BackendRuntime } from "../../src/backend/runtime.ts";
 import { type RunningService, type ServiceOptions, startService } from "../../src/backend/service.ts";
 import { SqliteEngine } from "../../src/backend/storage/sqlite/engine.ts";
 import { tempDatabaseFile } from "./temp.ts";
@@ -27,9 +27,9 @@ export async function startTestService(options: ServiceOptions): Promise<TestSer
 /** A started backend (no HTTP) on a SQLite file; a fresh temp file unless `filename` is given. */
 export async function startTestBackend(
   options: Omit<BackendOptions, "engine"> & { filename?: string },
-): Promise<Backend & { databaseFile: string }> {
+): Promise<BackendRuntime & { databaseFile: string }> {
   const databaseFile = options.filename ?? tempDatabaseFile();
-  const backend = new Backend({ ...options, engine: new SqliteEngine({ filename: databaseFile }) });
+  const backend = new BackendRuntime({ ...options, engine: new SqliteEngine({ filename: databaseFile }) });
   await backend.start();
   return Object.assign(backend, { databaseFile });
 }

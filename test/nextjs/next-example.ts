@@ -3,11 +3,12 @@
  * sources (the output is reused while a hash of the example, src/ and the lock file is the same),
  * then `next start` on a free port against a backend URL.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
-import { ROOT } from "../helpers/process.ts";
+import { PROCESS_WAIT_MS, ROOT } from "../helpers/process.ts";
+import { spawnReady } from "../helpers/spawn-ready.ts";
 
 export const EXAMPLE_DIR = join(ROOT, "examples/nextjs");
 const NEXT_BIN = join(ROOT, "node_modules/next/dist/bin/next");
@@ -82,32 +83,14 @@ export interface NextServer {
  * `next start` on 127.0.0.1:`port` with the backend at `backendUrl` (`SERVICE_AUTH_URL`); resolves
  * once Next says it is ready.
  */
-export function startExample(port: number, backendUrl: string): Promise<NextServer> {
-  const child: ChildProcess = spawn(
-    process.execPath,
-    [NEXT_BIN, "start", "--port", String(port), "--hostname", "127.0.0.1"],
-    {
-      cwd: EXAMPLE_DIR,
-      env: nextEnv({ SERVICE_AUTH_URL: backendUrl }),
-      stdio: ["ignore", "pipe", "pipe"],
-    },
-  );
-  let output = "";
-  const exited = new Promise<void>((done) => child.once("exit", () => done()));
-  const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
-    await exited;
-  };
-  return new Promise((done, fail) => {
-    const onData = (d: Buffer) => {
-      output += d;
-      if (/Ready in/.test(output)) done({ url: `http://localhost:${port}`, output: () => output, stop });
-    };
-    child.stdout!.on("data", onData);
-    child.stderr!.on("data", onData);
-    child.once("error", fail);
-    child.once("exit", (code, signal) =>
-      fail(new Error(`next start exited (${code ?? signal}):\n${output}`)),
-    );
+export async function startExample(port: number, backendUrl: string): Promise<NextServer> {
+  const server = await spawnReady({
+    name: "next start",
+    args: [NEXT_BIN, "start", "--port", String(port), "--hostname", "127.0.0.1"],
+    cwd: EXAMPLE_DIR,
+    env: nextEnv({ SERVICE_AUTH_URL: backendUrl }),
+    ready: /Ready in/,
+    timeoutMs: PROCESS_WAIT_MS,
   });
+  return { url: `http://localhost:${port}`, output: server.output, stop: () => server.stop() };
 }

@@ -84,6 +84,8 @@ describe("public exports", () => {
     expect(Object.keys(exports).length).toBe(entries.length);
     // The runtime class is internal: the public entry exports the interface it satisfies.
     expect(exports["service-auth/server"]).toContain("Backend: interface");
+    expect(exports["service-auth/internal"]).toContain("BackendRuntime: class");
+    // Its old name, kept as a deprecated alias.
     expect(exports["service-auth/internal"]).toContain("Backend: class");
     expect(exports).toMatchSnapshot();
   });

@@ -12,7 +12,7 @@ import {
 import type { BetterAuthOptions } from "better-auth";
 import { afterAll, beforeAll, describe } from "vitest";
 import { adapter, httpAdapter } from "../../src/auth/adapter.ts";
-import { Backend } from "../../src/backend/runtime.ts";
+import { BackendRuntime } from "../../src/backend/runtime.ts";
 import { PostgresEngine } from "../../src/backend/storage/postgres/engine.ts";
 import {
   authFunctions,
@@ -27,7 +27,7 @@ const nextLineSuites = () => [caseInsensitiveTestSuite(), transactionsTestSuite(
 const onPostgres = (server: () => TestPostgres) =>
   migratingBackend(async (schema, modules) => {
     const engine = new PostgresEngine({ connectionString: await server().createDatabase() });
-    const backend = new Backend({ schema, modules, engine });
+    const backend = new BackendRuntime({ schema, modules, engine });
     await backend.start();
     return backend;
   });

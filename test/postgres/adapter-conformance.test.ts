@@ -1,13 +1,13 @@
 /**
  * Better Auth 1.4.9's own adapter suite (`runAdapterTest`), unmodified, on PostgreSQL: the direct
- * adapter (every call inside a real mutation or query of a Backend on the PostgreSQL engine) and
+ * adapter (every call inside a real mutation or query of a BackendRuntime on the PostgreSQL engine) and
  * the HTTP adapter (through `runQuery` / `runMutation`), each on a fresh database. Mirrors
  * test/auth/adapter-conformance.test.ts, which runs the same suite on SQLite.
  */
 import { runAdapterTest } from "better-auth/adapters/test";
 import { afterAll, describe } from "vitest";
 import { httpAdapter } from "../../src/auth/adapter.ts";
-import { Backend } from "../../src/backend/runtime.ts";
+import { BackendRuntime } from "../../src/backend/runtime.ts";
 import { PostgresEngine } from "../../src/backend/storage/postgres/engine.ts";
 import {
   authFunctions,
@@ -18,14 +18,14 @@ import {
 } from "../auth/fixtures/adapter-harness.ts";
 import { postgresBinDir, type TestPostgres, usePostgres } from "../helpers/postgres.ts";
 
-const backends: Promise<Backend>[] = [];
+const backends: Promise<BackendRuntime>[] = [];
 
-/** A started Backend on a fresh PostgreSQL database, created on first use (the server starts in beforeAll). */
-function lazyBackend(server: () => TestPostgres): () => Promise<Backend> {
-  let ready: Promise<Backend> | undefined;
+/** A started BackendRuntime on a fresh PostgreSQL database, created on first use (the server starts in beforeAll). */
+function lazyBackend(server: () => TestPostgres): () => Promise<BackendRuntime> {
+  let ready: Promise<BackendRuntime> | undefined;
   return () =>
     (ready ??= (async () => {
-      const backend = new Backend({
+      const backend = new BackendRuntime({
         schema,
         modules,
         engine: new PostgresEngine({ connectionString: await server().createDatabase() }),

@@ -5,7 +5,7 @@
  * connection so held, would wait until the pool's connect timeout).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Backend } from "../../src/backend/runtime.ts";
+import { BackendRuntime } from "../../src/backend/runtime.ts";
 import { PostgresEngine } from "../../src/backend/storage/postgres/engine.ts";
 import { postgresBinDir, usePostgres } from "../helpers/postgres.ts";
 import { authConfig, makeKeys, signToken, type TestKeys } from "../sync/fixtures/auth.ts";
@@ -17,7 +17,7 @@ const CALLS = 6;
 
 describe.skipIf(!postgresBinDir)("lazy identity on PostgreSQL", () => {
   const server = usePostgres();
-  let backend: Backend;
+  let backend: BackendRuntime;
   let keys: TestKeys;
 
   beforeAll(async () => {
@@ -26,7 +26,12 @@ describe.skipIf(!postgresBinDir)("lazy identity on PostgreSQL", () => {
       connectionString: await server().createDatabase(),
       maxConnections: 2,
     });
-    backend = new Backend({ schema, modules: { messages }, engine, auth: authConfig({ keys: [keys] }) });
+    backend = new BackendRuntime({
+      schema,
+      modules: { messages },
+      engine,
+      auth: authConfig({ keys: [keys] }),
+    });
     await backend.start();
   });
   afterAll(() => backend?.close());

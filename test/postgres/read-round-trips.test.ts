@@ -10,7 +10,7 @@ import pg from "pg";
 import { describe, expect, it } from "vitest";
 import { Catalog } from "../../src/backend/db/catalog.ts";
 import { functionsFor } from "../../src/backend/functions/define.ts";
-import { Backend } from "../../src/backend/runtime.ts";
+import { BackendRuntime } from "../../src/backend/runtime.ts";
 import { defineSchema, defineTable } from "../../src/backend/schema.ts";
 import { PostgresEngine } from "../../src/backend/storage/postgres/engine.ts";
 import { v } from "../../src/backend/values/index.ts";
@@ -190,7 +190,7 @@ describe.skipIf(!postgresBinDir)("PostgreSQL read round trips", () => {
   it("a query function reading one document, and one reading an index range, each wait for one round trip", async () => {
     const url = await server().createDatabase();
     const engine = new PostgresEngine({ connectionString: url, maxConnections: 1 });
-    const backend = new Backend({ schema, modules, engine });
+    const backend = new BackendRuntime({ schema, modules, engine });
     await backend.start();
     try {
       const pool = (engine as unknown as { pools: { main: pg.Pool } }).pools.main;

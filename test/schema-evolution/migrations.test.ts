@@ -14,7 +14,7 @@ import {
   migrationProgress,
   runMigration,
 } from "../../src/backend/evolution/migration-runner.ts";
-import { Backend } from "../../src/backend/runtime.ts";
+import { BackendRuntime } from "../../src/backend/runtime.ts";
 import { SchemaCheckRefusal } from "../../src/backend/server.ts";
 import { openEngine } from "../../src/backend/storage/open.ts";
 import { appFor, type Phase, schemaFor } from "../fixtures/evolution/app.ts";
@@ -212,7 +212,7 @@ describe.skipIf(!postgresBinDir)("online migrations (PostgreSQL)", { timeout: PR
 
   it("migrates each document once while the service writes, and its live query follows", async () => {
     const url = await server().createDatabase();
-    const seeding = new Backend({ schema: schemaFor("old"), modules: {}, engine: openEngine(url) });
+    const seeding = new BackendRuntime({ schema: schemaFor("old"), modules: {}, engine: openEngine(url) });
     await seeding.start();
     try {
       await seeding.write(async (db) => {

@@ -51,7 +51,7 @@ async function follow(log: ReturnType<typeof memoryLog>) {
   followers.push(follower);
   await follower.start();
   const heard: (string | undefined)[] = [];
-  follower.onCommit((p) => heard.push(p));
+  follower.onExternalCommit((p) => heard.push(p));
   return { follower, heard };
 }
 
@@ -140,7 +140,7 @@ describe("commit log follower", () => {
     followers.push(follower);
     await follower.start();
     const heard: (string | undefined)[] = [];
-    follower.onCommit((p) => heard.push(p));
+    follower.onExternalCommit((p) => heard.push(p));
     // Transaction t1 drew 1 and is still committing; 2 (drawn later) is already visible.
     drawers = { drawn: 2, drawers: ["t1"] };
     log.rows.push({ seq: 2, origin: "b", writes: "two" });
@@ -194,7 +194,7 @@ describe("commit log follower", () => {
     followers.push(follower);
     await follower.start();
     const heard: (string | undefined)[] = [];
-    follower.onCommit((p) => heard.push(p));
+    follower.onExternalCommit((p) => heard.push(p));
     // 1: committed here, read before `drew(1)` ran. 2: its COMMIT's answer was lost (abandoned).
     follower.drew(2);
     follower.abandoned([2]);

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { Catalog } from "../../src/backend/db/catalog.ts";
 import { compileRange } from "../../src/backend/db/query.ts";
 import { functionsFor } from "../../src/backend/functions/define.ts";
-import type { Backend } from "../../src/backend/runtime.ts";
+import type { BackendRuntime } from "../../src/backend/runtime.ts";
 import { defineSchema, defineTable } from "../../src/backend/schema.ts";
 import { openEngine } from "../../src/backend/storage/open.ts";
 import { SqliteEngine } from "../../src/backend/storage/sqlite/engine.ts";
@@ -39,7 +39,7 @@ const schemaC = defineSchema({
     .index("by_x", ["city", "age"]),
 });
 
-const open: Backend[] = [];
+const open: BackendRuntime[] = [];
 afterEach(async () => {
   for (const b of open.splice(0)) await b.close();
 });
@@ -48,7 +48,7 @@ async function start(schema: typeof schemaA, filename: string) {
   open.push(backend);
   return backend;
 }
-async function restart(backend: Backend, schema: typeof schemaA, filename: string) {
+async function restart(backend: BackendRuntime, schema: typeof schemaA, filename: string) {
   open.splice(open.indexOf(backend), 1);
   await backend.close();
   return start(schema, filename);

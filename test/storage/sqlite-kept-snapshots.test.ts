@@ -10,7 +10,7 @@ import { createRequire } from "node:module";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { functionsFor } from "../../src/backend/functions/define.ts";
-import type { Backend } from "../../src/backend/runtime.ts";
+import type { BackendRuntime } from "../../src/backend/runtime.ts";
 import { defineSchema, defineTable } from "../../src/backend/schema.ts";
 import { CommitProbe } from "../../src/backend/storage/sqlite/commit-probe.ts";
 import { v } from "../../src/backend/values/index.ts";
@@ -35,7 +35,7 @@ const notes = {
   }),
 };
 
-const open: Backend[] = [];
+const open: BackendRuntime[] = [];
 afterEach(async () => {
   for (const b of open.splice(0)) await b.close();
 });

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningHttpServer } from "../../src/backend/http/node-server.ts";
-import type { Backend } from "../../src/backend/runtime.ts";
+import type { BackendRuntime } from "../../src/backend/runtime.ts";
 import { attachSync, type SyncOptions, type SyncServer } from "../../src/backend/sync/server.ts";
 import { startTestService, type TestService } from "../helpers/service.ts";
 import { eventually } from "../helpers/wait.ts";
@@ -30,7 +30,7 @@ async function startApp(sync: SyncOptions): Promise<BudgetApp> {
     schema,
     modules: { messages },
     auth: authConfig({ keys: [keys] }),
-    attach: (backend: Backend, http: RunningHttpServer) => {
+    attach: (backend: BackendRuntime, http: RunningHttpServer) => {
       server = attachSync(backend, http, { sweepIntervalMs: 50, ...sync });
       return server;
     },

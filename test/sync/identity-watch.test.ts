@@ -5,7 +5,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { ReadSet } from "../../src/backend/db/read-write-sets.ts";
-import type { Authenticated, Backend, IdentityResolver } from "../../src/backend/runtime.ts";
+import type { Authenticated, BackendRuntime, IdentityResolver } from "../../src/backend/runtime.ts";
 import { AppError } from "../../src/backend/server.ts";
 import { IdentityWatch, sameIdentity, type WatchedIdentity } from "../../src/backend/sync/identity-watch.ts";
 import { Reactor, Watch } from "../../src/backend/sync/reactor.ts";
@@ -22,7 +22,7 @@ type Heard =
   | { kind: "failed"; error: WireError }
   | { kind: "unavailable" };
 
-function connection(backend: Backend, token: string | null) {
+function connection(backend: BackendRuntime, token: string | null) {
   const heard: Heard[] = [];
   const owner: WatchedIdentity & { token: string | null } = {
     token,
@@ -34,7 +34,7 @@ function connection(backend: Backend, token: string | null) {
   return { owner, heard, watch: new IdentityWatch(owner, (t) => backend.authenticate(t, {})) };
 }
 
-let backend: Backend;
+let backend: BackendRuntime;
 let keys: TestKeys;
 /** Step 2 waits on this while set, so a test can act while a check is in flight. */
 let gate: Promise<void> | null = null;
@@ -230,7 +230,7 @@ describe("IdentityWatch in the reactor", () => {
   it("a revocation committed while a check is in flight holds the connection's updates at once", async () => {
     const { token, sessionId } = await liveSession();
     const reactor = new Reactor(backend.catalog, backend.commits);
-    const off = backend.onCommit((commit) => reactor.onCommit(commit));
+    const off = backend.onCommit((commit) => reactor.handleCommit(commit));
     try {
       const { watch, heard } = connection(backend, token);
       reactor.add(watch);

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { Commit, ReadSet } from "../../src/backend/db/read-write-sets.ts";
 import type { UserIdentity } from "../../src/backend/functions/define.ts";
 import { functionsFor } from "../../src/backend/functions/define.ts";
-import type { Backend } from "../../src/backend/runtime.ts";
+import type { BackendRuntime } from "../../src/backend/runtime.ts";
 import { AppError, defineSchema, defineTable, v } from "../../src/backend/server.ts";
 import {
   identityKey,
@@ -82,7 +82,7 @@ const r = {
   }),
 };
 
-let backend: Backend;
+let backend: BackendRuntime;
 /** The last commit sequence the reactor heard: the backend's commits and the test's own. */
 let seq = 0;
 let reactor: Reactor;
@@ -106,7 +106,7 @@ function newReactor(concurrency?: number): Reactor {
   seq = backend.commits.lastSequence;
   stopListening = backend.onCommit((commit) => {
     seq = commit.sequence;
-    made.onCommit(commit);
+    made.handleCommit(commit);
   });
   return made;
 }

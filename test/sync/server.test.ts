@@ -7,7 +7,7 @@
 import { connect, type Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import type { RunningHttpServer } from "../../src/backend/http/node-server.ts";
-import type { Backend } from "../../src/backend/runtime.ts";
+import type { BackendRuntime } from "../../src/backend/runtime.ts";
 import { attachSync, type SyncOptions, type SyncServer } from "../../src/backend/sync/server.ts";
 import { startTestService, type TestService } from "../helpers/service.ts";
 import { eventually } from "../helpers/wait.ts";
@@ -36,7 +36,7 @@ async function startApp(sync: SyncOptions = {}): Promise<App> {
     schema,
     modules: { messages },
     auth: authConfig(keyState),
-    attach: (backend: Backend, http: RunningHttpServer) => {
+    attach: (backend: BackendRuntime, http: RunningHttpServer) => {
       server = attachSync(backend, http, { sweepIntervalMs: 50, ...sync });
       return server;
     },

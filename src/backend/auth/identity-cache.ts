@@ -20,7 +20,7 @@ import type { UserIdentity } from "../functions/define.ts";
 
 /** What the cache needs from the consistency core (commits/commits.ts). */
 export interface CacheFreshness {
-  on(phase: "invalidate", listener: CommitListener): () => void;
+  on(consumer: "identity-cache", listener: CommitListener): () => void;
   changedSince(stamp: Stamp, readSet: ReadSet): boolean;
   newEpoch(): void;
 }
@@ -62,12 +62,12 @@ export class IdentityCache {
    */
   private readonly byTable = new Map<string, number>();
 
-  /** Hears every commit in its `invalidate` phase. */
+  /** Hears every commit as the `identity-cache` consumer (`invalidate` phase, commits/consumers.ts). */
   constructor(
     private readonly freshness: CacheFreshness,
     private readonly maxEntries = 10_000,
   ) {
-    freshness.on("invalidate", (commit) => this.invalidate(commit));
+    freshness.on("identity-cache", (commit) => this.invalidate(commit));
   }
 
   get size(): number {

@@ -1,5 +1,5 @@
 /** `service-auth jobs list|cancel`: the scheduler's queue from the command line. */
-import type { Backend } from "../runtime.ts";
+import type { BackendRuntime } from "../runtime.ts";
 import { schedulerOn } from "../scheduler/schedule.ts";
 import { JOB_STATES, type JobDocument } from "../scheduler/tables.ts";
 import { UsageError } from "./run-command.ts";
@@ -10,7 +10,7 @@ export const JOBS_USAGE = `  service-auth jobs list [--state pending|running|don
 
 /** Runs `jobs <sub> …`; returns the exit code. */
 export async function jobsCommand(
-  backend: Backend,
+  backend: BackendRuntime,
   sub: string | undefined,
   args: string[],
   out: { stdout(text: string): void; stderr(text: string): void },

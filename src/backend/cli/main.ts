@@ -15,7 +15,7 @@ import { pathToFileURL } from "node:url";
 import { parseEnvFile } from "../env/store.ts";
 import { isAppError } from "../errors.ts";
 import { forgetChangedVerifications } from "../evolution/stored-check.ts";
-import { Backend } from "../runtime.ts";
+import { BackendRuntime } from "../runtime.ts";
 import type { ServiceOptions } from "../service.ts";
 import { maskSettingValue } from "../settings/mask.ts";
 import { StartRefusal } from "../start-refusal.ts";
@@ -75,7 +75,7 @@ function print(value: unknown): void {
 type AppCommand = (
   args: string[],
   io: { stdout(text: string): void; stderr(text: string): void },
-  openBackend: () => Promise<Backend>,
+  openBackend: () => Promise<BackendRuntime>,
 ) => Promise<number>;
 
 /** The app module cannot be found: how to point the CLI at one. */
@@ -109,10 +109,10 @@ export async function main(argv: string[]): Promise<number> {
   const { app, commands } = await loadApp();
   const platformGroups = ["run", "env", "jobs", "schema", "migrate"];
   if (!platformGroups.includes(group) && Object.hasOwn(commands, group)) {
-    let opened: Promise<Backend> | undefined;
+    let opened: Promise<BackendRuntime> | undefined;
     const openBackend = () =>
       (opened ??= (async () => {
-        const backend = new Backend({ ...app, engine: openEngine(process.env.DATABASE_URL) });
+        const backend = new BackendRuntime({ ...app, engine: openEngine(process.env.DATABASE_URL) });
         await backend.start();
         return backend;
       })());
@@ -129,7 +129,7 @@ export async function main(argv: string[]): Promise<number> {
       if (opened) await (await opened).close();
     }
   }
-  const backend = new Backend({ ...app, engine: openEngine(process.env.DATABASE_URL) });
+  const backend = new BackendRuntime({ ...app, engine: openEngine(process.env.DATABASE_URL) });
   await backend.start();
   try {
     // This process may write under a schema other than the one a start verified.

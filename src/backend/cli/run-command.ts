@@ -4,7 +4,7 @@
  * real session and JWT (the app's `runAs`), so steps 1+2 and the function's own checks apply.
  * An unknown name lists the closest function paths (the registry's lookup, as over HTTP).
  */
-import type { Backend, Caller } from "../runtime.ts";
+import type { BackendRuntime, Caller } from "../runtime.ts";
 import type { ServiceOptions } from "../service.ts";
 
 /** A mistake in how the command was called (exit code 2, usage printed). */
@@ -33,7 +33,11 @@ function parseRunArgs(argv: string[]): { as?: string; path: string; args: unknow
 }
 
 /** Runs the command; returns the function's value. */
-export async function runCommand(backend: Backend, app: ServiceOptions, argv: string[]): Promise<unknown> {
+export async function runCommand(
+  backend: BackendRuntime,
+  app: ServiceOptions,
+  argv: string[],
+): Promise<unknown> {
   const { as, path, args } = parseRunArgs(argv);
   // An unknown path throws FUNCTION_NOT_FOUND naming the closest ones.
   const fn = backend.lookup(path, undefined, true);

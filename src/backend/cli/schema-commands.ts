@@ -6,7 +6,7 @@
 import { dryRunMigration, migrationProgress, runMigration } from "../evolution/migration-runner.ts";
 import { checkStoredDocuments, describeViolation, SCHEMA_FIX_HINT } from "../evolution/stored-check.ts";
 import { closeMatches } from "../functions/close-matches.ts";
-import type { Backend } from "../runtime.ts";
+import type { BackendRuntime } from "../runtime.ts";
 import type { ServiceOptions } from "../service.ts";
 import { UsageError } from "./run-command.ts";
 
@@ -23,7 +23,7 @@ function batchOption(args: string[]): number | undefined {
   return n;
 }
 
-export async function schemaCommand(backend: Backend, args: string[], io: Io): Promise<number> {
+export async function schemaCommand(backend: BackendRuntime, args: string[], io: Io): Promise<number> {
   const [sub, ...flags] = args;
   if (sub !== "check") throw new UsageError(`unknown command: schema ${sub ?? ""}`.trim());
   const report = await checkStoredDocuments(backend, {
@@ -44,7 +44,7 @@ export async function schemaCommand(backend: Backend, args: string[], io: Io): P
 }
 
 export async function migrateCommand(
-  backend: Backend,
+  backend: BackendRuntime,
   app: ServiceOptions,
   args: string[],
   io: Io,

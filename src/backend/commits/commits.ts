@@ -1,35 +1,57 @@
 /**
- * The consistency core: numbers every commit this process learns of, delivers it in named phases,
- * keeps the history that says whether a commit touched something read earlier, and stamps and
- * confirms the freshness of what a request reads.
+ * The consistency core: numbers every commit this process learns of, delivers it to the
+ * consumers declared in `consumers.ts` (phase `invalidate`, then `notify`), keeps the history that
+ * says whether a commit touched something read earlier, and stamps and confirms the freshness of
+ * what a request reads.
  *
  * The invariant: a session revoked, a user banned or a signing key rotated is refused on the next
- * request, on every instance. It holds because every commit runs the `invalidate` phase (the
- * identity cache drops what the commit touched; new keys start a new epoch) before the `notify`
- * phase or its writer's caller hears of it, another instance's commit runs it before a cached
- * identity is served (`confirm`), and a result read at a `stamp` is cached only when
- * `changedSince(stamp, readSet)` is false.
+ * request, on every instance. Why it holds:
+ * - Every commit runs the `invalidate` phase before the `notify` phase or its writer's caller
+ *   hears of it: the identity cache drops what the commit touched; new keys start a new epoch.
+ * - HTTP (and server-side calls, actions): the runtime takes a {@link Stamp} when the call
+ *   arrives, before its snapshot begins, and hands it to the authenticator with the snapshot. A
+ *   cached identity is served only after `confirm(stamp, tx)`: when the snapshot saw a commit of
+ *   another instance not delivered here yet, the commits up to it are delivered first (their
+ *   `invalidate` phase runs) and the cache is asked again. A result computed at `stamp` is cached
+ *   only when `changedSince(stamp, readSet)` is false.
+ * - WebSocket: a connection keeps the identity it authenticated, under an identity watch (the
+ *   reactor, consumer `live-queries`) over what its step 2 read; a commit touching it starts a
+ *   re-check, which ends a revoked identity. Before each request the connection's
+ *   `whenCurrent` (sync/connection-identity.ts) confirms a fresh stamp (catching up with the
+ *   other instances' commits, which starts that re-check before the catch-up resolves) and waits
+ *   for any re-check in flight; so the request runs as an identity no commit before it revoked.
+ * - PostgreSQL and SQLite cluster mode: other instances' commits arrive through the shared commit
+ *   log (the storage engine's `onExternalCommit`), and `confirm` catches up with it
+ *   (`syncExternalCommits`). A read replica's snapshot is first made fresh by WAL position, not by
+ *   this stamp: it waits until the replica replayed the primary's WAL insert position read when
+ *   the read was asked for (`storage/postgres/read-freshness.ts`), so it holds every commit
+ *   acknowledged before; `confirm` then catches up with the commit log rows it sees.
+ * - SQLite outside cluster mode (one server process, a CLI run beside it): there is no log, so
+ *   `confirm` has nothing to catch up with. Another process's commit is seen by the engine's
+ *   `PRAGMA data_version` poll (every 250 ms) and delivered as an unknown commit, which clears the
+ *   identity cache and re-checks every live query and identity watch: there a revocation made by
+ *   another process is honoured within one poll, not on the next request. A CLI run on a file
+ *   that has a commit log (cluster mode) appends to it, so the workers learn its exact writes.
  *
- * A new place that must honour revocation (a read replica, a new transport) takes a `stamp()` when
- * its request arrives, passes it to `confirm` (or to `runQuery` / `authenticate`, which do) and
- * listens in the phase its job belongs to; nothing depends on the order listeners registered in.
+ * A new place that must honour revocation (a new transport, a cache, another read path):
+ * 1. Serve its calls through `BackendRuntime.runQuery` / `runMutation` / `runAction` with a
+ *    `Caller` carrying the token: they take the stamp before the snapshot and confirm it (neither
+ *    takes a stamp from outside). Authenticating on its own, it calls `authenticate(token)` for
+ *    each request, or keeps the identity the way a WebSocket connection does (above).
+ * 2. A cache of its own gets a consumer line in `consumers.ts`, in the phase its job belongs to
+ *    (`invalidate` when requests read what it holds), and stores a result read at `stamp()` only
+ *    when `changedSince(stamp, readSet)` is false.
+ * 3. Reads from anything but the primary prove their snapshot fresh by the database's own
+ *    position first, as read replicas do (`read-freshness.ts`).
  */
 import type { Catalog } from "../db/catalog.ts";
 import type { Commit, DocumentWrite, ReadSet } from "../db/read-write-sets.ts";
 import { decodeWrites, payloadTables } from "../storage/commit-log/payload.ts";
 import type { ReadTransaction, StorageEngine } from "../storage/engine.ts";
 import { AnnouncedCommit } from "./announced.ts";
+import { COMMIT_CONSUMERS, type CommitConsumer } from "./consumers.ts";
 import { CommitHistory } from "./history.ts";
-import { Phases } from "./phases.ts";
-
-/**
- * The phases of a commit's delivery, in order. `invalidate`: drop whatever the commit made stale
- * (the identity cache, the env store); a listener that throws is not contained, as skipping an
- * invalidation would be unsafe. `notify`: act on the commit (live subscriptions, presence, the
- * scheduler, tests); a failing listener is logged and the others still hear it.
- */
-export const COMMIT_PHASES = ["invalidate", "notify"] as const;
-export type CommitPhase = (typeof COMMIT_PHASES)[number];
+import { type AttachedConsumer, Phases } from "./phases.ts";
 
 export type CommitListener = (commit: Commit) => void;
 
@@ -48,7 +70,7 @@ export type CommitSource = Pick<StorageEngine, "onExternalCommit" | "syncExterna
 
 export class Commits {
   private current: Stamp = { sequence: 0, epoch: 0 };
-  private readonly phases = new Phases<CommitPhase, Commit>(COMMIT_PHASES, {
+  private readonly consumers = new Phases<typeof COMMIT_CONSUMERS, Commit>(COMMIT_CONSUMERS, {
     contained: ["notify"],
     failureMessage: "commit listener failed",
   });
@@ -67,9 +89,17 @@ export class Commits {
     return this.current.sequence;
   }
 
-  /** Calls `listener` with every commit, in `phase`; returns the unsubscribe. */
-  on(phase: CommitPhase, listener: CommitListener): () => void {
-    return this.phases.on(phase, listener);
+  /**
+   * Calls `listener` with every commit, at `consumer`'s place in the declared order
+   * (`consumers.ts`); returns the unsubscribe.
+   */
+  on(consumer: CommitConsumer, listener: CommitListener): () => void {
+    return this.consumers.on(consumer, listener);
+  }
+
+  /** The consumers in the order each commit reaches them, with their listeners now. */
+  attached(): AttachedConsumer[] {
+    return this.consumers.attached();
   }
 
   /**
@@ -86,7 +116,7 @@ export class Commits {
     this.current = { sequence: commit.sequence, epoch: this.current.epoch };
     this.history.record(commit);
     try {
-      this.phases.deliver(commit);
+      this.consumers.deliver(commit);
     } finally {
       // What the listeners parsed of an announced commit, the history keeps exactly; the rest by table.
       this.history.settle(commit);

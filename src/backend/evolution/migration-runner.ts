@@ -6,7 +6,7 @@
  */
 import { stableStringify } from "../../protocol/stable-stringify.ts";
 import type { DatabaseReaderImpl } from "../db/database.ts";
-import type { Backend } from "../runtime.ts";
+import type { BackendRuntime } from "../runtime.ts";
 import type { StoredDocument } from "../storage/engine.ts";
 import { findMismatch } from "../values/validate.ts";
 import { DEFAULT_MIGRATION_BATCH, MAX_BATCH, type Migration } from "./migration.ts";
@@ -56,7 +56,7 @@ function batchSizeOf(migration: Migration<any>, options: RunOptions): number {
   return size;
 }
 
-function checkTable(backend: Backend, migration: Migration<any>): void {
+function checkTable(backend: BackendRuntime, migration: Migration<any>): void {
   if (migration.table.startsWith("_") || !backend.catalog.tables.has(migration.table)) {
     throw new Error(`the migration's table "${migration.table}" is not in the schema`);
   }
@@ -108,14 +108,17 @@ function progressOf(row: MigrationProgress): MigrationProgress {
 }
 
 /** Where migration `name` stands, or null if it never ran. */
-export async function migrationProgress(backend: Backend, name: string): Promise<MigrationProgress | null> {
+export async function migrationProgress(
+  backend: BackendRuntime,
+  name: string,
+): Promise<MigrationProgress | null> {
   const row = await backend.read((db) => progressRow(db, name));
   return row ? progressOf(row) : null;
 }
 
 /** Runs (or resumes) migration `name` to its end, one transaction per batch. */
 export async function runMigration(
-  backend: Backend,
+  backend: BackendRuntime,
   name: string,
   migration: Migration<any>,
   options: RunOptions = {},
@@ -172,7 +175,7 @@ export async function runMigration(
 
 /** Reads every document as the migration would, in read snapshots, and counts what would change. */
 export async function dryRunMigration(
-  backend: Backend,
+  backend: BackendRuntime,
   name: string,
   migration: Migration<any>,
   options: RunOptions = {},

@@ -4,7 +4,7 @@
  */
 
 import { logger } from "../logger.ts";
-import type { Backend } from "../runtime.ts";
+import type { BackendRuntime } from "../runtime.ts";
 import { SettingError, settingProblem } from "../settings/problems.ts";
 import {
   checkStoredDocuments,
@@ -53,7 +53,7 @@ export function schemaCheckSetting(env: Record<string, string | undefined> = pro
 }
 
 /** Runs the check before the service serves; throws {@link SchemaCheckRefusal} in `refuse` mode. */
-export async function checkSchemaAtStart(backend: Backend, mode: SchemaCheckMode): Promise<void> {
+export async function checkSchemaAtStart(backend: BackendRuntime, mode: SchemaCheckMode): Promise<void> {
   const started = Date.now();
   const report = await checkStoredDocuments(backend);
   if (report.documents > 0) {

@@ -8,7 +8,7 @@
 
 import { isAppError } from "../errors.ts";
 import { logger } from "../logger.ts";
-import type { Backend } from "../runtime.ts";
+import type { BackendRuntime } from "../runtime.ts";
 import { StartRefusal } from "../start-refusal.ts";
 import { findMismatch } from "../values/validate.ts";
 import { validatorFingerprint } from "./fingerprint.ts";
@@ -67,7 +67,7 @@ export interface SchemaCheckOptions {
 
 /** Checks the tables whose validator changed; records those found valid. */
 export async function checkStoredDocuments(
-  backend: Backend,
+  backend: BackendRuntime,
   options: SchemaCheckOptions = {},
 ): Promise<SchemaCheckReport> {
   const batchSize = options.batchSize ?? DEFAULT_CHECK_BATCH;
@@ -109,7 +109,7 @@ export async function checkStoredDocuments(
 }
 
 async function checkTable(
-  backend: Backend,
+  backend: BackendRuntime,
   table: string,
   batchSize: number,
 ): Promise<{ documents: number; violations: FieldViolation[] }> {
@@ -144,7 +144,7 @@ async function checkTable(
 
 /** Upserts the verified fingerprints and forgets those of `invalid` tables, in one transaction. */
 async function updateVerified(
-  backend: Backend,
+  backend: BackendRuntime,
   valid: { table: string; fingerprint: string; documents: number }[],
   invalid: string[],
 ): Promise<void> {
@@ -173,7 +173,7 @@ async function updateVerified(
  * process that writes without checking first (the CLI) calls it: its writes are validated against
  * its own schema only, so a later start with the verified schema must read those tables again.
  */
-export async function forgetChangedVerifications(backend: Backend): Promise<void> {
+export async function forgetChangedVerifications(backend: BackendRuntime): Promise<void> {
   const stale = (await backend.read((db) => db.query(SCHEMA_CHECKS_TABLE).collect())).filter((row) => {
     const info = backend.catalog.tables.get(row.table as string);
     return info && validatorFingerprint(info.definition) !== row.fingerprint;

@@ -11,7 +11,7 @@ import { type Context, Hono, type MiddlewareHandler } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { AppError, httpStatusOf } from "../errors.ts";
 import type { ActionCtx, EnvReader, RequestMeta } from "../functions/define.ts";
-import type { Backend } from "../runtime.ts";
+import type { BackendRuntime } from "../runtime.ts";
 import { bearerToken } from "./bearer-token.ts";
 import {
   DEFAULT_MAX_BODY_BYTES,
@@ -63,7 +63,7 @@ export interface HttpAppOptions {
   draining?: () => boolean;
 }
 
-export function createHttpApp(backend: Backend, options: HttpAppOptions = {}): Hono {
+export function createHttpApp(backend: BackendRuntime, options: HttpAppOptions = {}): Hono {
   const app = new Hono();
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
 

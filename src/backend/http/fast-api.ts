@@ -11,7 +11,7 @@ import type { IncomingMessage, RequestListener, ServerResponse } from "node:http
 import { requestClientAddress } from "../client-address.ts";
 import type { EnvReader } from "../functions/define.ts";
 import { logger } from "../logger.ts";
-import type { Backend } from "../runtime.ts";
+import type { BackendRuntime } from "../runtime.ts";
 import { BodyCollector, declaresTooLarge } from "./body-limit.ts";
 import { CoalescedWrites } from "./coalesced-writes.ts";
 import { type CorsPolicy, corsHeaders, type HeaderEntry } from "./cors-policy.ts";
@@ -31,7 +31,7 @@ export interface FastApiOptions {
  * request (preflights, `/healthz`, app routes, other methods and paths) to `fallback`.
  */
 export function fastApiListener(
-  backend: Backend,
+  backend: BackendRuntime,
   options: FastApiOptions,
   fallback: RequestListener,
 ): RequestListener {
@@ -107,7 +107,7 @@ function readHeaders(raw: string[]): RequestHeaders {
 
 /** Reads the body (up to the limit), runs the function and answers; never throws. */
 function serveFunctionCall(
-  backend: Backend,
+  backend: BackendRuntime,
   kind: FunctionEndpointKind,
   req: IncomingMessage,
   res: ServerResponse,
@@ -146,7 +146,7 @@ function serveFunctionCall(
 }
 
 async function answer(
-  backend: Backend,
+  backend: BackendRuntime,
   kind: FunctionEndpointKind,
   req: IncomingMessage,
   res: ServerResponse,

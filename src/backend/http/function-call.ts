@@ -6,7 +6,7 @@
 import { AppError } from "../errors.ts";
 import type { RequestMeta } from "../functions/define.ts";
 import { observeCall, outcomeOf } from "../metrics/metrics.ts";
-import type { Backend, Caller } from "../runtime.ts";
+import type { BackendRuntime, Caller } from "../runtime.ts";
 import { endSpan, startRequestSpan, type TraceHeaders, withTraceContext } from "../tracing/tracing.ts";
 import { bearerToken } from "./bearer-token.ts";
 import { errorResponse, JSON_HEADERS, type JsonResponse, jsonResponse } from "./json-response.ts";
@@ -38,7 +38,7 @@ export const NOT_JSON_MESSAGE = "Request body must be JSON";
  * Never throws.
  */
 export async function handleFunctionCall(
-  backend: Backend,
+  backend: BackendRuntime,
   request: FunctionCallRequest,
 ): Promise<JsonResponse> {
   const startedAt = performance.now();
@@ -106,7 +106,7 @@ function decodeUtf8(body: Uint8Array): string {
 }
 
 async function run(
-  backend: Backend,
+  backend: BackendRuntime,
   kind: FunctionEndpointKind,
   path: string,
   args: unknown,

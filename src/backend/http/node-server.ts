@@ -13,7 +13,7 @@ import {
   type MetricsSource,
   publicMetricsListener,
 } from "../metrics/endpoint.ts";
-import type { Backend } from "../runtime.ts";
+import type { BackendRuntime } from "../runtime.ts";
 import { createHttpApp, type HttpAppOptions } from "./app.ts";
 import { DEFAULT_MAX_BODY_BYTES } from "./body-limit.ts";
 import { fastApiListener } from "./fast-api.ts";
@@ -57,7 +57,7 @@ export interface HttpServerOptions {
 export const DEFAULT_KEEP_ALIVE_TIMEOUT_MS = 65_000;
 
 export async function listenHttp(
-  backend: Backend,
+  backend: BackendRuntime,
   options: HttpAppOptions & HttpServerOptions = {},
 ): Promise<RunningHttpServer> {
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;

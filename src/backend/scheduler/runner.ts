@@ -27,7 +27,7 @@ import { schedulerMetrics, watchScheduler } from "../metrics/metrics.ts";
 import type { CronJob } from "./crons.ts";
 import type { JobDocument } from "./tables.ts";
 
-/** What the runner needs of the backend (`Backend` provides it). */
+/** What the runner needs of the backend (`BackendRuntime` provides it, service.ts). */
 export interface SchedulerHost {
   /** An internal read snapshot (system tables readable). */
   read<T>(fn: (db: DatabaseReader) => Promise<T>): Promise<T>;
@@ -40,8 +40,11 @@ export interface SchedulerHost {
     claim: (db: DatabaseWriter) => Promise<boolean>,
   ): Promise<{ ran: boolean; value: unknown }>;
   runAction(path: string, args: unknown): Promise<unknown>;
-  /** Calls `listener` after every commit with the tables it wrote (`unknown`: maybe any). */
-  onCommit(listener: (commit: Commit) => void): () => void;
+  /**
+   * Calls `listener` after every commit (`unknown`: it may have written anything), as the commits'
+   * `scheduler` consumer (commits/consumers.ts); returns the unsubscribe.
+   */
+  followCommits(listener: (commit: Commit) => void): () => void;
 }
 
 /**
@@ -113,7 +116,7 @@ export class SchedulerRunner {
   }
 
   start(): void {
-    this.unsubscribe = this.host.onCommit((commit) => {
+    this.unsubscribe = this.host.followCommits((commit) => {
       if (commit.unknown || commitTables(commit).includes("_scheduled_jobs")) this.wake();
     });
     this.unwatchMetrics = watchScheduler({

@@ -9,7 +9,7 @@ import { CloseCode } from "../../protocol/close-codes.ts";
 import type { CallMessage, Outcome, RequestId, ServerMessage } from "../../protocol/messages.ts";
 import type { RequestMeta } from "../functions/define.ts";
 import { observeCall, outcomeOf } from "../metrics/metrics.ts";
-import type { Backend, Caller } from "../runtime.ts";
+import type { BackendRuntime, Caller } from "../runtime.ts";
 import { endFailed, endSpan, serverSpan, startRequestSpan, withTraceContext } from "../tracing/tracing.ts";
 import type { ConnectionIdentity } from "./connection-identity.ts";
 import type { ConnectionSubscriptions } from "./connection-subscriptions.ts";
@@ -20,7 +20,7 @@ import { wireError } from "./wire-error.ts";
 export interface CallsConnection {
   /** Runs the functions (the backend). */
   readonly functions: Pick<
-    Backend,
+    BackendRuntime,
     "functionLabel" | "runQuery" | "runMutation" | "runAction" | "lastSequence"
   >;
   readonly meta: RequestMeta;

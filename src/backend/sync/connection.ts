@@ -19,7 +19,7 @@ import {
   type WireError,
 } from "../../protocol/messages.ts";
 import type { RequestMeta, UserIdentity } from "../functions/define.ts";
-import type { Authenticated, Backend } from "../runtime.ts";
+import type { Authenticated, BackendRuntime } from "../runtime.ts";
 import { BytePool, type Reservation, reserve, type SyncBudget } from "./budget.ts";
 import { ConnectionCalls } from "./connection-calls.ts";
 import { ConnectionIdentity } from "./connection-identity.ts";
@@ -34,7 +34,7 @@ export const PROTOCOL_VERSIONS: readonly number[] = [PROTOCOL_VERSION];
 
 /** What a connection needs from its server. */
 export interface ConnectionServer {
-  backend: Backend;
+  backend: BackendRuntime;
   /** Steps 1 and 2 for a token. */
   authenticate(token: string, meta: RequestMeta): Promise<Authenticated>;
   /** Catches up with other instances' commits made before now; undefined when nothing to do. */

@@ -17,7 +17,7 @@ import { CloseCode } from "../../protocol/close-codes.ts";
 import { type Commit, commitTables } from "../db/read-write-sets.ts";
 import { newId, tableTag } from "../ids.ts";
 import { logger } from "../logger.ts";
-import type { Backend } from "../runtime.ts";
+import type { BackendRuntime } from "../runtime.ts";
 import type { Connection } from "./connection.ts";
 
 export interface PresenceOptions {
@@ -66,7 +66,7 @@ export class Presence {
   private beaten = false;
 
   constructor(
-    private readonly backend: Backend,
+    private readonly backend: BackendRuntime,
     private readonly connections: ReadonlySet<Connection>,
     options: PresenceOptions = {},
   ) {

@@ -12,7 +12,7 @@ import { stableStringify } from "../../protocol/stable-stringify.ts";
 import { emptyReadSet, type ReadSet } from "../db/read-write-sets.ts";
 import { AppError } from "../errors.ts";
 import type { UserIdentity } from "../functions/define.ts";
-import type { Backend } from "../runtime.ts";
+import type { BackendRuntime } from "../runtime.ts";
 import { type Reactor, Watch } from "./reactor.ts";
 import { wireError } from "./wire-error.ts";
 
@@ -52,7 +52,7 @@ export class QueryGroup extends Watch {
   private retryTimer?: NodeJS.Timeout;
 
   constructor(
-    private readonly backend: Backend,
+    private readonly backend: BackendRuntime,
     readonly key: string,
     readonly path: string,
     readonly args: Record<string, unknown>,
@@ -108,7 +108,7 @@ export class QueryGroups {
   private readonly groups = new Map<string, QueryGroup>();
 
   constructor(
-    private readonly backend: Backend,
+    private readonly backend: BackendRuntime,
     private readonly reactor: Reactor,
   ) {}
 

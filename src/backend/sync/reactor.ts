@@ -108,8 +108,8 @@ export class Reactor {
     });
   }
 
-  /** The commit listener: call for every published commit, synchronously (its `notify` phase). */
-  onCommit(commit: Commit): void {
+  /** Handles a commit: call for every published commit, synchronously (consumer `live-queries`, `notify` phase). */
+  handleCommit(commit: Commit): void {
     const before = this.invalidations;
     if (commit.unknown) {
       for (const w of this.all) if (!w.running) this.invalidate(w);

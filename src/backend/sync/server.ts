@@ -11,7 +11,7 @@ import { rateLimitKey, requestClientAddress } from "../client-address.ts";
 import type { RunningHttpServer } from "../http/node-server.ts";
 import { logger } from "../logger.ts";
 import { watchSync } from "../metrics/metrics.ts";
-import type { Backend } from "../runtime.ts";
+import type { BackendRuntime } from "../runtime.ts";
 import { SyncBudget } from "./budget.ts";
 import { Connection, type ConnectionServer } from "./connection.ts";
 import { resolveLimits, type SyncLimitOptions, type SyncLimits } from "./limits.ts";
@@ -53,7 +53,11 @@ const CLOSE_HANDSHAKE_MS = 1000;
  * Attaches the sync endpoint to a running HTTP server; usable as `startService({ attach })`.
  * `startService` attaches it by default.
  */
-export function attachSync(backend: Backend, http: RunningHttpServer, options: SyncOptions = {}): SyncServer {
+export function attachSync(
+  backend: BackendRuntime,
+  http: RunningHttpServer,
+  options: SyncOptions = {},
+): SyncServer {
   const path = options.path ?? "/api/sync";
   const limits = resolveLimits(options);
   const budget = new SyncBudget(limits);
@@ -77,10 +81,10 @@ export function attachSync(backend: Backend, http: RunningHttpServer, options: S
       if (connections.size === 0) allClosed?.();
     },
   };
-  const unsubscribe = backend.onCommit((commit) => {
-    reactor.onCommit(commit);
-    presence.actOnDisconnects(commit);
-  });
+  const unsubscribe = [
+    backend.commits.on("live-queries", (commit) => reactor.handleCommit(commit)),
+    backend.commits.on("presence", (commit) => presence.actOnDisconnects(commit)),
+  ];
   presence.start().catch((error) => logger.warn("presence: start failed", { error: String(error) }));
   const unwatchMetrics = watchSync({
     sockets: () => connections.size,
@@ -93,7 +97,7 @@ export function attachSync(backend: Backend, http: RunningHttpServer, options: S
   // The verifier follows the env store (e.g. a new `JWKS` after key rotation), but no identity's
   // read set covers it: re-check every live identity so tokens of retired keys end at once. In
   // the `recheck` phase, after `reconfigure` rebuilt the verifier the re-checks use.
-  const unwatchEnv = backend.onEnvChange("recheck", () => {
+  const unwatchEnv = backend.onEnvChange("live-identities", () => {
     for (const c of connections) c.recheckIdentity();
   });
 
@@ -177,7 +181,7 @@ export function attachSync(backend: Backend, http: RunningHttpServer, options: S
         for (const ws of sockets) if (ws.readyState !== 3) ws.terminate();
         clearInterval(sweep);
         await presence.stop();
-        unsubscribe();
+        for (const off of unsubscribe) off();
         unwatchEnv();
         unwatchMetrics();
         await new Promise<void>((done) => wss.close(() => done()));

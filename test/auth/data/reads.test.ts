@@ -13,7 +13,7 @@ import type { DataConfig, StoredDoc } from "../../../src/auth/data/types.ts";
 import { dbUpdateOne } from "../../../src/auth/data/update.ts";
 import { defineAuthTables, markAuthTable } from "../../../src/auth/schema/auth-schema.ts";
 import { functionsFor } from "../../../src/backend/functions/define.ts";
-import { Backend } from "../../../src/backend/runtime.ts";
+import { BackendRuntime } from "../../../src/backend/runtime.ts";
 import { defineSchema, defineTable } from "../../../src/backend/schema.ts";
 import type { MutationCtx } from "../../../src/backend/server.ts";
 import { SqliteEngine } from "../../../src/backend/storage/sqlite/engine.ts";
@@ -48,12 +48,12 @@ const plainSchema = defineSchema({
 });
 
 const internal = { allowInternal: true };
-const backends: Backend[] = [];
+const backends: BackendRuntime[] = [];
 async function start(
   s: typeof schema | typeof plainSchema,
   modules: Record<string, Record<string, unknown>>,
 ) {
-  const backend = new Backend({
+  const backend = new BackendRuntime({
     schema: s,
     modules,
     engine: new SqliteEngine({ filename: tempDatabaseFile() }),
@@ -74,7 +74,7 @@ const direct = {
   read: internalQuery({ args: {}, handler: (ctx) => body(ctx as MutationCtx<any>) }),
 };
 
-let backend: Backend;
+let backend: BackendRuntime;
 beforeAll(async () => {
   backend = await start(schema, {
     auth: createApi(schema),

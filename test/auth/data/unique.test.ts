@@ -7,7 +7,7 @@ import { afterAll, beforeAll, expect, test } from "vitest";
 import { createApi } from "../../../src/auth/data/functions.ts";
 import type { StoredDoc } from "../../../src/auth/data/types.ts";
 import { defineAuthTables } from "../../../src/auth/schema/auth-schema.ts";
-import { Backend } from "../../../src/backend/runtime.ts";
+import { BackendRuntime } from "../../../src/backend/runtime.ts";
 import { defineSchema } from "../../../src/backend/schema.ts";
 import { SqliteEngine } from "../../../src/backend/storage/sqlite/engine.ts";
 import { v } from "../../../src/backend/values/validators.ts";
@@ -23,12 +23,12 @@ const schema = defineSchema({
     },
   }),
 });
-let backend: Backend;
+let backend: BackendRuntime;
 const internal = { allowInternal: true };
 
 beforeAll(async () => {
   const api = createApi(schema, { uniqueFields: { user: ["email", "username", "handle"] } });
-  backend = new Backend({
+  backend = new BackendRuntime({
     schema,
     modules: { auth: api },
     engine: new SqliteEngine({ filename: tempDatabaseFile() }),

@@ -13,7 +13,7 @@ import type { DataConfig, ModelTriggers, StoredDoc } from "../../../src/auth/dat
 import { dbUpdateMany, dbUpdateOne } from "../../../src/auth/data/update.ts";
 import { defineAuthTables } from "../../../src/auth/schema/auth-schema.ts";
 import { functionsFor } from "../../../src/backend/functions/define.ts";
-import { Backend } from "../../../src/backend/runtime.ts";
+import { BackendRuntime } from "../../../src/backend/runtime.ts";
 import { defineSchema } from "../../../src/backend/schema.ts";
 import type { MutationCtx } from "../../../src/backend/server.ts";
 import { SqliteEngine } from "../../../src/backend/storage/sqlite/engine.ts";
@@ -46,7 +46,7 @@ const triggers = {
   },
 };
 
-let backend: Backend;
+let backend: BackendRuntime;
 const internal = { allowInternal: true };
 
 /** Each write function called from a query, whose ctx cannot write (Better Auth's adapter in a query). */
@@ -74,7 +74,7 @@ const inQuery = {
 
 beforeAll(async () => {
   const uniqueFields = { user: ["email", "username"] };
-  backend = new Backend({
+  backend = new BackendRuntime({
     schema,
     modules: {
       auth: createApi(schema, { triggers, uniqueFields }),

@@ -8,7 +8,7 @@ import { createApi } from "../../../src/auth/data/functions.ts";
 import type { StoredDoc } from "../../../src/auth/data/types.ts";
 import { defineAuthTables } from "../../../src/auth/schema/auth-schema.ts";
 import { matchesWhere, type WhereClause } from "../../../src/auth/where/index.ts";
-import { Backend } from "../../../src/backend/runtime.ts";
+import { BackendRuntime } from "../../../src/backend/runtime.ts";
 import { defineSchema } from "../../../src/backend/schema.ts";
 import { SqliteEngine } from "../../../src/backend/storage/sqlite/engine.ts";
 import { tempDatabaseFile } from "../../helpers/temp.ts";
@@ -22,11 +22,11 @@ const PEOPLE = [
   { name: "Grace Hopper", email: "grace@EXAMPLE.com" },
 ];
 
-let backend: Backend;
+let backend: BackendRuntime;
 const internal = { allowInternal: true };
 
 beforeAll(async () => {
-  backend = new Backend({
+  backend = new BackendRuntime({
     schema,
     modules: { auth: createApi(schema) },
     engine: new SqliteEngine({ filename: tempDatabaseFile() }),

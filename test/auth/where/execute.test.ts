@@ -9,7 +9,7 @@ import type { StoredDoc } from "../../../src/auth/data/types.ts";
 import { defineAuthTables } from "../../../src/auth/schema/auth-schema.ts";
 import type { WhereClause } from "../../../src/auth/where/index.ts";
 import { functionsFor } from "../../../src/backend/functions/define.ts";
-import { Backend } from "../../../src/backend/runtime.ts";
+import { BackendRuntime } from "../../../src/backend/runtime.ts";
 import { defineSchema } from "../../../src/backend/schema.ts";
 import type { ReadTransaction } from "../../../src/backend/storage/engine.ts";
 import { SqliteEngine } from "../../../src/backend/storage/sqlite/engine.ts";
@@ -25,7 +25,7 @@ const schema = defineSchema({
 });
 
 const calls = { scannedRows: 0, counts: 0, gets: 0 };
-let backend: Backend;
+let backend: BackendRuntime;
 const ids: Record<string, string> = {};
 const internal = { allowInternal: true };
 // Created in this order; ann and bob share an age.
@@ -54,7 +54,11 @@ const seed = functionsFor(schema).internalMutation({
 
 beforeAll(async () => {
   const engine = new SqliteEngine({ filename: tempDatabaseFile() });
-  backend = new Backend({ schema, modules: { auth: createApi(schema), seed: { users: seed } }, engine });
+  backend = new BackendRuntime({
+    schema,
+    modules: { auth: createApi(schema), seed: { users: seed } },
+    engine,
+  });
   await backend.start();
   Object.assign(ids, (await backend.runMutation("seed:users", {}, internal)).value);
   // A spy around the real engine's reads, not a replacement.

@@ -7,7 +7,7 @@ import { createApi } from "../../../src/auth/data/functions.ts";
 import type { StoredDoc } from "../../../src/auth/data/types.ts";
 import { defineAuthTables } from "../../../src/auth/schema/auth-schema.ts";
 import { matchesWhere, type WhereClause } from "../../../src/auth/where/index.ts";
-import { Backend } from "../../../src/backend/runtime.ts";
+import { BackendRuntime } from "../../../src/backend/runtime.ts";
 import { defineSchema } from "../../../src/backend/schema.ts";
 import { SqliteEngine } from "../../../src/backend/storage/sqlite/engine.ts";
 import { v } from "../../../src/backend/values/validators.ts";
@@ -29,12 +29,12 @@ const schema = defineSchema({
 /** U+E000 sorts after the surrogate pair of U+1F600 in UTF-16 but before it by code point. */
 const NAMES = ["a", "\uE000", "😀", "\uFFFF", "𝄞", "é"];
 
-let backend: Backend;
+let backend: BackendRuntime;
 let all: StoredDoc[] = [];
 const internal = { allowInternal: true };
 
 beforeAll(async () => {
-  backend = new Backend({
+  backend = new BackendRuntime({
     schema,
     modules: { auth: createApi(schema) },
     engine: new SqliteEngine({ filename: tempDatabaseFile() }),

@@ -9,7 +9,7 @@ import { createApi } from "../../../src/auth/data/functions.ts";
 import type { StoredDoc } from "../../../src/auth/data/types.ts";
 import { defineAuthTables } from "../../../src/auth/schema/auth-schema.ts";
 import { matchesWhere, type WhereClause } from "../../../src/auth/where/index.ts";
-import { Backend } from "../../../src/backend/runtime.ts";
+import { BackendRuntime } from "../../../src/backend/runtime.ts";
 import { defineSchema } from "../../../src/backend/schema.ts";
 import { compareValues } from "../../../src/backend/server.ts";
 import { SqliteEngine } from "../../../src/backend/storage/sqlite/engine.ts";
@@ -39,12 +39,12 @@ const names = ["ann", "bob", "cid", "dee", "Eve", "é", "", "\uE000", "😀", "\
 const usernames = ["a1", "b1", "c1", "zz", "A1", "\uE000", "😀", "\uF8FF1", "𝄞"];
 const ages = [-1, 0, 25, 25.5, 31, 40];
 
-let backend: Backend;
+let backend: BackendRuntime;
 let all: StoredDoc[] = [];
 const internal = { allowInternal: true };
 
 beforeAll(async () => {
-  backend = new Backend({
+  backend = new BackendRuntime({
     schema,
     modules: { auth: createApi(schema) },
     engine: new SqliteEngine({ filename: tempDatabaseFile() }),

@@ -2,15 +2,15 @@
  * Our replacement for Better Auth 1.4.9's `src/test-utils/test-instance.ts`, at the same path
  * relative to the ported tests. It is upstream's helper with one change: the database. Where
  * upstream migrates a fresh in-memory SQLite database through Kysely, this starts a fresh
- * Backend on a SQLite file with the auth tables of the instance's own options
+ * BackendRuntime on a SQLite file with the auth tables of the instance's own options
  * (`defineAuthTables(options)`, the platform creates them at start) and gives Better Auth one of
  * our adapters:
- * - `http` (default): `httpAdapter` over the Backend's action ctx, as HTTP routes and actions use it;
+ * - `http` (default): `httpAdapter` over the BackendRuntime's action ctx, as HTTP routes and actions use it;
  * - `direct` (`BETTER_AUTH_TESTS_ADAPTER=direct`): the direct adapter, every call made inside a
- *   real mutation (writes) or query (reads) of the Backend, Better Auth's transactions in
+ *   real mutation (writes) or query (reads) of the BackendRuntime, Better Auth's transactions in
  *   `runInTransaction`.
  * A test that passes its own `database` (memory adapter) keeps it, as upstream.
- * `BETTER_AUTH_TESTS_DATABASE=postgres` puts the Backend on PostgreSQL instead (a server per test
+ * `BETTER_AUTH_TESTS_DATABASE=postgres` puts the BackendRuntime on PostgreSQL instead (a server per test
  * file, a fresh database per instance).
  */
 import { AsyncLocalStorage } from "node:async_hooks";
@@ -26,7 +26,7 @@ import { type AuthFunctions, createApi } from "../../../src/auth/data/functions.
 import { defineAuthTables } from "../../../src/auth/schema/auth-schema.ts";
 import { functionsFor } from "../../../src/backend/functions/define.ts";
 import { anyApi } from "../../../src/backend/functions/references.ts";
-import { Backend, type BackendOptions } from "../../../src/backend/runtime.ts";
+import { type BackendOptions, BackendRuntime } from "../../../src/backend/runtime.ts";
 import { defineSchema, type SchemaDefinition } from "../../../src/backend/schema.ts";
 import { PostgresEngine } from "../../../src/backend/storage/postgres/engine.ts";
 import { v } from "../../../src/backend/values/validators.ts";
@@ -36,7 +36,7 @@ import { startTestBackend } from "../../helpers/service.ts";
 export const ADAPTER = (process.env.BETTER_AUTH_TESTS_ADAPTER ?? "http") as "http" | "direct";
 export const DATABASE = (process.env.BETTER_AUTH_TESTS_DATABASE ?? "sqlite") as "sqlite" | "postgres";
 
-const backends = new Set<Backend>();
+const backends = new Set<BackendRuntime>();
 let postgres: Promise<TestPostgres> | undefined;
 afterAll(async () => {
   for (const backend of backends) await backend.close();
@@ -44,11 +44,11 @@ afterAll(async () => {
   await (await postgres)?.stop();
 });
 
-async function startBackend(options: Omit<BackendOptions, "engine">): Promise<Backend> {
+async function startBackend(options: Omit<BackendOptions, "engine">): Promise<BackendRuntime> {
   if (DATABASE === "sqlite") return startTestBackend(options);
   postgres ??= startPostgres();
   const engine = new PostgresEngine({ connectionString: await (await postgres).createDatabase() });
-  const backend = new Backend({ ...options, engine });
+  const backend = new BackendRuntime({ ...options, engine });
   await backend.start();
   return backend;
 }
@@ -59,7 +59,7 @@ const currentUserContextStorage = new AsyncLocalStorage<CurrentUserContext>();
 const WRITES = new Set(["create", "update", "updateMany", "delete", "deleteMany"]);
 const METHODS = ["create", "findOne", "findMany", "count", "update", "updateMany", "delete", "deleteMany"];
 
-/** A fresh Backend on a SQLite file holding the auth tables of `options`. */
+/** A fresh BackendRuntime on a SQLite file holding the auth tables of `options`. */
 async function startAuthBackend(options: BetterAuthOptions) {
   const schema = defineSchema(defineAuthTables(options as any) as any) as SchemaDefinition;
   const { internalMutation, internalQuery } = functionsFor(schema);

@@ -8,7 +8,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { functionsFor } from "../../../src/backend/functions/define.ts";
-import type { Backend } from "../../../src/backend/runtime.ts";
+import type { BackendRuntime } from "../../../src/backend/runtime.ts";
 import { defineSchema, defineTable } from "../../../src/backend/schema.ts";
 import { SqliteEngine } from "../../../src/backend/storage/sqlite/engine.ts";
 import { v } from "../../../src/backend/values/index.ts";
@@ -99,7 +99,7 @@ describe("SQLite: a write lock held by another process", () => {
     const file = tempDatabaseFile();
     const service = await start(file, 60_000);
     const lock = await holdWriteLock(file);
-    const backend: Backend = service.backend;
+    const backend: BackendRuntime = service.backend;
     const mutation = track(backend.runMutation("notes:add", { text: "waited" }));
     // The loop turns (timers fire) and HTTP reads are answered while the mutation is pending.
     expect(await ticksWhile(() => !mutation.settled, 10)).toBe(10);

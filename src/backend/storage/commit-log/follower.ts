@@ -188,7 +188,7 @@ export class CommitFollower {
   }
 
   /** Calls `listener` with every commit of another instance; returns the unsubscribe. */
-  onCommit(listener: ExternalCommitListener): () => void {
+  onExternalCommit(listener: ExternalCommitListener): () => void {
     return this.listeners.add(listener);
   }
 

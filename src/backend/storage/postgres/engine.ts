@@ -331,7 +331,7 @@ export class PostgresEngine implements StorageEngine {
   }
 
   onExternalCommit(listener: (payload?: string) => void): () => void {
-    return this.instances.follower.onCommit(listener);
+    return this.instances.follower.onExternalCommit(listener);
   }
 
   /**

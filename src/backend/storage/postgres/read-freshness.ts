@@ -2,15 +2,16 @@
  * Freshness of a read on a streaming standby, in WAL positions.
  *
  * The promise a replica read keeps is the primary's: it sees every commit acknowledged before the
- * read was asked for (a revocation, a ban, the caller's own mutation). A {@link FreshnessStamps}
- * stamp is the primary's WAL insert position (`pg_current_wal_insert_lsn()`), read by a statement
- * sent after the read was asked for. A commit is acknowledged (and visible) only after its commit
- * record was inserted into the WAL, so the stamp is at or past the end of every such commit's
+ * read was asked for (a revocation, a ban, the caller's own mutation). A read's replay target
+ * ({@link ReplayTargets}) is the primary's WAL insert position (`pg_current_wal_insert_lsn()`), read
+ * by a statement sent after the read was asked for (not the consistency core's `Stamp`, which
+ * counts the commits this process heard of). A commit is acknowledged (and visible) only after its
+ * commit record was inserted into the WAL, so the target is at or past the end of every such commit's
  * record — also with `synchronous_commit = off`, where the record may not be written yet (the
  * write and flush positions could then be behind it; the insert position never is).
  *
  * A replica snapshot is fresh when the standby's replay position (`pg_last_wal_replay_lsn()`),
- * read by {@link REPLAYED_SQL} just BEFORE the snapshot was taken, is at least the stamp. The
+ * read by {@link REPLAYED_SQL} just BEFORE the snapshot was taken, is at least the target. The
  * standby advances that position only after it applied the record ending there, commit records
  * included (visible to snapshots taken afterwards), so a snapshot taken later sees every commit
  * whose record ends at or before it. The statement is sent in the same round trip as the
@@ -40,26 +41,26 @@
 export const walBytes = (lsn: string) => `(${lsn} - '0/0'::pg_lsn)::text`;
 const BYTES = (lsn: string) => `${walBytes(lsn)} AS lsn`;
 
-/** The primary's WAL insert position, read in a statement of its own: the stamp. */
-export const STAMP_SQL = `SELECT ${BYTES("pg_current_wal_insert_lsn()")}`;
+/** The primary's WAL insert position, read in a statement of its own: the replay target. */
+export const REPLAY_TARGET_SQL = `SELECT ${BYTES("pg_current_wal_insert_lsn()")}`;
 
 /** The standby's replay position, sent right before a snapshot's BEGIN (null when none yet). */
 export const REPLAYED_SQL = `SELECT ${BYTES("pg_last_wal_replay_lsn()")}`;
 
-/** The position {@link STAMP_SQL} or {@link REPLAYED_SQL} answered (rows, or a query result); undefined for none. */
+/** The position {@link REPLAY_TARGET_SQL} or {@link REPLAYED_SQL} answered (rows, or a query result); undefined for none. */
 export function positionOf(answer: unknown): number | undefined {
   const rows = Array.isArray(answer) ? answer : (answer as { rows?: unknown } | undefined)?.rows;
   const lsn = Array.isArray(rows) ? (rows[0] as { lsn?: unknown } | undefined)?.lsn : undefined;
   return typeof lsn === "string" ? Number(lsn) : undefined;
 }
 
-/** A replica snapshot older than the read's stamp: the read must wait for the replica, or go to the primary. */
+/** A replica snapshot older than the read's target: the read must wait for the replica, or go to the primary. */
 export class StaleSnapshot extends Error {
   override name = "StaleSnapshot";
   constructor(
     /** The standby's replay position before the snapshot (-1 when unknown). */
     readonly replayed: number,
-    /** The stamp: the primary's WAL insert position when the read was asked for. */
+    /** The replay target: the primary's WAL insert position when the read was asked for. */
     readonly required: number,
   ) {
     super(`replica snapshot at WAL byte ${replayed}, the read needs ${required}`);
@@ -67,16 +68,16 @@ export class StaleSnapshot extends Error {
 }
 
 /** The primary could not be asked for its position: nothing may be answered from a replica. */
-export class StampUnavailable extends Error {
-  override name = "StampUnavailable";
+export class ReplayTargetUnavailable extends Error {
+  override name = "ReplayTargetUnavailable";
   constructor(readonly cause: unknown) {
     super(`the primary's WAL position could not be read: ${String(cause)}`);
   }
 }
 
-/** Throws {@link StaleSnapshot} unless a snapshot taken after replaying to `replayed` is fresh for `stamp`. */
-export function confirmFresh(replayed: number | undefined, stamp: number): void {
-  if (replayed === undefined || replayed < stamp) throw new StaleSnapshot(replayed ?? -1, stamp);
+/** Throws {@link StaleSnapshot} unless a snapshot taken after replaying to `replayed` is fresh for `target`. */
+export function confirmFresh(replayed: number | undefined, target: number): void {
+  if (replayed === undefined || replayed < target) throw new StaleSnapshot(replayed ?? -1, target);
 }
 
 /**
@@ -85,17 +86,17 @@ export function confirmFresh(replayed: number | undefined, stamp: number): void 
  * the read's caller saw its commit acknowledged), so under load one statement in flight serves
  * every read that arrived meanwhile.
  */
-export class FreshnessStamps {
+export class ReplayTargets {
   /** The statement on its way. */
   private running?: Promise<number>;
   /** The statement to send once the running one is answered: for the reads that arrived meanwhile. */
   private next?: Promise<number>;
 
-  /** `readPosition` runs {@link STAMP_SQL} on the primary, outside any transaction. */
+  /** `readPosition` runs {@link REPLAY_TARGET_SQL} on the primary, outside any transaction. */
   constructor(private readonly readPosition: () => Promise<number>) {}
 
-  /** The stamp of a read asked for now: the primary's position, read by a statement sent after this call. */
-  stamp(): Promise<number> {
+  /** The target of a read asked for now: the primary's position, read by a statement sent after this call. */
+  target(): Promise<number> {
     if (!this.running) return (this.running = this.send());
     if (!this.next) {
       const after = this.running.then(
@@ -106,7 +107,7 @@ export class FreshnessStamps {
         this.next = undefined;
         return (this.running = this.send());
       });
-      // A stamp nobody awaits any more must not become an unhandled rejection.
+      // A replay target nobody awaits any more must not become an unhandled rejection.
       this.next.catch(() => {});
     }
     return this.next;
@@ -120,7 +121,7 @@ export class FreshnessStamps {
       },
       (error) => {
         if (this.running === sent) this.running = undefined;
-        throw new StampUnavailable(error);
+        throw new ReplayTargetUnavailable(error);
       },
     );
     sent.catch(() => {});

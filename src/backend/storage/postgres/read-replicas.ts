@@ -3,12 +3,12 @@
  * the primary promises: it sees every commit acknowledged before it was asked for — revocations
  * and bans for step 2, the caller's own mutation for its next query.
  *
- * A read takes a stamp (the primary's WAL position, `read-freshness.ts`) and opens its replica
- * snapshot at the same time, so the two round trips overlap. The snapshot's statements answer the
- * body only once the stamp arrived and the snapshot proved fresh; a stale one is rolled back, the
- * read waits (at most `DATABASE_READ_WAIT_MS` from its start) for the replica to replay the
- * stamp, and runs again there — or on the primary when the wait runs out or the replica fails.
- * A primary that cannot be asked for the stamp fails the read (503), as a primary read would.
+ * A read takes a replay target (the primary's WAL position, `read-freshness.ts`) and opens its
+ * replica snapshot at the same time, so the two round trips overlap. The snapshot's statements
+ * answer the body only once the target arrived and the snapshot proved fresh; a stale one is rolled
+ * back, the read waits (at most `DATABASE_READ_WAIT_MS` from its start) for the replica to replay
+ * up to the target, and runs again there — or on the primary when the wait runs out or the replica
+ * fails. A primary that cannot be asked for the target fails the read (503), as a primary read would.
  */
 import { logger } from "../../logger.ts";
 import { replicaMetrics } from "../../metrics/metrics.ts";
@@ -18,18 +18,18 @@ import type { SqlStatements } from "../sql/statements.ts";
 import type { PostgresOptions } from "./options.ts";
 import {
   confirmFresh,
-  FreshnessStamps,
   positionOf,
+  REPLAY_TARGET_SQL,
   REPLAYED_SQL,
-  STAMP_SQL,
+  ReplayTargets,
+  ReplayTargetUnavailable,
   StaleSnapshot,
-  StampUnavailable,
 } from "./read-freshness.ts";
 import { ForeignReplica, Replica, type ReplicaGate, type ReplicaState } from "./replica.ts";
 import { PgReader } from "./transaction.ts";
 import { runTransaction, type TransactionKind } from "./transaction-loop.ts";
 
-/** Default bound on a read's wait for a replica to replay its stamp, ms (`DATABASE_READ_WAIT_MS`). */
+/** Default bound on a read's wait for a replica to replay its target, ms (`DATABASE_READ_WAIT_MS`). */
 export const DEFAULT_READ_WAIT_MS = 50;
 
 /** Attempts of a replica read before the primary takes over (recovery conflicts are 40001). */
@@ -38,7 +38,7 @@ const REPLICA_ATTEMPTS = 3;
 /** What the engine lends the replicas. */
 export interface ReadReplicasDeps {
   options: PostgresOptions;
-  /** Runs one statement on the primary, outside any transaction (the stamps). */
+  /** Runs one statement on the primary, outside any transaction (the replay targets). */
   queryPrimary(sql: string): Promise<Record<string, unknown>[]>;
   /** The statements of the migrated layout (they change at migration). */
   statements(): SqlStatements;
@@ -48,7 +48,7 @@ export interface ReadReplicasDeps {
 
 export class ReadReplicas {
   private readonly replicas: Replica[];
-  private readonly stamps: FreshnessStamps;
+  private readonly targets: ReplayTargets;
   private readonly waitMs: number;
   private next = 0;
 
@@ -57,8 +57,8 @@ export class ReadReplicas {
     private readonly deps: ReadReplicasDeps,
   ) {
     this.replicas = urls.map((url, i) => new Replica(url, deps.options, i));
-    this.stamps = new FreshnessStamps(async () => {
-      const position = positionOf(await deps.queryPrimary(STAMP_SQL));
+    this.targets = new ReplayTargets(async () => {
+      const position = positionOf(await deps.queryPrimary(REPLAY_TARGET_SQL));
       if (position === undefined) throw new Error("the primary reported no WAL position");
       return position;
     });
@@ -111,8 +111,8 @@ export class ReadReplicas {
       return primary();
     }
     const started = performance.now();
-    const stamp = this.stamps.stamp();
-    const kind = this.snapshotKind(stamp, replica);
+    const target = this.targets.target();
+    const kind = this.snapshotKind(target, replica);
     let waited = false;
     for (;;) {
       try {
@@ -129,7 +129,7 @@ export class ReadReplicas {
           replicaMetrics.read("primary_stale");
           return primary();
         }
-        if (error instanceof StampUnavailable) throw classifyDatabaseError(error.cause);
+        if (error instanceof ReplayTargetUnavailable) throw classifyDatabaseError(error.cause);
         if (isConnectionFault(error) || isReplicaConflict(error)) {
           // The replica's trouble, not the read's: the primary answers it.
           replica.failed(error);
@@ -147,10 +147,10 @@ export class ReadReplicas {
 
   /**
    * The snapshot of one read: the replica's replay position, read right before `READ_BEGIN` (with
-   * the commit number the snapshot sees, for the identity cache), fresh only for `stamp`
+   * the commit number the snapshot sees, for the identity cache), fresh only for `target`
    * (`read-freshness.ts`); its statements answer only once that is proven.
    */
-  private snapshotKind(stamp: Promise<number>, replica: Replica): TransactionKind<PgReader> {
+  private snapshotKind(target: Promise<number>, replica: Replica): TransactionKind<PgReader> {
     return {
       before: REPLAYED_SQL,
       begin: READ_BEGIN,
@@ -160,7 +160,7 @@ export class ReadReplicas {
         tx.logHead = snapshotHead(begun);
         const replayed = positionOf(before);
         if (replayed !== undefined) replica.saw(replayed);
-        return stamp.then((required) => confirmFresh(replayed, required));
+        return target.then((required) => confirmFresh(replayed, required));
       },
       confirm: this.deps.confirm,
     };

@@ -96,7 +96,7 @@ export class SqliteCrossProcess {
       keep: settings.keep ?? DEFAULT_LOG_KEEP,
       heard: false,
     };
-    follower.onCommit((payload) => {
+    follower.onExternalCommit((payload) => {
       log.heard = true;
       this.listeners.emit(payload);
     });
