@@ -5,6 +5,8 @@
  * project's own packages need is in `service-auth/internal` (`./internal.ts`).
  */
 
+export type { BackoffJitter, BackoffPolicy } from "../protocol/backoff.ts";
+export { backoffDelayMs } from "../protocol/backoff.ts";
 export type { Backend, BackendEnv, CallOptions } from "./api/backend.ts";
 export type { ClusterServiceOptions, RunningService, ServiceOptions } from "./api/service.ts";
 export { startService } from "./api/service.ts";

@@ -18,7 +18,9 @@
  * when it settles (a late commit's publication) still happens. At COMMIT, as for any outage, the
  * caller learns only that the outcome is unknown.
  */
+import { type BackoffPolicy, backoffDelayMs } from "../../protocol/backoff.ts";
 import { logger } from "../logger.ts";
+import { RETRY_POLICIES } from "../retry/policies.ts";
 import { databaseUnavailable } from "./db-errors.ts";
 
 export interface OutageBreakerOptions {
@@ -51,13 +53,19 @@ export class OutageBreaker {
   private readonly suspectNow = () => this.suspect();
   /** Transactions that succeeded so far: the database answered them. */
   private answers = 0;
-  /** The next recovery probe's deadline. */
-  private recoveryTimeoutMs: number;
+  /** Recovery probes in a row that waited out their deadline: the next one gets longer. */
+  private slowProbes = 0;
+  private readonly probeTimeout: BackoffPolicy;
 
   constructor(private readonly options: OutageBreakerOptions) {
     this.suspectAfterMs = options.suspectAfterMs ?? 250;
     this.probeIntervalMs = options.probeIntervalMs ?? 500;
-    this.recoveryTimeoutMs = options.probeTimeoutMs ?? 1500;
+    const policy = RETRY_POLICIES.outageProbeTimeout;
+    this.probeTimeout = {
+      ...policy,
+      firstMs: options.probeTimeoutMs ?? policy.firstMs,
+      maxMs: options.maxProbeTimeoutMs ?? policy.maxMs,
+    };
   }
 
   /** Whether the last probe failed: the database is known unreachable. */
@@ -136,7 +144,7 @@ export class OutageBreaker {
     if (!this.down) return;
     this.down = false;
     this.stopRecovery();
-    this.recoveryTimeoutMs = this.options.probeTimeoutMs ?? 1500;
+    this.slowProbes = 0;
     logger.info("database reachable again");
   }
 
@@ -150,7 +158,7 @@ export class OutageBreaker {
     this.recovery = setInterval(() => {
       if (this.probing) return;
       this.probing = true;
-      const timeoutMs = this.recoveryTimeoutMs;
+      const timeoutMs = backoffDelayMs(this.probeTimeout, this.slowProbes);
       const startedAt = Date.now();
       this.options.probe(timeoutMs).then(
         () => {
@@ -161,8 +169,7 @@ export class OutageBreaker {
           this.probing = false;
           // It waited (rather than being refused at once): give the next one longer. Half the
           // deadline, not all of it: a timer may fire a little before the clock says it is due.
-          if (Date.now() - startedAt >= timeoutMs / 2)
-            this.recoveryTimeoutMs = Math.min(timeoutMs * 2, this.options.maxProbeTimeoutMs ?? 15_000);
+          if (Date.now() - startedAt >= timeoutMs / 2) this.slowProbes++;
         },
       );
     }, this.probeIntervalMs);

@@ -7,11 +7,13 @@
  * no commit would ever make it run again: it runs again by itself, with backoff, until it answers.
  */
 
+import { backoffDelayMs } from "../../protocol/backoff.ts";
 import type { RequestId } from "../../protocol/messages.ts";
 import { stableStringify } from "../../protocol/stable-stringify.ts";
 import { emptyReadSet, type ReadSet } from "../db/read-write-sets.ts";
 import { AppError } from "../errors.ts";
 import type { UserIdentity } from "../functions/define.ts";
+import { RETRY_POLICIES } from "../retry/policies.ts";
 import type { Backend } from "../runtime.ts";
 import { type Reactor, Watch } from "./reactor.ts";
 import { wireError } from "./wire-error.ts";
@@ -38,9 +40,6 @@ export interface Principal {
 
 /** Errors after which a run is tried again by itself: the database did not answer. */
 const TRANSIENT = new Set(["DATABASE_UNAVAILABLE", "DATABASE_BUSY"]);
-/** First and longest wait before running again after a transient failure, ms. */
-const RETRY_MIN_MS = 250;
-const RETRY_MAX_MS = 4000;
 
 export class QueryGroup extends Watch {
   readonly priority = false;
@@ -83,7 +82,7 @@ export class QueryGroup extends Watch {
 
   private retryLater(): void {
     if (this.removed || this.retryTimer) return;
-    const delay = Math.min(RETRY_MAX_MS, RETRY_MIN_MS * 2 ** this.failures++);
+    const delay = backoffDelayMs(RETRY_POLICIES.liveQueryRetry, this.failures++);
     this.retryTimer = setTimeout(() => {
       this.retryTimer = undefined;
       if (!this.removed) this.rerun(this);

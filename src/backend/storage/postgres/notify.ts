@@ -11,7 +11,9 @@
  */
 import { randomUUID } from "node:crypto";
 import pg from "pg";
+import { backoffDelayMs } from "../../../protocol/backoff.ts";
 import { logger } from "../../logger.ts";
+import { RETRY_POLICIES } from "../../retry/policies.ts";
 
 /** Payload marker of a commit whose write set the message does not carry. */
 export const UNCARRIED = "*";
@@ -171,8 +173,9 @@ export class CommitChannel {
 
   private scheduleReconnect(): void {
     if (this.closed || this.reconnectTimer) return;
-    const cap = this.options.maxReconnectDelayMs ?? 2000;
-    const delay = Math.min(cap, 50 * 2 ** this.attempt++) * (0.5 + Math.random() / 2);
+    const policy = RETRY_POLICIES.notifyReconnect;
+    const maxMs = this.options.maxReconnectDelayMs ?? policy.maxMs;
+    const delay = backoffDelayMs({ ...policy, maxMs }, this.attempt++);
     this.reconnectTimer = setTimeout(() => {
       this.reconnectTimer = undefined;
       this.connect().catch((error) => {
