@@ -21,6 +21,7 @@
 import { type BackoffPolicy, backoffDelayMs } from "../../protocol/backoff.ts";
 import { logger } from "../logger.ts";
 import { RETRY_POLICIES } from "../retry/policies.ts";
+import { type Ticking, tick } from "../ticker.ts";
 import { databaseUnavailable } from "./db-errors.ts";
 
 export interface OutageBreakerOptions {
@@ -45,7 +46,7 @@ export class OutageBreaker {
   private probing = false;
   /** When the last probe started: while up, at most one per `probeIntervalMs`. */
   private probedAt = Number.NEGATIVE_INFINITY;
-  private recovery: NodeJS.Timeout | undefined;
+  private recovery: Ticking | undefined;
   /** Callers waiting on a transaction: refused when an outage is found. */
   private readonly waiting = new Set<(error: Error) => void>();
   private readonly suspectAfterMs: number;
@@ -112,7 +113,7 @@ export class OutageBreaker {
   }
 
   private stopRecovery(): void {
-    clearInterval(this.recovery);
+    this.recovery?.stop();
     this.recovery = undefined;
   }
 
@@ -155,12 +156,12 @@ export class OutageBreaker {
       error: String(cause),
     });
     for (const refuse of [...this.waiting]) refuse(databaseUnavailable());
-    this.recovery = setInterval(() => {
+    this.recovery = tick("outage_recovery_probe", this.probeIntervalMs, () => {
       if (this.probing) return;
       this.probing = true;
       const timeoutMs = backoffDelayMs(this.probeTimeout, this.slowProbes);
       const startedAt = Date.now();
-      this.options.probe(timeoutMs).then(
+      return this.options.probe(timeoutMs).then(
         () => {
           this.probing = false;
           this.recover();
@@ -172,7 +173,6 @@ export class OutageBreaker {
           if (Date.now() - startedAt >= timeoutMs / 2) this.slowProbes++;
         },
       );
-    }, this.probeIntervalMs);
-    this.recovery.unref();
+    });
   }
 }
