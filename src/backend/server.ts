@@ -25,7 +25,14 @@ export type {
 export type { DatabaseReader, DatabaseWriter } from "./db/database.ts";
 export type { IndexRangeBuilder, PaginationOptions, PaginationResult, Query } from "./db/query.ts";
 export type { ErrorCode, ErrorCodeSpec, WsDelivery } from "./errors.ts";
-export { AppError, clientErrorOf, defineErrorCodes, isAppError, ValidationError } from "./errors.ts";
+export {
+  AppError,
+  clientErrorOf,
+  defineErrorCodes,
+  isAppError,
+  isUnavailableError,
+  ValidationError,
+} from "./errors.ts";
 export type { Migration, MigrationPatch } from "./evolution/migration.ts";
 export { defineMigration } from "./evolution/migration.ts";
 export type { SchemaCheckMode } from "./evolution/startup-check.ts";

@@ -11,7 +11,7 @@ import { backoffDelayMs } from "../../protocol/backoff.ts";
 import type { RequestId } from "../../protocol/messages.ts";
 import { stableStringify } from "../../protocol/stable-stringify.ts";
 import { emptyReadSet, type ReadSet } from "../db/read-write-sets.ts";
-import { AppError } from "../errors.ts";
+import { isUnavailableError } from "../errors.ts";
 import type { UserIdentity } from "../functions/define.ts";
 import { RETRY_POLICIES } from "../retry/policies.ts";
 import type { Backend } from "../runtime.ts";
@@ -37,9 +37,6 @@ export interface Principal {
   identity: UserIdentity | null;
   token: string | null;
 }
-
-/** Errors after which a run is tried again by itself: the database did not answer. */
-const TRANSIENT = new Set(["DATABASE_UNAVAILABLE", "DATABASE_BUSY"]);
 
 export class QueryGroup extends Watch {
   readonly priority = false;
@@ -71,7 +68,7 @@ export class QueryGroup extends Watch {
       this.failures = 0;
     } catch (e) {
       body = JSON.stringify({ error: wireError(e) });
-      if (e instanceof AppError && TRANSIENT.has(e.code)) this.retryLater();
+      if (isUnavailableError(e)) this.retryLater();
     }
     if (!this.removed && body !== this.body) {
       this.body = body;
