@@ -23,6 +23,7 @@ import { logger } from "../logger.ts";
 import { RETRY_POLICIES } from "../retry/policies.ts";
 import { type Ticking, tick } from "../ticker.ts";
 import { databaseUnavailable } from "./db-errors.ts";
+import type { Reachability } from "./engine.ts";
 
 export interface OutageBreakerOptions {
   /**
@@ -40,13 +41,15 @@ export interface OutageBreakerOptions {
   maxProbeTimeoutMs?: number;
 }
 
-export class OutageBreaker {
+export class OutageBreaker implements Reachability {
   private down = false;
   private closed = false;
   private probing = false;
   /** When the last probe started: while up, at most one per `probeIntervalMs`. */
   private probedAt = Number.NEGATIVE_INFINITY;
   private recovery: Ticking | undefined;
+  /** Called once when the database answers again (retries waiting for it). */
+  private readonly reachable = new Set<() => void>();
   /** Callers waiting on a transaction: refused when an outage is found. */
   private readonly waiting = new Set<(error: Error) => void>();
   private readonly suspectAfterMs: number;
@@ -72,6 +75,13 @@ export class OutageBreaker {
   /** Whether the last probe failed: the database is known unreachable. */
   get isDown(): boolean {
     return this.down;
+  }
+
+  /** Calls `listener` once, when the outage ends (a probe or a transaction answered). */
+  onReachable(listener: () => void): () => void {
+    const once = () => listener();
+    this.reachable.add(once);
+    return () => this.reachable.delete(once);
   }
 
   /**
@@ -147,6 +157,9 @@ export class OutageBreaker {
     this.stopRecovery();
     this.slowProbes = 0;
     logger.info("database reachable again");
+    const listeners = [...this.reachable];
+    this.reachable.clear();
+    for (const listener of listeners) listener();
   }
 
   private trip(cause: unknown): void {

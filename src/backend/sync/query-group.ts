@@ -46,6 +46,8 @@ export class QueryGroup extends Watch {
   /** Transient failures in a row (for the backoff). */
   private failures = 0;
   private retryTimer?: NodeJS.Timeout;
+  /** Stops waiting for the database's outage breaker to see it answer again. */
+  private unwatchReachable?: () => void;
 
   constructor(
     private readonly backend: Backend,
@@ -79,18 +81,24 @@ export class QueryGroup extends Watch {
 
   private retryLater(): void {
     if (this.removed || this.retryTimer) return;
-    const delay = backoffDelayMs(RETRY_POLICIES.liveQueryRetry, this.failures++);
-    this.retryTimer = setTimeout(() => {
-      this.retryTimer = undefined;
+    const again = () => {
+      this.cancelRetry();
       if (!this.removed) this.rerun(this);
-    }, delay);
+    };
+    this.retryTimer = setTimeout(again, backoffDelayMs(RETRY_POLICIES.liveQueryRetry, this.failures++));
     this.retryTimer.unref();
+    // While the breaker knows the database down, a run would be refused at once: the backoff
+    // bounds the wait, the breaker ends it as soon as the database answers.
+    const reachability = this.backend.engine?.reachability;
+    if (reachability?.isDown) this.unwatchReachable = reachability.onReachable(again);
   }
 
   /** Stops a pending retry (the group is gone). */
   cancelRetry(): void {
     clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
+    this.unwatchReachable?.();
+    this.unwatchReachable = undefined;
   }
 }
 
