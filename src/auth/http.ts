@@ -23,7 +23,7 @@ import {
   countAuthOutcome,
   type EnvReader,
   type HttpRoutes,
-  isAppError,
+  isUnavailableError,
   traceHttpRoute,
 } from "service-auth/server";
 import { watchingMailFailures } from "./mail/unavailable.ts";
@@ -129,14 +129,11 @@ function withExposedCookies(response: Response): Response {
   return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
 }
 
-/** Error codes of a database that cannot serve the request right now (503). */
-const DATABASE_FAULTS = new Set(["DATABASE_UNAVAILABLE", "DATABASE_BUSY"]);
-
 /** `ctx` with its database calls watched: `fault()` is the first database fault one of them threw. */
 function watchDatabase(ctx: ActionCtx): { ctx: ActionCtx; fault(): AppError | undefined } {
   let fault: AppError | undefined;
   const note = (error: unknown): never => {
-    if (isAppError(error) && DATABASE_FAULTS.has(error.code)) fault ??= error;
+    if (isUnavailableError(error)) fault ??= error;
     throw error;
   };
   const watched: ActionCtx = {

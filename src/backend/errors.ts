@@ -183,8 +183,21 @@ export class ValidationError extends AppError {
 /**
  * Whether `error` says the database could not answer right now (outage, foreign lock): nothing
  * was decided, so callers retry later instead of treating it as a refusal (e.g. a sign-out).
+ * The one test of it: live queries, WebSocket identity checks and the auth routes ask here.
+ *
+ * @example
+ * ```ts
+ * import { isUnavailableError } from "service-auth/server";
+ *
+ * try {
+ *   await ctx.runMutation(api.orders.place, order);
+ * } catch (error) {
+ *   if (isUnavailableError(error)) return new Response("try again shortly", { status: 503 });
+ *   throw error;
+ * }
+ * ```
  */
-export function isUnavailableError(error: unknown): boolean {
+export function isUnavailableError(error: unknown): error is AppError {
   return isAppError(error) && (error.code === "DATABASE_UNAVAILABLE" || error.code === "DATABASE_BUSY");
 }
 

@@ -5,6 +5,8 @@
  * project's own packages need is in `service-auth/internal` (`./internal.ts`).
  */
 
+export type { BackoffJitter, BackoffPolicy } from "../protocol/backoff.ts";
+export { backoffDelayMs } from "../protocol/backoff.ts";
 export type { Backend, BackendEnv, CallOptions } from "./api/backend.ts";
 export type { ClusterServiceOptions, RunningService, ServiceOptions } from "./api/service.ts";
 export { startService } from "./api/service.ts";
@@ -23,7 +25,14 @@ export type {
 export type { DatabaseReader, DatabaseWriter } from "./db/database.ts";
 export type { IndexRangeBuilder, PaginationOptions, PaginationResult, Query } from "./db/query.ts";
 export type { ErrorCode, ErrorCodeSpec, WsDelivery } from "./errors.ts";
-export { AppError, clientErrorOf, defineErrorCodes, isAppError, ValidationError } from "./errors.ts";
+export {
+  AppError,
+  clientErrorOf,
+  defineErrorCodes,
+  isAppError,
+  isUnavailableError,
+  ValidationError,
+} from "./errors.ts";
 export type { Migration, MigrationPatch } from "./evolution/migration.ts";
 export { defineMigration } from "./evolution/migration.ts";
 export type { SchemaCheckMode } from "./evolution/startup-check.ts";

@@ -111,11 +111,6 @@ export interface ServiceOptions<B extends BackendApi = BackendRuntime>
    * `false` for a process that only serves (another one runs the jobs). Default on.
    */
   scheduler?: Omit<SchedulerOptions, "crons"> | false;
-  /**
-   * Work the service does while it serves (e.g. a periodic sweep): started once the server
-   * listens; the function it returns stops it when the service closes, before the database does.
-   */
-  background?: (backend: B) => (() => void | Promise<void>) | undefined;
 }
 
 /** {@link ServiceOptions} with the number of worker processes (cluster mode). */
@@ -207,7 +202,6 @@ async function startOne(options: ServiceOptions, inCluster: boolean): Promise<Ru
   if (options.metrics) enableMetrics();
   // A worker's scrape is the primary's aggregate of every worker.
   const metricsSource = inCluster ? workerMetrics() : localMetrics;
-  let stopBackground: (() => void | Promise<void>) | undefined;
   try {
     await checkSchemaAtStart(backend, options.schemaCheck ?? schemaCheckSetting());
     await options.prepare?.(backend);
@@ -228,7 +222,6 @@ async function startOne(options: ServiceOptions, inCluster: boolean): Promise<Ru
     const attach =
       options.attach ?? ((b: BackendRuntime, h: RunningHttpServer) => attachSync(b, h, options.sync));
     attached = await attach(backend, http);
-    stopBackground = options.background?.(backend);
   } catch (error) {
     // A failed start (port taken, a throwing hook) must not leave the port or the database open.
     await http?.close();
@@ -281,7 +274,6 @@ async function startOne(options: ServiceOptions, inCluster: boolean): Promise<Ru
         if (cut > 0) logger.warn("shutdown timeout passed: HTTP requests cut", { cut });
         await metricsServer?.close();
         unwatchEngine();
-        await stopBackground?.();
         await backend.close();
         logger.info("service stopped");
       })()),

@@ -6,6 +6,10 @@
  * retried with backoff while the user stays signed in.
  * Browser-safe: no Node imports.
  */
+import { type BackoffPolicy, backoffDelayMs } from "../protocol/backoff.ts";
+
+/** Retrying a failed token fetch; the options may change first wait and cap. */
+const FETCH_RETRY: BackoffPolicy = { firstMs: 250, maxMs: 30_000, jitter: "equal" };
 
 /**
  * Fetches a JWT; `null` means "no valid session" (signed out). Throw on transient failures.
@@ -132,8 +136,11 @@ export class TokenManager {
   }
 
   private async fetchWithRetry(forceRefresh: boolean, generation: number): Promise<string | null> {
-    const initial = this.options.retryInitialDelayMs ?? 250;
-    const max = this.options.retryMaxDelayMs ?? 30_000;
+    const policy: BackoffPolicy = {
+      ...FETCH_RETRY,
+      firstMs: this.options.retryInitialDelayMs ?? FETCH_RETRY.firstMs,
+      maxMs: this.options.retryMaxDelayMs ?? FETCH_RETRY.maxMs,
+    };
     for (let attempt = 0; ; attempt++) {
       try {
         const token = (await this.fetchToken({ forceRefresh })) ?? null;
@@ -143,8 +150,7 @@ export class TokenManager {
       } catch (error) {
         if (generation !== this.generation) return null;
         this.options.onFetchError?.(error, attempt);
-        const delay = Math.min(max, initial * 2 ** attempt);
-        await new Promise((resolve) => setTimeout(resolve, delay * (0.5 + Math.random() / 2)));
+        await new Promise((resolve) => setTimeout(resolve, backoffDelayMs(policy, attempt)));
         if (generation !== this.generation) return null;
       }
     }

@@ -3,6 +3,7 @@
  * backoff, kept alive by a heartbeat that also detects a silent (dead) server. It knows the close
  * codes, not the conversation: messages go to and come from the {@link TransportEvents}.
  */
+import { type BackoffPolicy, backoffDelayMs } from "../protocol/backoff.ts";
 import { CloseCode } from "../protocol/close-codes.ts";
 import type { ClientMessage, ServerMessage } from "../protocol/messages.ts";
 
@@ -80,6 +81,9 @@ export interface TransportEvents {
   /** The server does not speak this client's protocol version (4001); the transport gives up. */
   unsupportedVersion(reason: string): void;
 }
+
+/** Reconnecting after the socket closed; the options may change first wait and cap. */
+const RECONNECT: BackoffPolicy = { firstMs: 100, maxMs: 10_000, jitter: "equal" };
 
 export interface TransportOptions {
   WebSocket: WebSocketConstructor;
@@ -186,9 +190,14 @@ export class Transport {
     }
     this.connectionState = "reconnecting";
     this.options.onConnectionChange?.("reconnecting");
-    const initial = this.options.reconnectInitialDelayMs ?? 100;
-    const max = this.options.reconnectMaxDelayMs ?? 10_000;
-    const delay = Math.min(max, initial * 2 ** this.attempt++) * (0.5 + Math.random() / 2);
+    const delay = backoffDelayMs(
+      {
+        ...RECONNECT,
+        firstMs: this.options.reconnectInitialDelayMs ?? RECONNECT.firstMs,
+        maxMs: this.options.reconnectMaxDelayMs ?? RECONNECT.maxMs,
+      },
+      this.attempt++,
+    );
     this.reconnectTimer = setTimeout(() => this.connect(), delay);
   }
 

@@ -134,6 +134,39 @@ describe("OutageBreaker", () => {
     expect(deadlines.slice(1, 5)).toEqual([10, 10, 10, 10]);
   });
 
+  it("tells retries waiting for the database, once, when the outage ends", async () => {
+    let reachable = false;
+    breaker = new OutageBreaker({
+      probe: async () => {
+        if (!reachable) throw new Error("no answer");
+      },
+      suspectAfterMs: 1,
+      probeIntervalMs: 1,
+    });
+    await expect(breaker.run(() => new Promise(() => {}))).rejects.toMatchObject({
+      code: "DATABASE_UNAVAILABLE",
+    });
+    let told = 0;
+    let unsubscribedTold = 0;
+    breaker.onReachable(() => told++);
+    const unsubscribe = breaker.onReachable(() => unsubscribedTold++);
+    unsubscribe();
+    await new Promise((r) => setTimeout(r, 20));
+    expect(told).toBe(0); // still down
+    reachable = true;
+    await eventually(() => expect(told).toBe(1));
+    expect(breaker.isDown).toBe(false);
+    // Once: a later outage and recovery do not call it again.
+    reachable = false;
+    await expect(breaker.run(() => new Promise(() => {}))).rejects.toMatchObject({
+      code: "DATABASE_UNAVAILABLE",
+    });
+    reachable = true;
+    await eventually(() => expect(breaker?.isDown).toBe(false));
+    expect(told).toBe(1);
+    expect(unsubscribedTold).toBe(0);
+  });
+
   it("passes work's own failure through unchanged", async () => {
     breaker = new OutageBreaker({ probe: async () => {} });
     const failure = new Error("constraint");

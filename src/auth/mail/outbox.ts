@@ -12,6 +12,7 @@
  */
 import {
   type ActionCtx,
+  backoffDelayMs,
   type FunctionReference,
   functionsFor,
   logger,
@@ -81,7 +82,7 @@ const MAX_ATTEMPTS = 100;
 export function retryDelayMs(attempt: number, options: MailRetryOptions = {}): number {
   const first = options.firstRetryMs ?? DEFAULT_FIRST_RETRY_MS;
   const max = options.maxRetryMs ?? DEFAULT_MAX_RETRY_MS;
-  return Math.min(max, first * 2 ** Math.max(0, attempt - 1));
+  return backoffDelayMs({ firstMs: first, maxMs: max, jitter: "none" }, attempt - 1);
 }
 
 /** Bounds of a queued message (the callbacks make them; the bound keeps a job row small). */

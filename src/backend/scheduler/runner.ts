@@ -24,6 +24,7 @@ import type { DatabaseReader, DatabaseWriter } from "../db/database.ts";
 import { type Commit, commitTables } from "../db/read-write-sets.ts";
 import { logger } from "../logger.ts";
 import { schedulerMetrics, watchScheduler } from "../metrics/metrics.ts";
+import { type Ticking, tick } from "../ticker.ts";
 import type { CronJob } from "./crons.ts";
 import type { JobDocument } from "./tables.ts";
 
@@ -84,7 +85,7 @@ export class SchedulerRunner {
   readonly id = randomUUID();
   private readonly running = new Map<string, Promise<void>>();
   private timer: NodeJS.Timeout | undefined;
-  private renewal: NodeJS.Timeout | undefined;
+  private renewal: Ticking | undefined;
   private cycling: Promise<void> | undefined;
   private again = false;
   private stopped = false;
@@ -131,8 +132,9 @@ export class SchedulerRunner {
           };
         }),
     });
-    this.renewal = setInterval(() => void this.renewLeases(), Math.max(50, Math.floor(this.leaseMs / 3)));
-    this.renewal.unref();
+    this.renewal = tick("scheduler_lease_renewal", Math.max(50, Math.floor(this.leaseMs / 3)), () =>
+      this.renewLeases(),
+    );
     this.wake();
   }
 
@@ -149,7 +151,7 @@ export class SchedulerRunner {
       new Promise((done) => (timer = setTimeout(done, Math.max(0, deadline - Date.now())))),
     ]);
     clearTimeout(timer);
-    clearInterval(this.renewal);
+    this.renewal?.stop();
   }
 
   /** Looks at the queue now (again after the current look, if one is running). */

@@ -63,8 +63,21 @@ export interface WriteTransaction extends ReadTransaction {
 /** Computes each index key of a document; the engine calls it when it backfills a new index. */
 export type KeyFunction = (table: string, doc: StoredDocument) => Record<string, Buffer>;
 
+/**
+ * The database's reachability as the engine's outage breaker knows it (outage-breaker.ts): what
+ * retries after `DATABASE_UNAVAILABLE` consult, so they run again as soon as it answers.
+ */
+export interface Reachability {
+  /** Whether the database is known unreachable now (every transaction is refused at once). */
+  readonly isDown: boolean;
+  /** Calls `listener` once, when the database answers again; returns the unsubscribe. */
+  onReachable(listener: () => void): () => void;
+}
+
 export interface StorageEngine {
   readonly kind: "sqlite" | "postgres";
+  /** The outage breaker of the database (PostgreSQL); absent where there is none (SQLite is a file). */
+  readonly reachability?: Reachability;
   /**
    * Creates or updates tables and indexes to match `layout`, without losing data. An index added
    * to a table holding more documents than one build batch is built online after it returns

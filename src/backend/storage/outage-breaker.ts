@@ -18,8 +18,12 @@
  * when it settles (a late commit's publication) still happens. At COMMIT, as for any outage, the
  * caller learns only that the outcome is unknown.
  */
+import { type BackoffPolicy, backoffDelayMs } from "../../protocol/backoff.ts";
 import { logger } from "../logger.ts";
+import { RETRY_POLICIES } from "../retry/policies.ts";
+import { type Ticking, tick } from "../ticker.ts";
 import { databaseUnavailable } from "./db-errors.ts";
+import type { Reachability } from "./engine.ts";
 
 export interface OutageBreakerOptions {
   /**
@@ -37,13 +41,15 @@ export interface OutageBreakerOptions {
   maxProbeTimeoutMs?: number;
 }
 
-export class OutageBreaker {
+export class OutageBreaker implements Reachability {
   private down = false;
   private closed = false;
   private probing = false;
   /** When the last probe started: while up, at most one per `probeIntervalMs`. */
   private probedAt = Number.NEGATIVE_INFINITY;
-  private recovery: NodeJS.Timeout | undefined;
+  private recovery: Ticking | undefined;
+  /** Called once when the database answers again (retries waiting for it). */
+  private readonly reachable = new Set<() => void>();
   /** Callers waiting on a transaction: refused when an outage is found. */
   private readonly waiting = new Set<(error: Error) => void>();
   private readonly suspectAfterMs: number;
@@ -51,18 +57,31 @@ export class OutageBreaker {
   private readonly suspectNow = () => this.suspect();
   /** Transactions that succeeded so far: the database answered them. */
   private answers = 0;
-  /** The next recovery probe's deadline. */
-  private recoveryTimeoutMs: number;
+  /** Recovery probes in a row that waited out their deadline: the next one gets longer. */
+  private slowProbes = 0;
+  private readonly probeTimeout: BackoffPolicy;
 
   constructor(private readonly options: OutageBreakerOptions) {
     this.suspectAfterMs = options.suspectAfterMs ?? 250;
     this.probeIntervalMs = options.probeIntervalMs ?? 500;
-    this.recoveryTimeoutMs = options.probeTimeoutMs ?? 1500;
+    const policy = RETRY_POLICIES.outageProbeTimeout;
+    this.probeTimeout = {
+      ...policy,
+      firstMs: options.probeTimeoutMs ?? policy.firstMs,
+      maxMs: options.maxProbeTimeoutMs ?? policy.maxMs,
+    };
   }
 
   /** Whether the last probe failed: the database is known unreachable. */
   get isDown(): boolean {
     return this.down;
+  }
+
+  /** Calls `listener` once, when the outage ends (a probe or a transaction answered). */
+  onReachable(listener: () => void): () => void {
+    const once = () => listener();
+    this.reachable.add(once);
+    return () => this.reachable.delete(once);
   }
 
   /**
@@ -104,7 +123,7 @@ export class OutageBreaker {
   }
 
   private stopRecovery(): void {
-    clearInterval(this.recovery);
+    this.recovery?.stop();
     this.recovery = undefined;
   }
 
@@ -136,8 +155,11 @@ export class OutageBreaker {
     if (!this.down) return;
     this.down = false;
     this.stopRecovery();
-    this.recoveryTimeoutMs = this.options.probeTimeoutMs ?? 1500;
+    this.slowProbes = 0;
     logger.info("database reachable again");
+    const listeners = [...this.reachable];
+    this.reachable.clear();
+    for (const listener of listeners) listener();
   }
 
   private trip(cause: unknown): void {
@@ -147,12 +169,12 @@ export class OutageBreaker {
       error: String(cause),
     });
     for (const refuse of [...this.waiting]) refuse(databaseUnavailable());
-    this.recovery = setInterval(() => {
+    this.recovery = tick("outage_recovery_probe", this.probeIntervalMs, () => {
       if (this.probing) return;
       this.probing = true;
-      const timeoutMs = this.recoveryTimeoutMs;
+      const timeoutMs = backoffDelayMs(this.probeTimeout, this.slowProbes);
       const startedAt = Date.now();
-      this.options.probe(timeoutMs).then(
+      return this.options.probe(timeoutMs).then(
         () => {
           this.probing = false;
           this.recover();
@@ -161,11 +183,9 @@ export class OutageBreaker {
           this.probing = false;
           // It waited (rather than being refused at once): give the next one longer. Half the
           // deadline, not all of it: a timer may fire a little before the clock says it is due.
-          if (Date.now() - startedAt >= timeoutMs / 2)
-            this.recoveryTimeoutMs = Math.min(timeoutMs * 2, this.options.maxProbeTimeoutMs ?? 15_000);
+          if (Date.now() - startedAt >= timeoutMs / 2) this.slowProbes++;
         },
       );
-    }, this.probeIntervalMs);
-    this.recovery.unref();
+    });
   }
 }

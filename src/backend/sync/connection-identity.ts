@@ -39,6 +39,11 @@ export interface IdentityConnection {
   readonly identityRecheckMs: number;
   /** Whether the connection has closed: a check settling afterwards changes nothing. */
   closed(): boolean;
+  /**
+   * Calls `listener` once when the database's outage breaker sees it answer again; undefined when
+   * it is not known down (the sweep's retry is then the only one). Returns the unsubscribe.
+   */
+  onReachable(listener: () => void): (() => void) | undefined;
   /** Sends `connected` with the limits of the tier the connection is in now. */
   sendConnected(authenticated: boolean): void;
   sendMessage(message: ServerMessage): void;
@@ -103,6 +108,8 @@ function newPending(): Pending {
 
 export class ConnectionIdentity implements WatchedIdentity {
   private state: IdentityState = { kind: "anonymous" };
+  /** Stops waiting for the database to answer again (a `retrying` check runs then). */
+  private unwatchReachable?: () => void;
 
   constructor(
     private readonly connection: IdentityConnection,
@@ -249,13 +256,31 @@ export class ConnectionIdentity implements WatchedIdentity {
 
   /**
    * The identity check met a database outage: updates stay held (a revocation may be behind it)
-   * and the server's sweep runs the check again from {@link AUTH_RETRY_MS} on.
+   * and the check runs again when the outage breaker sees the database answer, or by the server's
+   * sweep from {@link AUTH_RETRY_MS} on, whichever comes first.
    */
   authUnavailable(): void {
     if (this.connection.closed()) return;
     this.holdUpdates();
     const s = this.state;
-    if (s.kind === "checking") this.state = { ...s, kind: "retrying", retryAt: Date.now() + AUTH_RETRY_MS };
+    if (s.kind !== "checking") return;
+    this.state = { ...s, kind: "retrying", retryAt: Date.now() + AUTH_RETRY_MS };
+    this.unwatchReachable?.();
+    this.unwatchReachable = this.connection.onReachable(() => {
+      this.unwatchReachable = undefined;
+      this.retry();
+    });
+  }
+
+  /** Runs a `retrying` check again. */
+  private retry(): void {
+    this.unwatchReachable?.();
+    this.unwatchReachable = undefined;
+    const s = this.state;
+    if (s.kind !== "retrying" || this.connection.closed()) return;
+    const { retryAt: _, ...rest } = s;
+    this.state = { ...rest, kind: "checking" };
+    this.connection.reactor.invalidate(s.watch);
   }
 
   /** Ends the identity: pushes the auth error and stops every subscription of this connection. */
@@ -293,9 +318,7 @@ export class ConnectionIdentity implements WatchedIdentity {
   sweep(now: number): void {
     const s = this.state;
     if (s.kind === "retrying" && now >= s.retryAt) {
-      const { retryAt: _, ...rest } = s;
-      this.state = { ...rest, kind: "checking" };
-      this.connection.reactor.invalidate(s.watch);
+      this.retry();
       return;
     }
     const established = this.established();
@@ -325,6 +348,8 @@ export class ConnectionIdentity implements WatchedIdentity {
    * nothing: requests still waiting run as they would have before it (their answers go nowhere).
    */
   close(): void {
+    this.unwatchReachable?.();
+    this.unwatchReachable = undefined;
     this.stopWatching();
     const s = this.state;
     if (s.kind !== "checking" && s.kind !== "retrying") {

@@ -87,6 +87,10 @@ export class Connection {
         reactor: server.reactor,
         identityRecheckMs: server.limits.identityRecheckMs,
         closed: () => this.state === "closed",
+        onReachable: (listener) => {
+          const reachability = server.backend.engine?.reachability;
+          return reachability?.isDown ? reachability.onReachable(listener) : undefined;
+        },
         sendConnected: (authenticated) => this.sendConnected(authenticated),
         sendMessage,
       },

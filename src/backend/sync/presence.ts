@@ -18,6 +18,7 @@ import { type Commit, commitTables } from "../db/read-write-sets.ts";
 import { newId, tableTag } from "../ids.ts";
 import { logger } from "../logger.ts";
 import type { BackendRuntime } from "../runtime.ts";
+import { type TickerTask, type Ticking, tick } from "../ticker.ts";
 import type { Connection } from "./connection.ts";
 
 export interface PresenceOptions {
@@ -55,7 +56,7 @@ export class Presence {
   private readonly removed: string[] = [];
   private readonly applied = new Map<string, number>();
   private flushing: Promise<void> | undefined;
-  private readonly timers: NodeJS.Timeout[] = [];
+  private readonly timers: Ticking[] = [];
   private readonly intervalMs: number;
   private readonly heartbeatMs: number;
   private stopped = false;
@@ -76,16 +77,16 @@ export class Presence {
 
   /** Beats (removing dead instances' rows) and writes row changes from now on, periodically. */
   async start(): Promise<void> {
-    const every = (ms: number, task: () => Promise<void>) => {
-      const timer = setInterval(() => {
-        task().catch((error) => logger.warn("presence: write failed", { error: String(error) }));
-      }, ms);
-      timer.unref();
-      this.timers.push(timer);
+    const every = (name: TickerTask, ms: number, task: () => Promise<void>) => {
+      this.timers.push(
+        tick(name, ms, () =>
+          task().catch((error) => logger.warn("presence: write failed", { error: String(error) })),
+        ),
+      );
     };
     // Timers first: a first beat failing (database unreachable at start) is retried by them.
-    every(this.intervalMs, () => this.flush());
-    every(this.heartbeatMs, () => this.beat());
+    every("presence_flush", this.intervalMs, () => this.flush());
+    every("presence_beat", this.heartbeatMs, () => this.beat());
     await this.beat();
   }
 
@@ -268,7 +269,7 @@ export class Presence {
    * `STOP_WAIT_MS` for the database: in an outage the rows expire with the missing heartbeat.
    */
   async stop(): Promise<void> {
-    for (const timer of this.timers) clearInterval(timer);
+    for (const timer of this.timers) timer.stop();
     this.stopped = true;
     const removal = (async () => {
       await this.flushing;

@@ -7,11 +7,13 @@
  * no commit would ever make it run again: it runs again by itself, with backoff, until it answers.
  */
 
+import { backoffDelayMs } from "../../protocol/backoff.ts";
 import type { RequestId } from "../../protocol/messages.ts";
 import { stableStringify } from "../../protocol/stable-stringify.ts";
 import { emptyReadSet, type ReadSet } from "../db/read-write-sets.ts";
-import { AppError } from "../errors.ts";
+import { isUnavailableError } from "../errors.ts";
 import type { UserIdentity } from "../functions/define.ts";
+import { RETRY_POLICIES } from "../retry/policies.ts";
 import type { BackendRuntime } from "../runtime.ts";
 import { type Reactor, Watch } from "./reactor.ts";
 import { wireError } from "./wire-error.ts";
@@ -36,12 +38,6 @@ export interface Principal {
   token: string | null;
 }
 
-/** Errors after which a run is tried again by itself: the database did not answer. */
-const TRANSIENT = new Set(["DATABASE_UNAVAILABLE", "DATABASE_BUSY"]);
-/** First and longest wait before running again after a transient failure, ms. */
-const RETRY_MIN_MS = 250;
-const RETRY_MAX_MS = 4000;
-
 export class QueryGroup extends Watch {
   readonly priority = false;
   readonly subs = new Set<Subscription>();
@@ -50,6 +46,8 @@ export class QueryGroup extends Watch {
   /** Transient failures in a row (for the backoff). */
   private failures = 0;
   private retryTimer?: NodeJS.Timeout;
+  /** Stops waiting for the database's outage breaker to see it answer again. */
+  private unwatchReachable?: () => void;
 
   constructor(
     private readonly backend: BackendRuntime,
@@ -72,7 +70,7 @@ export class QueryGroup extends Watch {
       this.failures = 0;
     } catch (e) {
       body = JSON.stringify({ error: wireError(e) });
-      if (e instanceof AppError && TRANSIENT.has(e.code)) this.retryLater();
+      if (isUnavailableError(e)) this.retryLater();
     }
     if (!this.removed && body !== this.body) {
       this.body = body;
@@ -83,18 +81,24 @@ export class QueryGroup extends Watch {
 
   private retryLater(): void {
     if (this.removed || this.retryTimer) return;
-    const delay = Math.min(RETRY_MAX_MS, RETRY_MIN_MS * 2 ** this.failures++);
-    this.retryTimer = setTimeout(() => {
-      this.retryTimer = undefined;
+    const again = () => {
+      this.cancelRetry();
       if (!this.removed) this.rerun(this);
-    }, delay);
+    };
+    this.retryTimer = setTimeout(again, backoffDelayMs(RETRY_POLICIES.liveQueryRetry, this.failures++));
     this.retryTimer.unref();
+    // While the breaker knows the database down, a run would be refused at once: the backoff
+    // bounds the wait, the breaker ends it as soon as the database answers.
+    const reachability = this.backend.engine?.reachability;
+    if (reachability?.isDown) this.unwatchReachable = reachability.onReachable(again);
   }
 
   /** Stops a pending retry (the group is gone). */
   cancelRetry(): void {
     clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
+    this.unwatchReachable?.();
+    this.unwatchReachable = undefined;
   }
 }
 

@@ -12,6 +12,7 @@ import type { RunningHttpServer } from "../http/node-server.ts";
 import { logger } from "../logger.ts";
 import { watchSync } from "../metrics/metrics.ts";
 import type { BackendRuntime } from "../runtime.ts";
+import { tick } from "../ticker.ts";
 import { SyncBudget } from "./budget.ts";
 import { Connection, type ConnectionServer } from "./connection.ts";
 import { resolveLimits, type SyncLimitOptions, type SyncLimits } from "./limits.ts";
@@ -145,7 +146,7 @@ export function attachSync(
   };
   http.server.on("upgrade", onUpgrade);
 
-  const sweep = setInterval(() => {
+  const sweep = tick("sync_sweep", options.sweepIntervalMs ?? 1000, () => {
     const now = Date.now();
     let queued = 0;
     for (const c of connections) {
@@ -154,8 +155,7 @@ export function attachSync(
     }
     if (queued > limits.maxTotalBufferedBytes)
       closeLargestQueues(connections, queued - limits.maxTotalBufferedBytes);
-  }, options.sweepIntervalMs ?? 1000);
-  sweep.unref();
+  });
 
   let closing: Promise<void> | undefined;
   return {
@@ -179,7 +179,7 @@ export function attachSync(
         );
         await untilOrAt(Promise.all(gone), Date.now() + CLOSE_HANDSHAKE_MS);
         for (const ws of sockets) if (ws.readyState !== 3) ws.terminate();
-        clearInterval(sweep);
+        sweep.stop();
         await presence.stop();
         for (const off of unsubscribe) off();
         unwatchEnv();

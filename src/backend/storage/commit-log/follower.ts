@@ -14,6 +14,7 @@
  * then reads again. SQLite draws numbers in commit order (one writer), so there a gap is final.
  */
 import { logger } from "../../logger.ts";
+import { type Ticking, tick } from "../../ticker.ts";
 import { databaseUnavailable } from "../db-errors.ts";
 import { CommitListeners, type ExternalCommitListener } from "./listeners.ts";
 import { type FollowerStatements, type LoggedCommit, POSTGRES_FOLLOWER_STATEMENTS } from "./log.ts";
@@ -104,7 +105,7 @@ export class CommitFollower {
   private running = false;
   private lastRoundAt = 0;
   private failing = false;
-  private readonly timers: NodeJS.Timeout[] = [];
+  private readonly timers: Ticking[] = [];
   private readonly sql: FollowerStatements;
   /**
    * Every number up to this one was drawn by a transaction that has ended (PostgreSQL), so a read
@@ -166,24 +167,21 @@ export class CommitFollower {
       this.applied = Math.max(this.applied, Number(head.seq));
     }
     this.started = true;
-    const poll = setInterval(() => {
-      if (Date.now() - this.lastRoundAt < this.options.pollIntervalMs / 2) return;
-      void this.sync();
-    }, this.options.pollIntervalMs);
-    const timers = [poll];
+    this.timers.push(
+      tick("commit_log_poll", this.options.pollIntervalMs, () => {
+        if (Date.now() - this.lastRoundAt < this.options.pollIntervalMs / 2) return;
+        return this.sync();
+      }),
+    );
     const pruneMs = this.options.pruneIntervalMs ?? 30_000;
     if (pruneMs > 0) {
-      timers.push(
-        setInterval(() => {
+      this.timers.push(
+        tick("commit_log_prune", pruneMs, () =>
           this.options
             .query(this.sql.prune, [this.options.keep ?? 10_000])
-            .catch((error) => logger.warn("commit log pruning failed", { error: String(error) }));
-        }, pruneMs),
+            .catch((error) => logger.warn("commit log pruning failed", { error: String(error) })),
+        ),
       );
-    }
-    for (const timer of timers) {
-      timer.unref();
-      this.timers.push(timer);
     }
   }
 
@@ -400,7 +398,7 @@ export class CommitFollower {
 
   close(): void {
     this.closed = true;
-    for (const timer of this.timers.splice(0)) clearInterval(timer);
+    for (const timer of this.timers.splice(0)) timer.stop();
     if (this.earlyTimer) clearTimeout(this.earlyTimer);
     this.early.clear();
     this.pending?.resolve();

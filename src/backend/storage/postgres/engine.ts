@@ -31,6 +31,7 @@ import {
 import { classifyDatabaseError, databaseUnavailable } from "../db-errors.ts";
 import type {
   KeyFunction,
+  Reachability,
   ReadTransaction,
   ScanRequest,
   StorageEngine,
@@ -100,6 +101,10 @@ export class PostgresEngine implements StorageEngine {
   private readonly maxWriteAttempts: number;
   /** Requests fail at once while the server is known unreachable (outage-breaker.ts). */
   private readonly breaker: OutageBreaker;
+  /** The breaker, for retries that wait for the server to answer again. */
+  get reachability(): Reachability {
+    return this.breaker;
+  }
   private readonly options: PostgresOptions;
   private readonly building = new BuildingIndexes();
   private builder?: IndexBuilder;

@@ -11,7 +11,10 @@
  */
 import { randomUUID } from "node:crypto";
 import pg from "pg";
+import { backoffDelayMs } from "../../../protocol/backoff.ts";
 import { logger } from "../../logger.ts";
+import { RETRY_POLICIES } from "../../retry/policies.ts";
+import { type Ticking, tick } from "../../ticker.ts";
 
 /** Payload marker of a commit whose write set the message does not carry. */
 export const UNCARRIED = "*";
@@ -65,7 +68,7 @@ export class CommitChannel {
   readonly instanceId: string;
   private client?: pg.Client;
   private reconnectTimer?: NodeJS.Timeout;
-  private heartbeatTimer?: NodeJS.Timeout;
+  private heartbeatTimer?: Ticking;
   private beating = false;
   /** When the last NOTIFY statement was sent (`performance.now()`), and how many messages it carried. */
   private lastSentAt = Number.NEGATIVE_INFINITY;
@@ -90,8 +93,7 @@ export class CommitChannel {
   async start(): Promise<void> {
     if (this.client || this.closed || this.heartbeatTimer) return;
     const heartbeatMs = this.options.heartbeatMs ?? 500;
-    this.heartbeatTimer = setInterval(() => this.heartbeat(), heartbeatMs);
-    this.heartbeatTimer.unref();
+    this.heartbeatTimer = tick("notify_heartbeat", heartbeatMs, () => this.heartbeat());
     try {
       await this.connect();
     } catch (error) {
@@ -171,8 +173,9 @@ export class CommitChannel {
 
   private scheduleReconnect(): void {
     if (this.closed || this.reconnectTimer) return;
-    const cap = this.options.maxReconnectDelayMs ?? 2000;
-    const delay = Math.min(cap, 50 * 2 ** this.attempt++) * (0.5 + Math.random() / 2);
+    const policy = RETRY_POLICIES.notifyReconnect;
+    const maxMs = this.options.maxReconnectDelayMs ?? policy.maxMs;
+    const delay = backoffDelayMs({ ...policy, maxMs }, this.attempt++);
     this.reconnectTimer = setTimeout(() => {
       this.reconnectTimer = undefined;
       this.connect().catch((error) => {
@@ -251,7 +254,7 @@ export class CommitChannel {
     while (this.sending) await this.sending;
     this.closed = true;
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
-    if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
+    this.heartbeatTimer?.stop();
     const client = this.client;
     this.client = undefined;
     if (client) {

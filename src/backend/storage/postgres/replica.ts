@@ -9,7 +9,9 @@
  * "lagging" and skipped until it has replayed what that read needed, so a paused replay costs one
  * wait, not one per read.
  */
+import { backoffDelayMs } from "../../../protocol/backoff.ts";
 import { logger } from "../../logger.ts";
+import { RETRY_POLICIES } from "../../retry/policies.ts";
 import { maskSettingValue } from "../../settings/mask.ts";
 import { StartRefusal } from "../../start-refusal.ts";
 import type { PostgresOptions } from "./options.ts";
@@ -20,9 +22,6 @@ import { positionOf, REPLAYED_SQL } from "./read-freshness.ts";
 const POLL_MS = 2;
 /** How often a lagging replica's replay position is read, ms. */
 const LAGGING_POLL_MS = 25;
-/** Rest after the first failure, ms; doubled per failure in a row, at most {@link MAX_REST_MS}. */
-const FIRST_REST_MS = 250;
-const MAX_REST_MS = 10_000;
 /** A replica not ready yet (migration not replayed) is checked again after this long, ms. */
 const RECHECK_MS = 100;
 
@@ -145,7 +144,7 @@ export class Replica {
   private rest(why: string): void {
     if (this.state === "refused") return;
     this.failures++;
-    const ms = Math.min(MAX_REST_MS, FIRST_REST_MS * 2 ** (this.failures - 1));
+    const ms = backoffDelayMs(RETRY_POLICIES.replicaRest, this.failures - 1);
     if (this.state !== "resting") logger.warn("read replica not used", { replica: this.label, why, ms });
     this.state = "resting";
     this.nextCheckAt = Date.now() + ms;

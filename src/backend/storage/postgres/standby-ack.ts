@@ -21,8 +21,10 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import type pg from "pg";
+import { backoffDelayMs } from "../../../protocol/backoff.ts";
 import { logger } from "../../logger.ts";
 import { countStandbyAck } from "../../metrics/metrics.ts";
+import { RETRY_POLICIES } from "../../retry/policies.ts";
 import { StartRefusal } from "../../start-refusal.ts";
 import { databaseUnavailable } from "../db-errors.ts";
 import { walBytes } from "./read-freshness.ts";
@@ -48,9 +50,6 @@ const FLUSHED_SQL = `SELECT ${walBytes(STANDBY_FLUSHED)} AS flushed`;
 const PRECONDITIONS_SQL = `SELECT current_setting('synchronous_commit') AS synchronous_commit,
   current_setting('is_superuser') = 'on' OR pg_has_role('pg_read_all_stats', 'USAGE') AS sees_standbys,
   current_user AS role`;
-
-/** Longest pause between two polls while commits wait, ms. */
-const MAX_POLL_MS = 20;
 
 interface Waiter {
   /** The WAL position to wait for, in bytes (`walBytes`). */
@@ -90,8 +89,9 @@ export class StandbyAck implements CommitAcknowledgement {
   private async poll(): Promise<void> {
     this.polling = true;
     try {
-      for (let pause = 1; this.waiters.size > 0; ) {
-        await sleep(pause);
+      // Rounds in a row that confirmed nothing.
+      for (let idle = 0; this.waiters.size > 0; ) {
+        await sleep(backoffDelayMs(RETRY_POLICIES.standbyAckPoll, idle));
         let flushed: number | undefined;
         try {
           const [row] = await this.query(FLUSHED_SQL);
@@ -116,7 +116,7 @@ export class StandbyAck implements CommitAcknowledgement {
             waiter.reject(databaseUnavailable());
           }
         }
-        pause = confirmed ? 1 : Math.min(pause * 2, MAX_POLL_MS);
+        idle = confirmed ? 0 : idle + 1;
       }
     } finally {
       this.polling = false;

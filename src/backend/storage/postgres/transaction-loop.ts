@@ -5,9 +5,11 @@
  * nothing committed there), and otherwise end as a typed error.
  */
 import type pg from "pg";
+import { backoffDelayMs } from "../../../protocol/backoff.ts";
 import { AppError } from "../../errors.ts";
 import { logger } from "../../logger.ts";
 import { dbMetrics } from "../../metrics/metrics.ts";
+import { RETRY_POLICIES } from "../../retry/policies.ts";
 import {
   classifyDatabaseError,
   databaseUnavailable,
@@ -273,8 +275,7 @@ export async function runTransaction<T, Tx extends PgReader>(
           );
         }
         dbMetrics.retried("conflict");
-        // Jittered, growing backoff so the conflicting transactions stop meeting each other.
-        await sleep(Math.random() * Math.min(100, 2 * 2 ** Math.min(attempt, 6)));
+        await sleep(backoffDelayMs(RETRY_POLICIES.transactionConflict, attempt));
         continue;
       }
       if (fault === undefined) throw broken === undefined ? error : classifyDatabaseError(broken);

@@ -11,6 +11,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { logger } from "../../logger.ts";
+import { type Ticking, tick } from "../../ticker.ts";
 import { CommitFollower } from "../commit-log/follower.ts";
 import { CommitListeners, type ExternalCommitListener } from "../commit-log/listeners.ts";
 import { COMMIT_LOG_TABLE, MAX_LOGGED_BYTES } from "../commit-log/log.ts";
@@ -55,7 +56,7 @@ interface ClusterLog extends LogWriter {
 
 export class SqliteCrossProcess {
   private readonly listeners = new CommitListeners();
-  private pollTimer?: NodeJS.Timeout;
+  private pollTimer?: Ticking;
   private lastDataVersion = 0;
   private closed = false;
   /** Cluster mode's commit log; undefined for a single server process. */
@@ -145,7 +146,7 @@ export class SqliteCrossProcess {
   /** `PRAGMA data_version` changes only when another connection (another process) commits. */
   private startPolling(): void {
     if (this.pollTimer || this.options.filename === ":memory:") return;
-    this.pollTimer = setInterval(() => {
+    this.pollTimer = tick("sqlite_external_commits", this.options.pollIntervalMs ?? 250, () => {
       if (this.closed || this.listeners.size === 0) return;
       const version = this.dataVersion();
       if (version === this.lastDataVersion) return;
@@ -164,8 +165,7 @@ export class SqliteCrossProcess {
         },
         (error) => logger.warn("commit log unreadable", { error: String(error) }),
       );
-    }, this.options.pollIntervalMs ?? 250);
-    this.pollTimer.unref();
+    });
   }
 
   /**
@@ -222,7 +222,7 @@ export class SqliteCrossProcess {
 
   close(): void {
     this.closed = true;
-    if (this.pollTimer) clearInterval(this.pollTimer);
+    this.pollTimer?.stop();
     if (this.log) {
       this.log.unsubscribe?.();
       this.log.follower.close();

@@ -14,6 +14,7 @@
  * only when no reader uses it) nor hold the file's read lock while the server is idle. Cluster
  * mode does not keep snapshots: other workers write without this process knowing when.
  */
+import { type Ticking, tick } from "../../ticker.ts";
 import type { ReadTransaction } from "../engine.ts";
 import { CommitProbe } from "./commit-probe.ts";
 import { SqliteConnection } from "./connection.ts";
@@ -48,7 +49,7 @@ export class SqliteReadPool {
   private readonly onWriter: SqliteReader | undefined;
   /** Opened at the first read; null when snapshots are not kept (see the header) or no probe opens. */
   private changes: CommitProbe | null | undefined;
-  private idleTimer: NodeJS.Timeout | undefined;
+  private idleTimer: Ticking | undefined;
   /** A read kept its snapshot since the idle timer last ran. */
   private keptSinceTick = false;
 
@@ -113,25 +114,24 @@ export class SqliteReadPool {
   private keptOne(): void {
     this.keptSinceTick = true;
     if (this.idleTimer) return;
-    this.idleTimer = setInterval(() => {
+    this.idleTimer = tick("sqlite_idle_snapshots", IDLE_MS, () => {
       if (this.keptSinceTick) {
         this.keptSinceTick = false;
         return;
       }
       this.endIdleSnapshots();
-    }, IDLE_MS);
-    this.idleTimer.unref();
+    });
   }
 
   /** Ends the snapshots kept by readers not reading now; the writer calls it before each write. */
   endIdleSnapshots(): void {
     for (const pooled of this.idle) if (pooled.open) pooled.end();
-    clearInterval(this.idleTimer);
+    this.idleTimer?.stop();
     this.idleTimer = undefined;
   }
 
   close(): void {
-    clearInterval(this.idleTimer);
+    this.idleTimer?.stop();
     this.changes?.close();
     for (const c of this.all) c.db.close();
   }

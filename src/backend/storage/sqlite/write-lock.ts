@@ -6,7 +6,9 @@
  * another process holds it: SQLite's own `busy_timeout` would wait inside a synchronous call and
  * freeze the event loop.
  */
+import { backoffDelayMs } from "../../../protocol/backoff.ts";
 import { logger } from "../../logger.ts";
+import { RETRY_POLICIES } from "../../retry/policies.ts";
 import { databaseBusy, isBusy } from "../db-errors.ts";
 import type { SqliteConnection } from "./connection.ts";
 
@@ -86,8 +88,7 @@ export class SqliteWriteLock {
           file: this.filename,
         });
       }
-      // 1, 2, 4 … 50 ms, jittered: short first waits, and polling stays cheap during a long lock.
-      await sleep(Math.min(left, Math.min(50, 2 ** attempt) * (0.5 + Math.random() / 2)));
+      await sleep(Math.min(left, backoffDelayMs(RETRY_POLICIES.writeLockWait, attempt)));
     }
   }
 }
