@@ -3,7 +3,8 @@
  * {@link TickerTask} and runs through {@link tick}, which times each run into
  * `service_auth_periodic_task_duration_seconds{task}` (its `_count` counts the runs). App-level
  * periodic work is a scheduler cron instead (`cronJobs()`), which runs once across instances; these
- * run in every process, on its own state.
+ * run in every process, on its own state. Presence stays here: its rows and heartbeat are this
+ * instance's, and a process may serve without a scheduler (`scheduler: false`).
  *
  * Timers never keep the process alive (`unref`). A run is not skipped while the previous one is
  * still settling: tasks that must not overlap guard themselves, as they did before.
