@@ -339,7 +339,7 @@ export function createAdminFunctions(options: AdminFunctionsOptions = {}) {
         await requireAdmin(ctx, adminRoles);
         const time = (t: unknown) =>
           t == null ? undefined : typeof t === "number" ? t : new Date(t as string).getTime();
-        const table = (await ctx.db.query("jwks").collect()).map((r: any) => ({
+        const table = (await ctx.db.query("jwks").order("desc").collect()).map((r: any) => ({
           id: r._id as string,
           createdAt: time(r.createdAt) as number,
           expiresAt: time(r.expiresAt),
@@ -354,7 +354,9 @@ export function createAdminFunctions(options: AdminFunctionsOptions = {}) {
           }
         }
         const known = new Set(table.map((r) => r.id));
-        const rows = [...table, ...(variable ? served.filter((r) => !known.has(r.id)) : [])];
+        // The table's newest first, then the variable's keys the table lacks, newest first.
+        const extra = variable ? served.filter((r) => !known.has(r.id)) : [];
+        const rows = [...table, ...extra.sort((a, b) => b.createdAt - a.createdAt)];
         const now = Date.now();
         const signer = served
           .filter((r) => isActiveKey(r, now))
@@ -362,18 +364,15 @@ export function createAdminFunctions(options: AdminFunctionsOptions = {}) {
             (a, r) => (!a || r.createdAt > a.createdAt ? r : a),
             undefined,
           );
-        return rows
-          .sort((a, b) => b.createdAt - a.createdAt)
-          .map((r): AdminKeyRow => {
-            const state =
-              r.id === signer?.id ? "signing" : r.expiresAt !== undefined ? "retiring" : "standby";
-            return {
-              kid: r.id,
-              createdAt: r.createdAt,
-              state,
-              ...(r.expiresAt !== undefined ? { expiresAt: r.expiresAt } : {}),
-            };
-          });
+        return rows.map((r): AdminKeyRow => {
+          const state = r.id === signer?.id ? "signing" : r.expiresAt !== undefined ? "retiring" : "standby";
+          return {
+            kid: r.id,
+            createdAt: r.createdAt,
+            state,
+            ...(r.expiresAt !== undefined ? { expiresAt: r.expiresAt } : {}),
+          };
+        });
       },
     }),
   };
