@@ -47,8 +47,7 @@ export function runTsx(script: string, args: string[], options: RunOptions = {})
   return new Promise((done, fail) => {
     const child = spawn(process.execPath, [...nodeArgs, script, ...args], {
       cwd: options.cwd ?? ROOT,
-      // Tests read log lines as JSON: the format is asked for, not left to whether stderr is a terminal.
-      env: { ...process.env, LOG_LEVEL: "silent", LOG_FORMAT: "json", ...options.env },
+      env: { ...process.env, LOG_LEVEL: "silent", ...options.env },
       stdio: ["pipe", "pipe", "pipe"],
     });
     let stdout = "";
@@ -97,7 +96,7 @@ export function spawnServer(
   return new Promise((done, fail) => {
     const child = spawn(process.execPath, [...NODE_ARGS, script], {
       cwd: ROOT,
-      env: { ...process.env, LOG_LEVEL: "silent", LOG_FORMAT: "json", PORT: "0", ...env },
+      env: { ...process.env, LOG_LEVEL: "silent", PORT: "0", ...env },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let stdout = "";

@@ -521,8 +521,4 @@ export function collectProcessMetrics(): void {
   if (defaultsCollected) return;
   defaultsCollected = true;
   collectDefaultMetrics({ register: metricsRegistry });
-  // Gauges named like counters fail `promtool check metrics`; each is the sum of the same family
-  // without `_total` (`nodejs_active_handles{type}` …), which stays.
-  for (const kind of ["handles", "requests", "resources"])
-    metricsRegistry.removeSingleMetric(`nodejs_active_${kind}_total`);
 }
