@@ -4,6 +4,8 @@
  * real session and JWT (the app's `runAs`), so steps 1+2 and the function's own checks apply.
  * An unknown name lists the closest function paths (the registry's lookup, as over HTTP).
  */
+
+import type { RegisteredFunction } from "../functions/registered.ts";
 import type { Backend, Caller } from "../runtime.ts";
 import type { ServiceOptions } from "../service.ts";
 import { describe } from "../values/validate.ts";
@@ -84,7 +86,10 @@ export function asksForHelp(argv: readonly string[]): boolean {
  * The help of `run`, and of the function named in `argv` when there is one: its kind, whether
  * only the CLI and server code may call it, and its arguments. Runs nothing.
  */
-export function runHelp(backend: Backend, argv: readonly string[]): string {
+export function runHelp(
+  backend: { lookup(path: string, kind: undefined, allowInternal: boolean): RegisteredFunction },
+  argv: readonly string[],
+): string {
   const path = argv.find((a, i) => !a.startsWith("-") && argv[i - 1] !== "--as" && !a.startsWith("{"));
   if (!path) return RUN_USAGE;
   // An unknown path throws FUNCTION_NOT_FOUND naming the closest ones.
