@@ -4,11 +4,10 @@
  * real session and JWT (the app's `runAs`), so steps 1+2 and the function's own checks apply.
  * An unknown name lists the closest function paths (the registry's lookup, as over HTTP).
  */
-
-import type { RegisteredFunction } from "../functions/registered.ts";
 import type { Backend, Caller } from "../runtime.ts";
 import type { ServiceOptions } from "../service.ts";
 import { describe } from "../values/validate.ts";
+import type { Validator } from "../values/validators.ts";
 
 /** A mistake in how the command was called (exit code 2, usage printed). */
 export class UsageError extends Error {}
@@ -87,7 +86,13 @@ export function asksForHelp(argv: readonly string[]): boolean {
  * only the CLI and server code may call it, and its arguments. Runs nothing.
  */
 export function runHelp(
-  backend: { lookup(path: string, kind: undefined, allowInternal: boolean): RegisteredFunction },
+  backend: {
+    lookup(
+      path: string,
+      kind: undefined,
+      allowInternal: boolean,
+    ): { kind: string; visibility: string; args?: Record<string, Validator> };
+  },
   argv: readonly string[],
 ): string {
   const path = argv.find((a, i) => !a.startsWith("-") && argv[i - 1] !== "--as" && !a.startsWith("{"));
