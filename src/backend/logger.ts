@@ -1,9 +1,11 @@
 /**
- * Structured logs to stderr (stdout is reserved for command output, e.g. `cli run`). Secrets and
+ * Logs to stderr (stdout is reserved for command output, e.g. `cli run`): JSON lines for machines,
+ * readable lines for a person at a terminal (`LOG_FORMAT`, see {@link logFormat}). Secrets and
  * personal data are redacted, so a careless `logger.info(…, { token })` leaks nothing: fields by
  * key name, and inside every string (message included) email addresses, JWTs and bearer
  * credentials, which also reach logs embedded in error messages and third-party log arguments.
  */
+import { textLine } from "./log-text.ts";
 
 const SECRET_KEYS = /token|secret|password|jwks|authorization|cookie|private|email/i;
 /** An email address, also inside longer text; bounded repetitions keep it linear on any input. */
@@ -47,6 +49,23 @@ function threshold(): number {
   return LEVELS[(process.env.LOG_LEVEL ?? "info").toLowerCase() as keyof typeof LEVELS] ?? LEVELS.info;
 }
 
+/**
+ * `LOG_FORMAT`: `json` (one JSON object a line) or `text` (readable lines). Unset: JSON with
+ * `NODE_ENV=production` or when stderr is not a terminal (a file, a pipe to a log collector),
+ * text in a terminal during development.
+ *
+ * @example
+ * ```ts
+ * process.env.LOG_FORMAT = "json";
+ * logFormat(); // "json"
+ * ```
+ */
+export function logFormat(): "json" | "text" {
+  const asked = process.env.LOG_FORMAT?.toLowerCase();
+  if (asked === "json" || asked === "text") return asked;
+  return process.env.NODE_ENV !== "production" && process.stderr.isTTY ? "text" : "json";
+}
+
 function write(level: Level, message: string, fields?: LogFields): void {
   if (LEVELS[level] < threshold()) return;
   const line = {
@@ -55,11 +74,15 @@ function write(level: Level, message: string, fields?: LogFields): void {
     msg: scrub(message),
     ...(fields ? (redact(fields) as LogFields) : {}),
   };
-  process.stderr.write(`${JSON.stringify(line)}\n`);
+  const text =
+    logFormat() === "text"
+      ? textLine(line, Boolean(process.stderr.isTTY) && !process.env.NO_COLOR)
+      : JSON.stringify(line);
+  process.stderr.write(`${text}\n`);
 }
 
 /**
- * Structured JSON log lines on stderr, with secrets and personal data (tokens, passwords,
+ * Log lines on stderr (JSON, or readable text in a development terminal: {@link logFormat}), with secrets and personal data (tokens, passwords,
  * email addresses, JWTs) redacted from messages and fields.
  *
  * @example

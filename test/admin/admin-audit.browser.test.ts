@@ -1,7 +1,8 @@
 /**
- * The admin console's audit trail in Chromium: events appear live as they happen (a failed
- * sign-in made over HTTP shows up without a reload), and the user, type and time filters narrow
- * the list. Screenshot in test-results/admin/.
+ * The admin console's audit trail in Chromium, reached through the console's navigation: events
+ * appear live as they happen (a failed sign-in made over HTTP shows up without a reload), read like
+ * the session rows (browser and OS in words, details as labelled fields with dates), and the user,
+ * type and time filters narrow the list. Screenshot in test-results/admin/.
  */
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
@@ -46,7 +47,12 @@ describe.skipIf(!chromiumPath)("admin console: audit trail in Chromium", { timeo
     await page.locator("#sign-in input[name=password]").fill(PASSWORD);
     await page.locator("#sign-in button").click();
     await page.waitForSelector("body[data-view=console]");
+    // Reached through the navigation: the users panel gives way to the audit trail.
+    await page.locator("#console-nav a[data-tab=audit]").click();
     await page.locator("#audit li.event").first().waitFor();
+    expect(new URL(page.url()).hash).toBe("#/audit");
+    expect(await page.locator("#users-panel").isVisible()).toBe(false);
+    expect(await page.locator("#console-nav a[aria-current=page]").textContent()).toBe("Audit");
     return page;
   }
 
@@ -56,11 +62,18 @@ describe.skipIf(!chromiumPath)("admin console: audit trail in Chromium", { timeo
 
   it("shows events live and filters them by user, type and time", async () => {
     const page = await openConsole();
-    // The console's own sign-in is there, with the browser's address and user agent.
+    // The console's own sign-in is there, its browser and OS in words (the raw user agent in the
+    // tooltip) and its address, as a session row says them.
     await page.waitForFunction(() =>
       [...document.querySelectorAll("#audit li.event[data-event-type=sign-in]")].some((li) =>
-        li.textContent?.includes("HeadlessChrome"),
+        li.querySelector(".client")?.getAttribute("title")?.includes("HeadlessChrome"),
       ),
+    );
+    const own = page
+      .locator("#audit li.event[data-event-type=sign-in]")
+      .filter({ hasText: "Headless Chrome" });
+    expect(await own.first().locator(".facts").textContent()).toMatch(
+      /^Headless Chrome \d+ on Linux · this machine \(127\.0\.0\.1\) · (just now|\d+ minutes? ago)$/,
     );
 
     // Live: a failed sign-in made elsewhere appears at the top without a reload.
@@ -76,6 +89,40 @@ describe.skipIf(!chromiumPath)("admin console: audit trail in Chromium", { timeo
     expect(top).toContain("carol@example.com");
     expect(top).toContain("INVALID_EMAIL_OR_PASSWORD");
     expect(top).not.toContain("wrong password here");
+    // Details as labelled fields, not JSON: "Reason" and "HTTP status" with their values.
+    const fields = await page
+      .locator("#audit li.event")
+      .first()
+      .locator("dl.fields")
+      .evaluate((dl) =>
+        [...dl.querySelectorAll("dt")].map(
+          (dt) => `${dt.textContent}: ${dt.nextElementSibling?.textContent}`,
+        ),
+      );
+    expect(fields).toEqual([
+      "Through: /sign-in/email",
+      "Reason: INVALID_EMAIL_OR_PASSWORD",
+      "HTTP status: 401",
+    ]);
+    expect(top).not.toMatch(/[{}"]/);
+    expect(await page.locator("#audit li.event").first().locator(".facts").textContent()).toMatch(
+      /^Node\.js · /,
+    );
+
+    // A ban's end is a date, not epoch milliseconds.
+    const ends = Date.now() + 7 * 24 * 3600_000;
+    await app.backend.runMutation(
+      "audit:record",
+      { type: "user.banned", email: "carol@example.com", details: { reason: "spam", expires: ends } },
+      { allowInternal: true },
+    );
+    const banned = page.locator("#audit li.event[data-event-type='user.banned']").first();
+    await banned.waitFor();
+    const banText = (await banned.locator("dl.fields").textContent()) ?? "";
+    expect(banText).toContain("Reasonspam");
+    expect(banText).toMatch(/Expiresin 7 days \(.*\d{4}.*\)/);
+    expect(banText).not.toContain(String(ends));
+    expect(await banned.locator(".parties").textContent()).toContain("carol@example.com");
     await page.screenshot({ path: join(SCREENSHOTS, "console-audit.png"), fullPage: true });
 
     // By type.

@@ -194,11 +194,39 @@ describe.skipIf(!chromiumPath)("admin console in Chromium", { timeout: 90_000 },
 
     const phone = await newContext(375, 740);
     const admin = await openConsole(phone);
+    await admin.locator(".user-row").first().waitFor();
+    // The first screen is the users list and the navigation, not every panel stacked (that page
+    // was 5,245 px tall on a phone): at most two screens with this test's few users.
+    const first = await admin.evaluate(() => ({
+      height: document.documentElement.scrollHeight,
+      users: document.querySelectorAll(".user-row").length,
+      shown: [...document.querySelectorAll("main > section")]
+        .filter((s) => (s as HTMLElement).offsetParent !== null)
+        .map((s) => s.id),
+    }));
+    console.log(`admin console on a phone: the first screen's page is ${first.height} px tall`);
+    expect(first.shown).toEqual(["users-panel"]);
+    expect(first.users).toBeLessThanOrEqual(8);
+    expect(first.height).toBeLessThanOrEqual(2 * 740);
+    await admin.screenshot({ path: join(SCREENSHOTS, "console-phone-first-screen.png"), fullPage: true });
+    // The other panels through the navigation, each alone on the screen.
+    await admin.locator("#console-nav a[data-tab=env]").click();
     await admin.locator("#env li code").first().waitFor();
     expect(await admin.locator("#env").textContent()).toContain("SERVICE_AUTH_SECRET");
+    expect(await admin.locator("#users-panel").isVisible()).toBe(false);
+    await admin.locator("#console-nav a[data-tab=keys]").click();
     await admin.locator("#keys li").first().waitFor();
-    // Nothing wider than the screen: no sideways scrolling on a phone.
+    expect(new URL(admin.url()).hash).toBe("#/keys");
+    expect(await admin.locator("#env-panel").isVisible()).toBe(false);
+    // Nothing wider than the screen: no sideways scrolling on a phone, every tab link in view.
     expect(await admin.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
+    expect(
+      await admin.evaluate(() => (document.getElementById("console-nav") as HTMLElement).scrollWidth),
+    ).toBeLessThanOrEqual(375);
+    // Back returns to the previous panel; the users panel is the navigation's first.
+    await admin.goBack();
+    await admin.locator("#env-panel").waitFor({ state: "visible" });
+    await admin.locator("#console-nav a[data-tab=users]").click();
     await selectUser(admin, "eve@example.com");
     await admin.screenshot({ path: join(SCREENSHOTS, "console-phone.png"), fullPage: true });
     await admin.locator("#search-input").fill("");

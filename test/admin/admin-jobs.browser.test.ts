@@ -54,6 +54,8 @@ describe.skipIf(!chromiumPath)("admin console: live scheduled jobs in Chromium",
     await page.locator("#sign-in input[name=password]").fill(PASSWORD);
     await page.locator("#sign-in button").click();
     await page.waitForSelector("body[data-view=console]");
+    await page.locator("#console-nav a[data-tab=jobs]").click();
+    await page.locator("#jobs-panel").waitFor({ state: "visible" });
     return page;
   }
 

@@ -39,6 +39,8 @@ export async function spawnExampleServer(
       ...process.env,
       NODE_ENV: "development",
       LOG_LEVEL: "info",
+      // Read as JSON lines below (`"msg":"listening on …"`).
+      LOG_FORMAT: "json",
       PORT: String(port),
       SITE_URL: url,
       // Stopped at once by default; the drain's own tests set a delay.

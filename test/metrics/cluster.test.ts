@@ -78,11 +78,14 @@ describe("metrics of a cluster (2 workers)", () => {
   it.skipIf(!promtoolInstalled)(
     "aggregates into a scrape promtool accepts",
     async () => {
-      const { code, output } = await promtoolCheck(
-        onlyFamilies((await scrape(metricsUrl, TOKEN)).text, "service_auth_"),
-      );
-      expect(output).toBe("");
-      expect(code).toBe(0);
+      const text = (await scrape(metricsUrl, TOKEN)).text;
+      // Our families alone, and the whole aggregate with the workers' process metrics.
+      for (const checked of [onlyFamilies(text, "service_auth_"), text]) {
+        const { code, output } = await promtoolCheck(checked);
+        expect(output).toBe("");
+        expect(code).toBe(0);
+      }
+      expect(text).toMatch(/^nodejs_active_handles\{/m);
     },
     PROCESS_TEST_TIMEOUT,
   );

@@ -19,7 +19,20 @@ const STYLE = `
   header button { color: #fff; background: transparent; border-color: #fff; }
   main { padding: 1rem; max-width: 72rem; margin: 0 auto; display: grid; gap: 1rem; }
   @media (min-width: 900px) { main.console { grid-template-columns: minmax(0, 3fr) minmax(0, 2fr); }
-    #keys-panel, #env-panel { grid-column: span 1; } #audit-panel, #jobs-panel { grid-column: 1 / -1; } }
+    #keys-panel, #env-panel, #audit-panel, #jobs-panel { grid-column: 1 / -1; } }
+  /* Stacked under the list, the last thing on the page: at least a screen tall, so choosing a user
+     can scroll its details to the top of the screen. */
+  @media (max-width: 899px) { #user-panel { min-height: calc(100vh - 1rem); } }
+  nav.tabs { display: flex; gap: .15rem; overflow-x: auto; padding: .4rem .5rem 0; background: #f3f5f9;
+    border-bottom: 1px solid var(--line); }
+  nav.tabs a { padding: .5rem .6rem; color: var(--accent); text-decoration: none; white-space: nowrap;
+    border: 1px solid transparent; border-bottom: 0; border-radius: 6px 6px 0 0; }
+  nav.tabs a[aria-current=page] { background: #fff; border-color: var(--line); color: var(--fg); font-weight: 600;
+    margin-bottom: -1px; }
+  main.console > section[data-tab] { display: none; }
+  main.console[data-tab=users] > section[data-tab=users], main.console[data-tab=keys] > section[data-tab=keys],
+  main.console[data-tab=audit] > section[data-tab=audit], main.console[data-tab=jobs] > section[data-tab=jobs],
+  main.console[data-tab=env] > section[data-tab=env] { display: block; }
   section { border: 1px solid var(--line); border-radius: 8px; padding: .8rem 1rem; min-width: 0; scroll-margin-top: .5rem; }
   h2 { font-size: 1.05rem; margin: 0 0 .6rem; }
   h3 { font-size: .95rem; margin: 1rem 0 .4rem; }
@@ -53,8 +66,13 @@ const STYLE = `
   code { font-size: .85rem; overflow-wrap: anywhere; }
   .status { min-height: 1.3em; margin: .3rem 0; font-size: .9rem; }
   .status.error { color: var(--bad); } .status.ok { color: var(--ok); }
-  .event { display: grid; grid-template-columns: minmax(0, 1fr); gap: .1rem; padding: .4rem 0; font-size: .9rem; }
-  .event .details { font-family: ui-monospace, monospace; font-size: .8rem; color: var(--muted); overflow-wrap: anywhere; }
+  .event { display: grid; grid-template-columns: minmax(0, 1fr); gap: .15rem; padding: .5rem 0; font-size: .9rem; }
+  .event .parties { overflow-wrap: anywhere; }
+  .event .facts > span, .event .facts > time { display: inline-block; }
+  .event dl.fields { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: 0 .8rem; margin: .2rem 0 0;
+    font-size: .85rem; }
+  .event dl.fields dt { color: var(--muted); }
+  .event dl.fields dd { margin: 0; overflow-wrap: anywhere; }
   .badge.event-type { color: var(--fg); }
   .job { display: flex; flex-direction: column; gap: .15rem; }
   .badge.job-state.failed { color: var(--bad); } .badge.job-state.done { color: var(--ok); }
@@ -71,9 +89,16 @@ const BODY: Record<ConsoleView, string> = {
     <span>Signed in as <b id="viewer"></b> · <a href="/">App</a>
       <button id="sign-out" type="button">Sign out</button></span>
   </header>
+  <nav id="console-nav" class="tabs" aria-label="Console sections">
+    <a href="#/users" data-tab="users" aria-current="page">Users</a>
+    <a href="#/keys" data-tab="keys">Keys</a>
+    <a href="#/audit" data-tab="audit">Audit</a>
+    <a href="#/jobs" data-tab="jobs">Jobs</a>
+    <a href="#/env" data-tab="env">Variables</a>
+  </nav>
   <p class="banner" id="banner" role="alert" hidden></p>
-  <main class="console">
-    <section id="users-panel" aria-labelledby="users-title">
+  <main class="console" data-tab="users">
+    <section id="users-panel" data-tab="users" aria-labelledby="users-title">
       <h2 id="users-title">Users</h2>
       <form id="search" role="search">
         <label for="search-input" class="meta">Search name or email</label>
@@ -87,7 +112,7 @@ const BODY: Record<ConsoleView, string> = {
         <button id="next-page" type="button" disabled>Next</button>
       </div>
     </section>
-    <section id="user-panel" aria-labelledby="user-title" hidden>
+    <section id="user-panel" data-tab="users" aria-labelledby="user-title" hidden>
       <h2 id="user-title" tabindex="-1"></h2>
       <p class="meta" id="user-facts"></p>
       <p class="status" id="user-status" role="status" aria-live="polite"></p>
@@ -117,7 +142,7 @@ const BODY: Record<ConsoleView, string> = {
       <ul class="list" id="sessions"></ul>
       <div class="row"><button id="revoke-all" type="button" class="danger">Revoke all sessions</button></div>
     </section>
-    <section id="keys-panel" aria-labelledby="keys-title">
+    <section id="keys-panel" data-tab="keys" aria-labelledby="keys-title">
       <h2 id="keys-title">Signing keys</h2>
       <ul class="list" id="keys"></ul>
       <p class="status" id="keys-status" aria-live="polite"></p>
@@ -125,7 +150,7 @@ const BODY: Record<ConsoleView, string> = {
         <button id="rotate" type="button">Rotate keys…</button>
         <button id="rotate-confirm" type="button" class="danger" hidden>Rotate now (all tokens refresh)</button></div>
     </section>
-    <section id="audit-panel" aria-labelledby="audit-title">
+    <section id="audit-panel" data-tab="audit" aria-labelledby="audit-title">
       <h2 id="audit-title">Audit trail</h2>
       <form id="audit-filter" role="search">
         <input id="audit-user" name="user" type="search" placeholder="User email or id" aria-label="Filter by user" maxlength="254" autocomplete="off" />
@@ -140,7 +165,7 @@ const BODY: Record<ConsoleView, string> = {
       <p class="status" id="audit-status" aria-live="polite"></p>
       <ul class="list" id="audit"></ul>
     </section>
-    <section id="jobs-panel" aria-labelledby="jobs-title">
+    <section id="jobs-panel" data-tab="jobs" aria-labelledby="jobs-title">
       <h2 id="jobs-title">Scheduled jobs</h2>
       <form id="jobs-filter" role="search">
         <select id="jobs-state" name="state" aria-label="Filter by state">
@@ -151,7 +176,7 @@ const BODY: Record<ConsoleView, string> = {
       <p class="status" id="jobs-status" aria-live="polite"></p>
       <ul class="list" id="jobs"></ul>
     </section>
-    <section id="env-panel" aria-labelledby="env-title">
+    <section id="env-panel" data-tab="env" aria-labelledby="env-title">
       <h2 id="env-title">Environment variables</h2>
       <p class="meta">Names only; values stay on the server.</p>
       <ul class="list" id="env"></ul>

@@ -3,9 +3,8 @@
  *
  * Who sees what is decided by the `admin:viewer` query, run with a token minted from the request's
  * session cookie (steps 1+2 of every request, then the role check): administrators get the
- * console, signed-out visitors the sign-in page (401), everyone else 403. The console's two
- * server-side operations that no function can do — the names of the stored env variables and
- * storing a rotated key set in `JWKS` — run only after the same query accepted the caller's bearer
+ * console, signed-out visitors the sign-in page (401), everyone else 403. The console's
+ * server-side operations — the names of the stored env variables and a key rotation — run only after the same query accepted the caller's bearer
  * token. Every other change goes through Better Auth's admin endpoints from the browser.
  */
 import { fileURLToPath } from "node:url";
@@ -102,20 +101,19 @@ export function adminConsoleRoutes(options: AdminConsoleOptions): Hono<HttpEnv> 
   );
 
   /**
-   * New signing keys. With a stored `JWKS` (static keys) the new set is stored there too, as
-   * `auth:rotateKeys | env set JWKS` does; every running instance picks it up.
+   * New signing keys. The rotation stores them in a stored `JWKS` itself (as from the CLI); every
+   * running instance picks them up.
    */
   /** Rotates with `overlap` (graceful: the old key verifies until its tokens expire) or without (hard cut). */
   const rotateKeys = (c: Context<HttpEnv>, overlap: boolean) =>
     asAdmin(c, async (viewer) => {
       // Who rotated goes to the audit trail (when the app keeps one).
-      const jwks = await backend.runAction(
+      await backend.runAction(
         rotateRef,
         { actor: viewer._id, source: "admin console", ...(overlap ? { overlap: true } : {}) },
         { allowInternal: true },
       );
       const stored = backend.env.stored().some(([name]) => name === JWKS_VAR);
-      if (stored && typeof jwks === "string") await backend.env.set(JWKS_VAR, jwks);
       logger.info(
         overlap
           ? "signing keys rotated gracefully from the admin console"

@@ -18,6 +18,8 @@ import { type Id, v } from "service-auth/values";
 import { auditFilterArgs } from "../audit/functions.ts";
 import { type AuditEventView, findAuditEvents } from "../audit/query.ts";
 import { getAuthUserId, getAuthUserIdentity } from "../current-user.ts";
+import { JWKS_VAR } from "../keys/auth-env.ts";
+import { isActiveKey, parseStoredJwks } from "../keys/stored-jwks.ts";
 
 /** Longest search text the users list accepts. */
 export const MAX_SEARCH_LENGTH = 200;
@@ -127,8 +129,9 @@ export interface AdminKeyRow {
   kid: string;
   createdAt: number;
   /**
-   * `signing`: the newest key, signing new tokens. `retiring`: replaced by a graceful rotation,
-   * still verifying until `expiresAt`, when the scheduled retirement removes it.
+   * `signing`: the key the servers sign new tokens with (the newest active key of `JWKS`, or of
+   * the table without it). `retiring`: replaced by a graceful rotation, still verifying until
+   * `expiresAt`, when the scheduled retirement removes it.
    */
   state: "signing" | "retiring" | "standby";
   /** When a retiring key stops verifying (ms since epoch). */
@@ -325,26 +328,49 @@ export function createAdminFunctions(options: AdminFunctionsOptions = {}) {
       },
     }),
 
-    /** The signing keys in the `jwks` table, newest first. */
+    /**
+     * The signing keys, newest first: the `jwks` table's, and a stored `JWKS`'s that the table
+     * lacks. The signing one is the one the servers sign with: the newest active key of `JWKS`
+     * when it is set (that is what they read), of the table otherwise.
+     */
     keys: query({
       args: {},
       handler: async (ctx): Promise<AdminKeyRow[]> => {
         await requireAdmin(ctx, adminRoles);
-        const rows = await ctx.db.query("jwks").order("desc").collect();
         const time = (t: unknown) =>
           t == null ? undefined : typeof t === "number" ? t : new Date(t as string).getTime();
-        const newest = rows.reduce<any>(
-          (a, r: any) => (!a || time(r.createdAt)! > time(a.createdAt)! ? r : a),
-          undefined,
-        );
-        return rows.map((r: any): AdminKeyRow => {
-          const expiresAt = time(r.expiresAt);
-          const state = r === newest ? "signing" : expiresAt !== undefined ? "retiring" : "standby";
+        const table = (await ctx.db.query("jwks").order("desc").collect()).map((r: any) => ({
+          id: r._id as string,
+          createdAt: time(r.createdAt) as number,
+          expiresAt: time(r.expiresAt),
+        }));
+        const variable = ctx.env.get(JWKS_VAR);
+        let served: { id: string; createdAt: number; expiresAt?: number }[] = table;
+        if (variable) {
+          try {
+            served = parseStoredJwks(variable);
+          } catch {
+            served = []; // an unreadable JWKS signs nothing
+          }
+        }
+        const known = new Set(table.map((r) => r.id));
+        // The table's newest first, then the variable's keys the table lacks, newest first.
+        const extra = variable ? served.filter((r) => !known.has(r.id)) : [];
+        const rows = [...table, ...extra.sort((a, b) => b.createdAt - a.createdAt)];
+        const now = Date.now();
+        const signer = served
+          .filter((r) => isActiveKey(r, now))
+          .reduce<{ id: string; createdAt: number } | undefined>(
+            (a, r) => (!a || r.createdAt > a.createdAt ? r : a),
+            undefined,
+          );
+        return rows.map((r): AdminKeyRow => {
+          const state = r.id === signer?.id ? "signing" : r.expiresAt !== undefined ? "retiring" : "standby";
           return {
-            kid: r._id,
+            kid: r.id,
             createdAt: r.createdAt,
             state,
-            ...(expiresAt !== undefined ? { expiresAt } : {}),
+            ...(r.expiresAt !== undefined ? { expiresAt: r.expiresAt } : {}),
           };
         });
       },

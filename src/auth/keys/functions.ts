@@ -1,9 +1,13 @@
 /**
  * `getLatestJwks` and `rotateKeys` (requirements §4.2) as internal actions, so they run from the CLI:
- * `npm run --silent cli -- run auth:rotateKeys | npm run --silent cli -- env set JWKS` (a hard cut),
- * or with `'{"overlap":true}'` (graceful: old tokens keep working until they expire, then a
- * scheduled `retireKeys` removes the old key); and
+ * `npm run cli -- run auth:rotateKeys` (a hard cut), or with `'{"overlap":true}'` (graceful: old
+ * tokens keep working until they expire, then a scheduled `retireKeys` removes the old key); and
  * `checkOptions`, which a server runs once at start (`checkAuthStarts`).
+ *
+ * One truth for the signing key: rotation and retirement change the `jwks` table and store the
+ * resulting key set in a stored `JWKS` themselves (next-jwks.ts), so the servers, the console and
+ * the next operation see the same keys whichever command ran last. Piping the output into
+ * `env set JWKS`, as before, stores the same value again.
  */
 import {
   type ActionCtx,
@@ -14,7 +18,8 @@ import {
   logger,
 } from "service-auth/server";
 import { v } from "service-auth/values";
-import { AUTH_ENV_COMMAND, AUTH_SECRET_VAR } from "./auth-env.ts";
+import { AUTH_ENV_COMMAND, AUTH_SECRET_VAR, JWKS_VAR } from "./auth-env.ts";
+import { type KeyChange, nextJwksValue } from "./next-jwks.ts";
 
 /**
  * The part of an auth instance the key functions call: the `backend` plugin's server-only
@@ -45,6 +50,31 @@ function requireSecret(ctx: ActionCtx): void {
   }
 }
 
+/**
+ * A `JWKS` in this process's environment overrides the stored one, and no command can change
+ * what a deployment's environment says: a rotation here would change the table and nothing the
+ * servers sign with.
+ */
+function refuseProcessJwks(ctx: ActionCtx): void {
+  if (ctx.env.fromProcess(JWKS_VAR)) {
+    throw new AppError(
+      "BAD_REQUEST",
+      `${JWKS_VAR} is set in this process's environment, which a rotation cannot change: rotate where ${JWKS_VAR} is stored in the database (without it in the environment), or replace the deployment's ${JWKS_VAR}`,
+    );
+  }
+}
+
+/**
+ * Stores the key set after `change` in `JWKS` when the servers read it from the store (it is
+ * set, and not by the process environment); returns the value the servers now use.
+ */
+async function storeKeySet(ctx: ActionCtx, previous: string | undefined, table: string, change: KeyChange) {
+  if (previous === undefined || ctx.env.fromProcess(JWKS_VAR)) return table;
+  const next = nextJwksValue(table, previous, change);
+  if (next !== previous) await ctx.env.set(JWKS_VAR, next);
+  return next;
+}
+
 export interface KeyFunctionsOptions {
   /** Where this module's `retireKeys` is exported, for the scheduled retirement (default `auth:retireKeys`). */
   retireKeys?: FunctionReference<"action", "internal", any, any> | string;
@@ -65,8 +95,11 @@ export function keyFunctions(
       },
     }),
     /**
-     * New signing keys as the `JWKS` value; every existing token becomes invalid. `actor` (a user
-     * id) and `source` (e.g. "admin console") go to the audit trail when the app keeps one.
+     * New signing keys, stored in `JWKS` (when the servers read it from the store) and answered
+     * as its value. Without `overlap` every existing token becomes invalid; with it the keys in
+     * use verify until their tokens have expired. `actor` (a user id) and `source` (e.g. "admin
+     * console") go to the audit trail when the app keeps one. Refused while this process's
+     * environment sets `JWKS` (no command can change that).
      */
     rotateKeys: internalAction({
       args: {
@@ -76,17 +109,20 @@ export function keyFunctions(
       },
       handler: async (ctx, args): Promise<string> => {
         requireSecret(ctx);
+        refuseProcessJwks(ctx);
+        const previous = ctx.env.get(JWKS_VAR);
         const body = { actor: args.actor, source: args.source ?? "cli", overlap: args.overlap };
         const { jwks, retireAt } = await createAuth(ctx).api.rotateKeys({ body });
         // Graceful: the old keys verify until `retireAt` by the clock (stored-jwks.ts); this job
-        // then deletes them from the key table, so later key sets no longer carry them.
+        // then deletes them from the key table and the variable.
         if (retireAt !== undefined) await ctx.scheduler.runAt(retireAt, retireRef, {});
-        return jwks;
+        const change: KeyChange = retireAt === undefined ? { kind: "hard" } : { kind: "graceful", retireAt };
+        return storeKeySet(ctx, previous, jwks, change);
       },
     }),
     /**
      * Deletes the keys whose graceful-rotation overlap has ended (scheduled by `rotateKeys` with
-     * `overlap`); returns the remaining key set as the `JWKS` value.
+     * `overlap`), from the table and from a stored `JWKS`; returns the remaining key set.
      */
     retireKeys: internalAction({
       args: {},
@@ -95,10 +131,11 @@ export function keyFunctions(
         const auth = createAuth(ctx);
         if (!auth.api.retireKeys)
           throw new Error("the auth instance has no retireKeys (the backend plugin adds it)");
+        const previous = ctx.env.get(JWKS_VAR);
         const { jwks, retired } = await auth.api.retireKeys({});
         if (retired.length > 0)
           logger.info("signing keys retired after their overlap", { keys: retired.length });
-        return jwks;
+        return storeKeySet(ctx, previous, jwks, { kind: "retire", retired });
       },
     }),
     /**

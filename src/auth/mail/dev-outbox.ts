@@ -38,10 +38,12 @@ export function devOutbox(): MailSender {
   return {
     kind: "dev-outbox",
     async send(message: MailMessage) {
+      // The code before the recipient, and the link last: a readable log line (LOG_FORMAT=text)
+      // puts a `link` on a line of its own.
       logger.info(`development outbox (no SMTP_URL): ${message.subject}`, {
+        ...(message.code ? { code: message.code } : {}),
         to: message.to,
         ...(message.link ? { link: loggableLink(message.link) } : {}),
-        ...(message.code ? { code: message.code } : {}),
       });
     },
   };

@@ -49,7 +49,11 @@ export function dev(entry: string): void {
   const server = spawn(
     process.execPath,
     [tsxCli, "watch", "--clear-screen=false", ...conditionFlags(), entry],
-    { stdio: ["inherit", "pipe", "pipe"], env: { LOG_LEVEL: "info", ...process.env } },
+    {
+      stdio: ["inherit", "pipe", "pipe"],
+      // The app's stderr is this pipe, not the terminal: readable lines when the terminal is ours.
+      env: { LOG_LEVEL: "info", ...(process.stderr.isTTY ? { LOG_FORMAT: "text" } : {}), ...process.env },
+    },
   );
   const children = [server];
   pipe(server, "[app]");
@@ -68,12 +72,13 @@ export function dev(entry: string): void {
   }
 
   let stopping = false;
-  function stop(code: number): void {
+  function stop(code: number, signal: NodeJS.Signals = "SIGTERM"): void {
     if (stopping) return;
     stopping = true;
-    for (const child of children) if (child.exitCode === null) child.kill("SIGTERM");
+    // The signal as received: a Ctrl-C (SIGINT) stops the app at once, SIGTERM drains it.
+    for (const child of children) if (child.exitCode === null) child.kill(signal);
     process.exitCode = code;
   }
-  for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => stop(0));
+  for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => stop(0, signal));
   for (const child of children) child.once("exit", (code) => stop(code ?? 0));
 }

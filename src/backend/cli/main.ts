@@ -22,7 +22,7 @@ import { StartRefusal } from "../start-refusal.ts";
 import { openEngine } from "../storage/open.ts";
 import { BACKUP_USAGE, BackupRefused, backupCommand } from "./backup.ts";
 import { JOBS_USAGE, jobsCommand } from "./jobs.ts";
-import { runCommand, UsageError } from "./run-command.ts";
+import { asksForHelp, hideSecrets, runCommand, runHelp, SHOW_SECRETS, UsageError } from "./run-command.ts";
 import { migrateCommand, schemaCommand } from "./schema-commands.ts";
 
 /** The app module without `SERVICE_APP`: this repository's example. */
@@ -36,8 +36,10 @@ export const USAGE = `usage:
   service-auth env set NAME [VALUE]      (reads VALUE from stdin when omitted)
   service-auth env remove NAME
   service-auth env sync [FILE] [--auth]  (FILE defaults to .env; --auth generates missing auth secrets)
-  service-auth run [--as <email|userId>] <module:function> [json-args]
-                                         (--as: as that user, through a real session and token)
+  service-auth run [--as <email|userId>] [--show-secrets] <module:function> [json-args]
+                                         (--as: as that user, through a real session and token;
+                                          private keys and secrets in the value are hidden on a
+                                          terminal unless --show-secrets; run FN --help: its arguments)
   service-auth schema check [--all]      (stored documents against the schema: the tables whose
                                           validator changed since a start verified them; --all:
                                           every table; exit 1 on a violation)
@@ -142,13 +144,21 @@ export async function main(argv: string[]): Promise<number> {
     if (group === "schema") return await schemaCommand(backend, args, io);
     if (group === "migrate") return await migrateCommand(backend, app, args, io);
     if (group === "run") {
-      print(
-        await runCommand(
-          backend,
-          app,
-          [sub, ...rest].filter((a) => a !== undefined),
-        ),
-      );
+      if (asksForHelp(args)) {
+        print(runHelp(backend, args));
+        return 0;
+      }
+      const value = await runCommand(backend, app, args);
+      // Private keys and secrets reach a terminal only when asked for; a pipe gets the whole value
+      // (`run auth:getLatestJwks | env set JWKS`).
+      if (process.stdout.isTTY && !args.includes(SHOW_SECRETS)) {
+        const shown = hideSecrets(value);
+        print(shown.value);
+        if (shown.hidden > 0)
+          process.stderr.write(
+            `(${shown.hidden} secret value(s) hidden on a terminal; ${SHOW_SECRETS} prints them, a pipe gets them)\n`,
+          );
+      } else print(value);
       return 0;
     }
     if (group === "jobs")

@@ -71,6 +71,11 @@ export class EnvStore {
     return process.env[name] ?? this.values.get(name) ?? this.defaults.get(name);
   }
 
+  /** Whether the process environment sets `name` (overriding a stored value). */
+  fromProcess(name: string): boolean {
+    return process.env[name] !== undefined;
+  }
+
   /** A value used when neither the process environment nor the store has one (e.g. `SITE_URL`). */
   setDefault(name: string, value: string): void {
     this.defaults.set(name, value);

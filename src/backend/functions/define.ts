@@ -72,6 +72,28 @@ export interface EnvReader {
 }
 
 /**
+ * An action's view of the environment variables: it reads them like every function, and may store
+ * one for every instance (as `env set` does), e.g. the signing keys a rotation made, so that what
+ * the servers use follows from the action alone.
+ *
+ * @example
+ * ```ts
+ * const rotate = internalAction({
+ *   args: {},
+ *   handler: async (ctx) => {
+ *     if (!ctx.env.fromProcess("API_KEY")) await ctx.env.set("API_KEY", await newApiKey());
+ *   },
+ * });
+ * ```
+ */
+export interface ActionEnv extends EnvReader {
+  /** Stores `name` for every instance (they see it within about two seconds). */
+  set(name: string, value: string): Promise<void>;
+  /** Whether this process's environment sets `name`: it overrides the stored value, which `set` changes. */
+  fromProcess(name: string): boolean;
+}
+
+/**
  * Facts about the request that are not identity (e.g. the client's address).
  *
  * @example
@@ -155,7 +177,7 @@ export interface MutationCtx<DM extends GenericDataModel = GenericDataModel> {
  * ```
  */
 export interface ActionCtx {
-  env: EnvReader;
+  env: ActionEnv;
   auth: Auth;
   meta: RequestMeta;
   /** Runs a mutation or action later; each call is a write of its own. */

@@ -7,7 +7,9 @@
  */
 import type { AdminKeyRow, AdminSessionRow, AdminUserRow, AuditEventView } from "service-auth/auth";
 import type { LiveConnection, ScheduledJobView } from "service-auth/server";
+import { auditRow } from "./audit-row.ts";
 import { api, authClient, backend, consoleApi } from "./clients.ts";
+import { wireNavigation } from "./navigation.ts";
 import { addressText, clientText } from "./session-facts.ts";
 import { $, el, pending, refreshTimes, status, timeAgo, when } from "./ui.ts";
 
@@ -434,26 +436,8 @@ async function loadEnv(button: HTMLButtonElement): Promise<void> {
   $("env").replaceChildren(...(items.length ? items : [el("li", "No stored variables.", { class: "meta" })]));
 }
 
-/** "who → whom" of an event, in words. */
-function parties(e: AuditEventView): string {
-  const actor = e.actorEmail ?? e.actorId ?? "—";
-  const target = e.targetEmail ?? e.email ?? e.targetId;
-  return target && target !== actor ? `${actor} → ${target}` : actor;
-}
-
 function renderAudit(events: AuditEventView[]): void {
-  const items = events.map((e) => {
-    const li = el("li", "", { class: "event", "data-event-type": e.type, "data-event-id": e._id });
-    const head = el("span");
-    head.append(badge(e.type, "event-type"), ` ${when(e.time)} · ${parties(e)}`);
-    const where = el("span", `${e.ipAddress ?? "unknown address"} · ${e.userAgent ?? "unknown agent"}`, {
-      class: "meta",
-    });
-    li.append(head, where);
-    if (Object.keys(e.details).length > 0)
-      li.append(el("span", JSON.stringify(e.details), { class: "details" }));
-    return li;
-  });
+  const items = events.map((e) => auditRow(e, badge));
   $("audit").replaceChildren(...items);
   status("audit-status", events.length ? `${events.length} event(s), newest first` : "No events match.");
 }
@@ -546,6 +530,7 @@ export function startConsole(): void {
     },
     onQueryError,
   );
+  wireNavigation();
   wireUsersList();
   wireUserPanel();
   wireKeys();
