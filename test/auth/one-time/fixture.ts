@@ -60,7 +60,8 @@ const plugins = (outbox: Outbox, otpAttempts: number) => [
   oneTimeToken(),
   // Refused on 1.4.9 for an unfixed advisory (src/auth/advisories/catalog.ts): on the patched line only.
   ...(ON_PINNED_LINE ? [] : [deviceAuthorization({ expiresIn: "10m", interval: "1s" })]),
-  apiKey(),
+  // A key stands for its user's session on any route, each use counted against its `remaining`.
+  apiKey({ enableSessionForAPIKeys: true }),
   auditTrail(),
 ];
 
