@@ -6,6 +6,7 @@
  */
 import { createHmac } from "node:crypto";
 import { describe, expect, it } from "vitest";
+import { ON_PINNED_LINE } from "../../helpers/better-auth-line.ts";
 import type { FixtureBrowser } from "../../helpers/browser.ts";
 import { engines, useApps } from "./engines.ts";
 import { inParallel, type OneTimeApps, PASSWORD, statusCounts } from "./fixture.ts";
@@ -86,14 +87,19 @@ describe.each(engines())("two-factor under concurrency: $name", (engine) => {
       );
       expect(statusCounts(answers)).toEqual({ 200: 1, 401: 9 });
       expect((await sessionsOf(apps(), email)).length - before).toBe(1);
-      // The other codes still work; the used one does not.
+      // The used code stays used. (1.7 limits a user's second-factor attempts on its own, hence
+      // 429 there after this test's twelve; another code is checked on 1.4.9.)
       const next = await firstStep(apps(), email);
-      expect(
-        (await next.send("POST", "/api/auth/two-factor/verify-backup-code", { code: backupCodes[0] })).status,
-      ).toBe(401);
-      expect(
-        (await next.send("POST", "/api/auth/two-factor/verify-backup-code", { code: backupCodes[1] })).status,
-      ).toBe(200);
+      const again = await next.send("POST", "/api/auth/two-factor/verify-backup-code", {
+        code: backupCodes[0],
+      });
+      expect(again.status).toBe(401);
+      if (ON_PINNED_LINE) {
+        const other = await next.send("POST", "/api/auth/two-factor/verify-backup-code", {
+          code: backupCodes[1],
+        });
+        expect(other.status).toBe(200);
+      }
     },
     TIMEOUT,
   );
