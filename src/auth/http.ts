@@ -28,7 +28,7 @@ import {
 } from "service-auth/server";
 import { watchingMailFailures } from "./mail/unavailable.ts";
 import { type UserDeletingAuth, undoSignUp } from "./mail/undo-sign-up.ts";
-import { consumesCredential, replayable } from "./one-time/routes.ts";
+import { asOneTimeTransaction, consumesCredential, replayable } from "./one-time/routes.ts";
 import { DEFAULT_BASE_PATH } from "./plugins/backend/options.ts";
 import { CLIENT_IP_HEADER } from "./rate-limit/rules.ts";
 import { originMatcher, TRUSTED_ORIGINS_VAR, trustedOriginsOf } from "./site-origins.ts";
@@ -207,7 +207,7 @@ export function authMiddleware(
             // One transaction, so parallel uses of one credential give the sequential outcome
             // (one-time/routes.ts); it may run again after a conflict, on a fresh copy of the request.
             const copy = await replayable(request);
-            return database.ctx.runInTransaction(() => handler.handler(copy()));
+            return asOneTimeTransaction(() => database.ctx.runInTransaction(() => handler.handler(copy())));
           }));
         } catch (error) {
           const fault = database.fault();

@@ -9,6 +9,24 @@
  * parallel requests give exactly the outcome of some sequential order.
  */
 
+import { AsyncLocalStorage } from "node:async_hooks";
+
+/** Set while a request of {@link ONE_TIME_ROUTES} runs in its transaction (see {@link inOneTimeTransaction}). */
+const oneTimeTransaction = new AsyncLocalStorage<true>();
+
+/** Runs `fn` marked as the transaction of a one-time route's request. */
+export function asOneTimeTransaction<T>(fn: () => Promise<T>): Promise<T> {
+  return oneTimeTransaction.run(true, fn);
+}
+
+/**
+ * True inside the transaction of a one-time route's request. What would wait there for another
+ * request of this process must not: that one may be waiting for this transaction's write lock.
+ */
+export function inOneTimeTransaction(): boolean {
+  return oneTimeTransaction.getStore() === true;
+}
+
 /**
  * Paths (below the auth base path) of the routes that consume a credential or count attempts:
  * email OTP (sign-in, email verification, password reset, the check), magic link, password reset

@@ -40,7 +40,7 @@ describe.each(setups)("rate limits as shipped under concurrency: %s", (_name, st
           .browser()
           .post("/api/auth/email-otp/send-verification-otp", { email, type: "sign-in" });
         expect(sent.status, sent.text).toBe(200);
-        const row = await first!.backend.read((db: any) =>
+        const row: any = await first!.backend.read((db: any) =>
           db
             .query("verification")
             .withIndex("identifier", (q: any) => q.eq("identifier", `sign-in-otp-${email}`))
@@ -53,6 +53,29 @@ describe.each(setups)("rate limits as shipped under concurrency: %s", (_name, st
         );
         expect(statusCounts(answers)).toEqual({ 400: 9, 403: 1, 429: 20 });
         expect(answers.filter((a) => a.status === 403)[0]!.body.code).toBe("TOO_MANY_ATTEMPTS");
+      } finally {
+        for (const app of apps) await app.close();
+      }
+    },
+    TIMEOUT,
+  );
+
+  it(
+    "password and OTP sign-ins at once from one client share the count; none waits for the other",
+    async () => {
+      const apps = await start();
+      try {
+        const email = "mixed@example.com";
+        await apps[0]!.signUp(email);
+        const answers = await inParallel(20, (i) => {
+          const browser = apps[i % apps.length]!.browser();
+          return i % 2 === 0
+            ? browser.post("/api/auth/sign-in/email", { email, password: "not the password" })
+            : browser.post("/api/auth/sign-in/email-otp", { email, otp: "000000" });
+        });
+        // Every request answered, none with a database timeout (503) or another 5xx.
+        expect(answers.filter((a) => a.status >= 500)).toEqual([]);
+        expect(statusCounts(answers)[429]).toBeGreaterThan(0);
       } finally {
         for (const app of apps) await app.close();
       }
