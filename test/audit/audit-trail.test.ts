@@ -171,7 +171,9 @@ describe("audit trail", () => {
     secrets.add(resetPassword);
     await post(app.browser(), "/api/auth/reset-password", { newPassword: resetPassword, token });
     // The same link once more: refused, a reuse of a consumed credential.
-    const reused = await app.browser().post("/api/auth/reset-password", { newPassword: "yet another passphrase", token });
+    const reused = await app
+      .browser()
+      .post("/api/auth/reset-password", { newPassword: "yet another passphrase", token });
     expect(reused.status).toBe(400);
 
     // Second factor on and off.

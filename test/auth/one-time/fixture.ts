@@ -6,8 +6,9 @@
  * two instances on one PostgreSQL database (`databaseUrl`): the parallel requests of a test are
  * spread over them, as a load balancer would.
  */
-import type { BetterAuthOptions } from "better-auth";
+import type { BetterAuthOptions, BetterAuthPlugin } from "better-auth";
 import { betterAuth } from "better-auth";
+import * as betterAuthPlugins from "better-auth/plugins";
 import {
   deviceAuthorization,
   emailOTP,
@@ -31,7 +32,6 @@ import {
 import { type ActionCtx, anyApi, defineSchema, functionsFor, type QueryCtx } from "service-auth/server";
 import { createApi } from "../../../src/auth/data/functions.ts";
 import { keyFunctions } from "../../../src/auth/keys/functions.ts";
-import { apiKey } from "../../helpers/api-key-plugin.ts";
 import { ON_PINNED_LINE } from "../../helpers/better-auth-line.ts";
 import { browserAt, type FixtureBrowser, freePort } from "../../helpers/browser.ts";
 import { PASSWORD } from "../../helpers/example-app.ts";
@@ -39,6 +39,15 @@ import { callFunction, type JsonResponse } from "../../helpers/http.ts";
 import { startTestService, type TestService } from "../../helpers/service.ts";
 
 export { PASSWORD };
+
+/**
+ * The api-key plugin from where the installed line has it (as test/helpers/api-key-plugin.ts),
+ * typed loosely: the device-code test runs on the newest line only, and its type check there
+ * (`typecheck:next`) reaches this file.
+ */
+const apiKey: (options?: Record<string, unknown>) => BetterAuthPlugin = ON_PINNED_LINE
+  ? (betterAuthPlugins as unknown as Record<string, any>).apiKey
+  : (await import(/* @vite-ignore */ ["@better-auth", "api-key"].join("/"))).apiKey;
 
 /** Attempts an email OTP allows (Better Auth's default). */
 export const OTP_ATTEMPTS = 3;
