@@ -145,7 +145,7 @@ export async function startOneTimeApps(options: OneTimeOptions = {}): Promise<On
   const ports = await Promise.all(Array.from({ length: instances }, () => freePort()));
   const urls = ports.map((port) => `http://127.0.0.1:${port}`);
   const services: TestService[] = [];
-  for (const [i, port] of ports.entries()) {
+  for (const port of ports) {
     services.push(
       await startTestService({
         schema,
@@ -161,7 +161,6 @@ export async function startOneTimeApps(options: OneTimeOptions = {}): Promise<On
         envDefaults: { SITE_URL: urls[0] },
       }),
     );
-    void i;
   }
   const [first] = services;
   return {
