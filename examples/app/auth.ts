@@ -159,6 +159,8 @@ export const {
   updateMany,
   deleteOne,
   deleteMany,
+  consumeOne,
+  incrementOne,
   getLatestJwks,
   rotateKeys,
   retireKeys,

@@ -254,10 +254,51 @@ function factory(
           await ops.deleteOne({ model, where: names.where(model, where) ?? [] });
         },
         deleteMany: ({ model, where }) => ops.deleteMany({ model, where: names.where(model, where) ?? [] }),
+        ...atomicMethods(ops, names),
         options: meta.info,
       };
     },
   });
+}
+
+/** A where clause as Better Auth's adapter factory hands it over (1.4's `CleanedWhere`, 1.7's too). */
+type FactoryWhere = CleanedWhere[] | undefined;
+
+/**
+ * Better Auth 1.7's race-safe primitives, each one data operation, so one transaction: `consumeOne`
+ * deletes and returns one matching row (of parallel consumers exactly one gets it), `incrementOne`
+ * adds deltas to one row matching the guard. An empty where matches nothing here: both are meant
+ * for one row named by its clauses. Better Auth 1.4's factory does not call them.
+ */
+function atomicMethods(ops: OperationCalls, names: FieldNames) {
+  return {
+    consumeOne: async ({ model, where }: { model: string; where: FactoryWhere }) => {
+      if (!where?.length) return null;
+      return names.doc(model, await ops.consumeOne({ model, where: names.where(model, where)! })) as any;
+    },
+    incrementOne: async ({
+      model,
+      where,
+      increment,
+      set,
+    }: {
+      model: string;
+      where: FactoryWhere;
+      increment: Record<string, number>;
+      set?: Record<string, unknown>;
+    }) => {
+      if (!where?.length) return null;
+      return names.doc(
+        model,
+        await ops.incrementOne({
+          model,
+          where: names.where(model, where)!,
+          increment: names.data(model, increment) as Record<string, number>,
+          ...(set && Object.keys(set).length > 0 && { set: names.data(model, withoutId(set)) }),
+        }),
+      ) as any;
+    },
+  };
 }
 
 /** Options of the direct adapter: the schema plus the data layer's triggers and unique fields. */

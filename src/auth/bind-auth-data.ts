@@ -71,7 +71,7 @@ export interface AuthDataOptions<S extends SchemaDefinition> {
  *   betterAuth({ ...options, database: authData.httpAdapter(ctx) });
  * export const {
  *   create, findOne, findMany, count, updateOne, updateMany, deleteOne, deleteMany,
- *   getLatestJwks, rotateKeys, retireKeys, checkOptions,
+ *   consumeOne, incrementOne, getLatestJwks, rotateKeys, retireKeys, checkOptions,
  * } = authData.createAuthFunctions(createAuth);
  * ```
  */

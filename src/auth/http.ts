@@ -28,6 +28,7 @@ import {
 } from "service-auth/server";
 import { watchingMailFailures } from "./mail/unavailable.ts";
 import { type UserDeletingAuth, undoSignUp } from "./mail/undo-sign-up.ts";
+import { asOneTimeTransaction, consumesCredential, replayable } from "./one-time/routes.ts";
 import { DEFAULT_BASE_PATH } from "./plugins/backend/options.ts";
 import { CLIENT_IP_HEADER } from "./rate-limit/rules.ts";
 import { originMatcher, TRUSTED_ORIGINS_VAR, trustedOriginsOf } from "./site-origins.ts";
@@ -171,7 +172,14 @@ function databaseFaultResponse(fault: AppError): Response {
  */
 export function authMiddleware(
   createAuth: CreateAuth,
-  options: { basePath?: string } = {},
+  options: {
+    basePath?: string;
+    /**
+     * More routes (paths below `basePath`, e.g. a plugin's of the app's own) that consume a one-time
+     * credential and so run as one transaction, as the built-in ones do (one-time/routes.ts).
+     */
+    oneTimeRoutes?: readonly string[];
+  } = {},
 ): MiddlewareHandler<HttpEnv> {
   const basePath = options.basePath ?? DEFAULT_BASE_PATH;
   return async (c, next) => {
@@ -189,9 +197,15 @@ export function authMiddleware(
         try {
           auth = createAuth(database.ctx);
           const handler = auth;
-          ({ value: response, mailFailed } = await watchingMailFailures(() =>
-            handler.handler(authRequest(c.req.raw, c.env.meta?.clientIp)),
-          ));
+          const request = authRequest(c.req.raw, c.env.meta?.clientIp);
+          ({ value: response, mailFailed } = await watchingMailFailures(async () => {
+            if (!consumesCredential(route, request.headers, options.oneTimeRoutes))
+              return handler.handler(request);
+            // One transaction, so parallel uses of one credential give the sequential outcome
+            // (one-time/routes.ts); it may run again after a conflict, on a fresh copy of the request.
+            const copy = await replayable(request);
+            return asOneTimeTransaction(() => database.ctx.runInTransaction(() => handler.handler(copy())));
+          }));
         } catch (error) {
           const fault = database.fault();
           if (fault) return databaseFaultResponse(fault);

@@ -170,6 +170,11 @@ describe("audit trail", () => {
     const resetPassword = "the password after reset";
     secrets.add(resetPassword);
     await post(app.browser(), "/api/auth/reset-password", { newPassword: resetPassword, token });
+    // The same link once more: refused, a reuse of a consumed credential.
+    const reused = await app
+      .browser()
+      .post("/api/auth/reset-password", { newPassword: "yet another passphrase", token });
+    expect(reused.status).toBe(400);
 
     // Second factor on and off.
     const bob = await app.signUp("bob@example.com");
@@ -233,6 +238,10 @@ describe("audit trail", () => {
     expect(one("sign-out").targetId).toBe(alice.userId);
     expect(one("password.changed").targetId).toBe(alice.userId);
     expect(one("password.reset").targetId).toBe(alice.userId);
+    expect(one("credential.reused").details).toMatchObject({
+      method: "/reset-password",
+      reason: "INVALID_TOKEN",
+    });
     expect(one("second-factor.enabled").targetId).toBe(bob.userId);
     expect(one("second-factor.disabled").targetId).toBe(bob.userId);
     expect(one("keys.rotated")).toMatchObject({

@@ -6,6 +6,7 @@
 import {
   authFlowTestSuite,
   caseInsensitiveTestSuite,
+  normalTestSuite,
   testAdapter,
   transactionsTestSuite,
 } from "@better-auth/test-utils/adapter";
@@ -17,11 +18,18 @@ import { PostgresEngine } from "../../src/backend/storage/postgres/engine.ts";
 import {
   authFunctions,
   directAdapterThroughFunctions,
+  INCREMENT_ONE_TEST,
   migratingBackend,
 } from "../auth/fixtures/adapter-harness.ts";
 import { postgresBinDir, type TestPostgres, usePostgres } from "../helpers/postgres.ts";
 
-const nextLineSuites = () => [caseInsensitiveTestSuite(), transactionsTestSuite(), authFlowTestSuite()];
+const nextLineSuites = () => [
+  caseInsensitiveTestSuite(),
+  transactionsTestSuite(),
+  authFlowTestSuite(),
+  // Of the basic suite, the atomic methods' test (it compares no ids).
+  normalTestSuite({ disableTests: { ALL: true, [INCREMENT_ONE_TEST]: false } }),
+];
 
 /** Backends on fresh databases of `server`, one per migration. */
 const onPostgres = (server: () => TestPostgres) =>

@@ -33,6 +33,7 @@ export const AUDIT_EVENT_TYPES = [
   "second-factor.disabled",
   "keys.rotated",
   "env.changed",
+  "credential.reused",
 ] as const;
 
 /**

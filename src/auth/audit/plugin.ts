@@ -13,6 +13,7 @@ import { APIError, createAuthMiddleware } from "better-auth/api";
 import { KEY_PATHS } from "../plugins/backend/index.ts";
 import { CLIENT_IP_HEADER } from "../rate-limit/rules.ts";
 import { AUDIT_MODEL, type AuditInput, auditRow } from "./events.ts";
+import { consumesOn, PRESENTED_IDENTIFIER, tombstoneOf, tombstoneRow } from "./reuse.ts";
 
 /** The audit table as Better Auth describes it (`getAuthTables` turns it into the platform table). */
 export const AUDIT_SCHEMA = {
@@ -199,6 +200,11 @@ export const auditTrail = () => {
     verification: {
       delete: {
         after: async (verification: any, ctx: HookContext) => {
+          // A consumed one-time credential leaves a tombstone, so a second consumer is recognised (reuse.ts).
+          if (consumesOn(pathOf(ctx), verification?.identifier)) {
+            const adapter = await getCurrentAdapter(ctx?.context.adapter ?? baseAdapter);
+            await adapter.create({ model: "verification", data: tombstoneRow(verification) });
+          }
           // A used reset link: its identifier holds the token (never stored), its value the user.
           if (pathOf(ctx) !== "/reset-password") return;
           if (!String(verification.identifier ?? "").startsWith("reset-password:")) return;
@@ -233,6 +239,30 @@ export const auditTrail = () => {
                 method: ctx.path,
                 reason: (returned.body as { code?: string } | undefined)?.code ?? returned.status,
                 status: returned.statusCode,
+              },
+            });
+          }),
+        },
+        {
+          // A failed use of a credential that was consumed before: a refused reuse (reuse.ts).
+          matcher: (ctx) => Object.hasOwn(PRESENTED_IDENTIFIER, ctx.path ?? ""),
+          handler: createAuthMiddleware(async (ctx) => {
+            // A redirect is an APIError too: a sign-in made by this request is no refusal.
+            if (!(ctx.context.returned instanceof APIError) || ctx.context.newSession) return;
+            const identifier = PRESENTED_IDENTIFIER[ctx.path]!(ctx);
+            if (!identifier) return;
+            const { internalAdapter } = ctx.context;
+            if (await internalAdapter.findVerificationValue(identifier)) return;
+            if (!(await internalAdapter.findVerificationValue(tombstoneOf(identifier)))) return;
+            const email = typeof ctx.body?.email === "string" ? ctx.body.email.trim().toLowerCase() : null;
+            await record(ctx as HookContext, {
+              type: "credential.reused",
+              actorId: null,
+              email,
+              details: {
+                method: ctx.path,
+                reason: (ctx.context.returned.body as { code?: string } | undefined)?.code ?? null,
+                status: ctx.context.returned.statusCode,
               },
             });
           }),

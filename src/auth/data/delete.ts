@@ -1,4 +1,4 @@
-/** `deleteOne` / `deleteMany`: beforeDelete → delete → onDelete, per document. */
+/** `deleteOne` / `deleteMany` / `consumeOne`: beforeDelete → delete → onDelete, per document. */
 import type { MutationCtx } from "service-auth/server";
 import { findDocs, findFirst } from "../where/index.ts";
 import { shapeOf, triggersOf } from "./models.ts";
@@ -33,4 +33,20 @@ export async function dbDeleteMany(ctx: AnyCtx, config: DataConfig, args: Delete
   const docs = await findDocs(writer.db, args.model, shape, { where: args.where });
   for (const doc of docs) await deleteDoc(writer, config, args.model, doc);
   return docs.length;
+}
+
+/**
+ * `consumeOne` (Better Auth 1.7): deletes the first matching document and returns it, or null when
+ * none matched. One transaction, so of parallel consumers of one row exactly one gets it.
+ */
+export async function dbConsumeOne(
+  ctx: AnyCtx,
+  config: DataConfig,
+  args: DeleteArgs,
+): Promise<StoredDoc | null> {
+  const shape = shapeOf(config, args.model);
+  const writer = requireWriter(ctx, "delete", args.model);
+  const doc = await findFirst(writer.db, args.model, shape, args.where);
+  if (doc) await deleteDoc(writer, config, args.model, doc);
+  return doc;
 }

@@ -8,10 +8,10 @@
 import { type PropertyValidators, v } from "service-auth/values";
 import { dbCount } from "./count.ts";
 import { dbCreate } from "./create.ts";
-import { dbDeleteMany, dbDeleteOne } from "./delete.ts";
+import { dbConsumeOne, dbDeleteMany, dbDeleteOne } from "./delete.ts";
 import { dbFindMany, dbFindOne } from "./find.ts";
 import type { AnyCtx, DataConfig } from "./types.ts";
-import { dbUpdateMany, dbUpdateOne } from "./update.ts";
+import { dbIncrementOne, dbUpdateMany, dbUpdateOne } from "./update.ts";
 import { ARGS } from "./validators.ts";
 
 export type OperationKind = "query" | "mutation";
@@ -32,7 +32,7 @@ function operation<K extends OperationKind, Args, Result>(
   return { kind, args, run };
 }
 
-const { model, data, select, where, sortBy, limit, offset } = ARGS;
+const { model, data, select, where, sortBy, limit, offset, increment } = ARGS;
 
 /** The table. Argument order in each validator is the order errors are found in. */
 export const DATA_OPERATIONS = {
@@ -48,6 +48,9 @@ export const DATA_OPERATIONS = {
   updateMany: operation("mutation", { model, where, update: data }, dbUpdateMany),
   deleteOne: operation("mutation", { model, where }, dbDeleteOne),
   deleteMany: operation("mutation", { model, where }, dbDeleteMany),
+  // Better Auth 1.7's race-safe primitives: each one transaction (adapter.ts).
+  consumeOne: operation("mutation", { model, where }, dbConsumeOne),
+  incrementOne: operation("mutation", { model, where, increment, set: v.optional(data) }, dbIncrementOne),
 };
 
 type Operations = typeof DATA_OPERATIONS;

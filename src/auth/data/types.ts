@@ -96,6 +96,14 @@ export interface UpdateArgs {
   where: WhereClause[];
   update: Record<string, unknown>;
 }
+export interface IncrementArgs {
+  model: string;
+  where: WhereClause[];
+  /** Signed deltas per numeric field. */
+  increment: Record<string, number>;
+  /** Values assigned in the same write. */
+  set?: Record<string, unknown>;
+}
 export interface DeleteArgs {
   model: string;
   where: WhereClause[];

@@ -70,6 +70,7 @@ export const ARGS = {
   sortBy: v.optional(sortByValidator),
   limit: v.optional(v.number()),
   offset: v.optional(v.number()),
+  increment: v.record(v.number()),
 } as const;
 
 /** The arguments of every operation under `skipValidation`: only the model name is typed. */
@@ -82,12 +83,14 @@ export const LOOSE_ARGS: PropertyValidators = {
   sortBy: v.optional(v.any()),
   limit: v.optional(v.any()),
   offset: v.optional(v.any()),
+  increment: v.optional(v.any()),
+  set: v.optional(v.any()),
 };
 
 /** Validates `data`/`update` against exactly its model; errors name the model and the field. */
 export function checkModelArgs(
   config: DataConfig,
-  args: { model: string; data?: unknown; update?: unknown },
+  args: { model: string; data?: unknown; update?: unknown; set?: unknown },
 ): void {
   let shape: TableShape;
   try {
@@ -101,6 +104,7 @@ export function checkModelArgs(
   try {
     if (args.data !== undefined) validate(validators.create, args.data, "args.data");
     if (args.update !== undefined) validate(validators.update, args.update, "args.update");
+    if (args.set !== undefined) validate(validators.update, args.set, "args.set");
   } catch (e) {
     if (!(e instanceof ValidationError)) throw e;
     throw new ValidationError(

@@ -20,6 +20,7 @@
  */
 import type { BetterAuthOptions } from "better-auth";
 import { isAppError, logger } from "service-auth/server";
+import { inOneTimeTransaction } from "../one-time/routes.ts";
 import { clientAndPath, ruleOf } from "./keys.ts";
 import { consumeStep, type RateLimitCount, type RateLimitEntry, type RateLimitStore } from "./store.ts";
 
@@ -177,6 +178,9 @@ const consuming = new Map<string, Promise<unknown>>();
  * client to one instance never race each other for the row; only other instances can.
  */
 function afterEarlierConsumes<T>(key: string, task: () => Promise<T>): Promise<T> {
+  // A one-time route's request counts inside its own transaction, which already orders it against
+  // every other; waiting here for a consume that waits for this transaction's lock would never end.
+  if (inOneTimeTransaction()) return task();
   const run = (consuming.get(key) ?? Promise.resolve()).then(task, task);
   const settled = run.then(
     () => undefined,

@@ -22,6 +22,8 @@ test("the wire names and kinds the HTTP adapter and apps rely on", () => {
     ["updateMany", "mutation", "internal"],
     ["deleteOne", "mutation", "internal"],
     ["deleteMany", "mutation", "internal"],
+    ["consumeOne", "mutation", "internal"],
+    ["incrementOne", "mutation", "internal"],
   ]);
   expect(OPERATION_NAMES).toEqual(Object.keys(api));
 });
@@ -35,7 +37,7 @@ test("a custom mutation builder makes the writes, the platform's internal query 
   createApi(schema, { internalMutation });
   const writes = OPERATION_NAMES.filter((name) => DATA_OPERATIONS[name].kind === "mutation");
   expect(built).toEqual(writes.map((name) => Object.keys(DATA_OPERATIONS[name].args).join(",")));
-  expect(built).toHaveLength(5);
+  expect(built).toHaveLength(7);
 });
 
 test("operationCalls passes each call on with its own name and operation", async () => {

@@ -178,6 +178,8 @@ test("skipValidation: only the model name is typed", () => {
     "updateMany",
     "deleteOne",
     "deleteMany",
+    "consumeOne",
+    "incrementOne",
   ]);
   for (const fn of OPERATION_NAMES) {
     expect(check(loose[fn], anything), fn).toBe("accepted");
