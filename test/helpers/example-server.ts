@@ -1,14 +1,18 @@
 /**
- * The example app as `npm start` runs it: `examples/app/main.ts` in a child process on a free
- * port, with SITE_URL at 127.0.0.1 and its own DATABASE_URL. main.ts announces itself with a JSON
- * log line `listening on <url>` on stderr, so logs are on (LOG_LEVEL=info) unless told otherwise.
+ * The example app as `npm start` runs it: `service-auth start examples/app` in a child process on
+ * a free port, with SITE_URL at 127.0.0.1 and its own DATABASE_URL. The start announces itself
+ * with a JSON log line `listening on <url>` on stderr, so logs are on (LOG_LEVEL=info) unless told
+ * otherwise.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { join } from "node:path";
 import { freePort } from "./example-app.ts";
 import { NODE_ARGS, PROCESS_WAIT_MS, ROOT } from "./process.ts";
 
-export const EXAMPLE_MAIN = join(ROOT, "examples/app/main.ts");
+/** The `service-auth` command (the package's bin). */
+export const SERVICE_AUTH_BIN = join(ROOT, "src/app/cli/bin.ts");
+/** Its arguments for `npm start`: `runTsx(SERVICE_AUTH_BIN, START_EXAMPLE, …)`. */
+export const START_EXAMPLE = ["start", join(ROOT, "examples/app")];
 
 export interface ExampleServer {
   child: ChildProcess;
@@ -21,7 +25,7 @@ export interface ExampleServer {
 }
 
 /**
- * Spawns main.ts (on `env.PORT`, or a free port) and waits for its `listening on` line. Rejects with the output when the process
+ * Spawns `service-auth start examples/app` (on `env.PORT`, or a free port) and waits for its `listening on` line. Rejects with the output when the process
  * exits first or does not listen within `timeoutMs`.
  */
 export async function spawnExampleServer(
@@ -30,7 +34,7 @@ export async function spawnExampleServer(
 ): Promise<ExampleServer> {
   const port = env.PORT ? Number(env.PORT) : await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, [...NODE_ARGS, EXAMPLE_MAIN], {
+  const child = spawn(process.execPath, [...NODE_ARGS, SERVICE_AUTH_BIN, ...START_EXAMPLE], {
     cwd: ROOT,
     env: {
       ...process.env,
@@ -55,7 +59,7 @@ export async function spawnExampleServer(
   return new Promise((done, fail) => {
     const timer = setTimeout(() => {
       child.kill("SIGKILL");
-      fail(new Error(`examples/app/main.ts did not start\nstderr: ${stderr}`));
+      fail(new Error(`service-auth start examples/app did not start\nstderr: ${stderr}`));
     }, timeoutMs);
     child.stderr!.on("data", (d) => {
       stderr += d;
@@ -66,7 +70,11 @@ export async function spawnExampleServer(
     });
     child.once("exit", (code, signal) => {
       clearTimeout(timer);
-      fail(new Error(`examples/app/main.ts exited (${code ?? signal}) before listening\nstderr: ${stderr}`));
+      fail(
+        new Error(
+          `service-auth start examples/app exited (${code ?? signal}) before listening\nstderr: ${stderr}`,
+        ),
+      );
     });
   });
 }

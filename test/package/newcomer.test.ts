@@ -272,7 +272,7 @@ const json = (text: string) =>
 describe.skipIf(!hasCurl)("README: your own app from an empty folder, from the packed tarball", () => {
   it("the section shows app.mjs and main.mjs, and the tarball ships the build, not the sources", () => {
     expect([...namedFiles(OWN_APP).keys()].sort()).toEqual(["app.mjs", "main.mjs"]);
-    expect(packedFiles).toContain("dist/backend/cli/bin.js");
+    expect(packedFiles).toContain("dist/app/cli/bin.js");
     expect(packedFiles).toContain("dist/backend/server.d.ts");
     expect(packedFiles).toContain("README.md");
     expect(
