@@ -115,10 +115,11 @@ export async function startApp(
     schemaCheck,
     prepare,
   });
+  // Before the line that says it serves: a signal sent on reading it must find the handler.
+  if (options.exitOnSignals !== false) exitOnSignals(service);
   logger.info(
     `listening on ${service.url}`,
     "role" in service ? { workers: service.workerPids().length } : {},
   );
-  if (options.exitOnSignals !== false) exitOnSignals(service);
   return service;
 }

@@ -25,17 +25,33 @@ export interface ExampleServer {
 }
 
 /**
- * Spawns `service-auth start examples/app` (on `env.PORT`, or a free port) and waits for its `listening on` line. Rejects with the output when the process
- * exits first or does not listen within `timeoutMs`.
+ * Spawns `service-auth start examples/app` (on `env.PORT`, or a free port) and waits for its
+ * `listening on` line. Rejects with the output when the process exits first or does not listen
+ * within `timeoutMs`.
  */
-export async function spawnExampleServer(
+export function spawnExampleServer(
   env: Record<string, string | undefined> & { DATABASE_URL: string },
   timeoutMs = PROCESS_WAIT_MS,
 ): Promise<ExampleServer> {
+  return spawnStart(START_EXAMPLE, env, { timeoutMs });
+}
+
+/**
+ * Spawns `service-auth ARGS` (e.g. `start`, `start DIR`) in `cwd` (default the repository root)
+ * as {@link spawnExampleServer} does.
+ */
+export async function spawnStart(
+  args: string[],
+  env: Record<string, string | undefined>,
+  options: { cwd?: string; timeoutMs?: number } = {},
+): Promise<ExampleServer> {
+  const timeoutMs = options.timeoutMs ?? PROCESS_WAIT_MS;
   const port = env.PORT ? Number(env.PORT) : await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, [...NODE_ARGS, SERVICE_AUTH_BIN, ...START_EXAMPLE], {
-    cwd: ROOT,
+  // Outside the root, `--import tsx` would be looked up from there: give its file instead.
+  const nodeArgs = options.cwd ? NODE_ARGS.map((a) => (a === "tsx" ? import.meta.resolve("tsx") : a)) : NODE_ARGS;
+  const child = spawn(process.execPath, [...nodeArgs, SERVICE_AUTH_BIN, ...args], {
+    cwd: options.cwd ?? ROOT,
     env: {
       ...process.env,
       NODE_ENV: "development",
@@ -59,7 +75,7 @@ export async function spawnExampleServer(
   return new Promise((done, fail) => {
     const timer = setTimeout(() => {
       child.kill("SIGKILL");
-      fail(new Error(`service-auth start examples/app did not start\nstderr: ${stderr}`));
+      fail(new Error(`service-auth ${args.join(" ")} did not start\nstderr: ${stderr}`));
     }, timeoutMs);
     child.stderr!.on("data", (d) => {
       stderr += d;
@@ -72,7 +88,7 @@ export async function spawnExampleServer(
       clearTimeout(timer);
       fail(
         new Error(
-          `service-auth start examples/app exited (${code ?? signal}) before listening\nstderr: ${stderr}`,
+          `service-auth ${args.join(" ")} exited (${code ?? signal}) before listening\nstderr: ${stderr}`,
         ),
       );
     });
