@@ -11,7 +11,6 @@ import { appFile, exportedApp } from "../../backend/cli/app-file.ts";
 import { dev } from "../../backend/cli/dev.ts";
 import { main, reportFailure, USAGE_HINT } from "../../backend/cli/main.ts";
 import { StartRefusal } from "../../backend/server.ts";
-import { startApp } from "../start-app.ts";
 
 const [command, arg] = process.argv.slice(2);
 
@@ -44,6 +43,8 @@ if (command === "start" || command === "dev") {
   else {
     try {
       const app = exportedApp(await import(pathToFileURL(file).href));
+      // Loaded only to start: the other commands need neither the auth nor Better Auth.
+      const { startApp } = await import("../start-app.ts");
       if (app) await startApp(app as Parameters<typeof startApp>[0]);
     } catch (error) {
       refused(error);
