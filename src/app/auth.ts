@@ -41,6 +41,13 @@ import {
 /**
  * The product defaults an app may turn off, each by name (`false`); every one is on unless the
  * definition says otherwise, and the start log names those turned off.
+ *
+ * @example
+ * ```ts
+ * // A test instance without rate limits; the start log says "defaults turned off by the app: rateLimit".
+ * const defaults: AuthDefaultSwitches = { rateLimit: false };
+ * export default defineApp({ schema, modules, auth: { schema, defaults } });
+ * ```
  */
 export interface AuthDefaultSwitches {
   /** Rate limits on sign-in, reset, OTP and token endpoints, counted in the database by real client address. */
@@ -56,7 +63,17 @@ export interface AuthDefaultSwitches {
 /** The names of {@link AuthDefaultSwitches}, in the order the start log lists them. */
 export const AUTH_DEFAULT_NAMES = ["rateLimit", "auditTrail", "housekeeping", "adminFunctions"] as const;
 
-/** What the app's options function gets: the request's settings and the emails through the outbox. */
+/**
+ * What the app's options function gets: the request's settings and the emails through the outbox.
+ *
+ * @example
+ * ```ts
+ * const options = ({ env, emails }: AuthOptionsContext) => ({
+ *   plugins: [magicLink({ sendMagicLink: emails.sendMagicLink })],
+ *   session: { expiresIn: Number(env.get("SESSION_DAYS") ?? 30) * 86_400 },
+ * });
+ * ```
+ */
 export interface AuthOptionsContext {
   env: EnvReader;
   /** Verification, reset, magic-link and OTP emails, queued in the request's transaction. */
@@ -241,7 +258,15 @@ type ProductAuthOptions = Omit<BetterAuthOptions, "plugins"> & {
 
 type KeyManagingCreateAuth = Parameters<ReturnType<typeof bindAuthData>["createAuthFunctions"]>[0];
 
-/** What {@link defineAuth} returns. */
+/**
+ * What {@link defineAuth} returns.
+ *
+ * @example
+ * ```ts
+ * const auth: AuthDefinition<typeof schema> = defineAuth({ schema });
+ * const session = await auth.authData.getSession(ctx);
+ * ```
+ */
 export type AuthDefinition<S extends SchemaDefinition = SchemaDefinition> = ReturnType<typeof defineAuth<S>>;
 
 /** The product's function modules, as the typed API sees them. */

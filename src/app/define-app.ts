@@ -72,7 +72,15 @@ export interface AppInput<S extends SchemaDefinition, M extends Modules> {
 
 const APP_BRAND = Symbol.for("service-auth.app");
 
-/** What {@link defineApp} returns: `startService` options plus the app's commands and auth. */
+/**
+ * What {@link defineApp} returns: `startService` options plus the app's commands and auth.
+ *
+ * @example
+ * ```ts
+ * export const app: AppDefinition = defineApp({ schema, modules: { notes }, auth: { schema } });
+ * export const api: ApiOf<typeof app.modules> = anyApi;
+ * ```
+ */
 export type AppDefinition<S extends SchemaDefinition = SchemaDefinition, M extends Modules = Modules> = Omit<
   ServiceOptions,
   "modules"
@@ -87,7 +95,15 @@ export type AppDefinition<S extends SchemaDefinition = SchemaDefinition, M exten
   readonly [APP_BRAND]: true;
 };
 
-/** Whether `value` was made by {@link defineApp}. */
+/**
+ * Whether `value` was made by {@link defineApp}.
+ *
+ * @example
+ * ```ts
+ * const mod = await import("./app.ts");
+ * if (isAppDefinition(mod.default)) await startApp(mod.default);
+ * ```
+ */
 export function isAppDefinition(value: unknown): value is AppDefinition {
   return typeof value === "object" && value !== null && (value as any)[APP_BRAND] === true;
 }

@@ -33,7 +33,15 @@ import {
 } from "../backend/server.ts";
 import { type AppDefinition, isAppDefinition } from "./define-app.ts";
 
-/** Options of {@link startApp}. */
+/**
+ * Options of {@link startApp}.
+ *
+ * @example
+ * ```ts
+ * // In a test: settings of its own, no process-wide signal handlers.
+ * const service = await startApp(app, { env: { PORT: "0", DATABASE_URL: file }, exitOnSignals: false });
+ * ```
+ */
 export interface StartAppOptions {
   /** Where the settings are read (default `process.env`). */
   env?: Record<string, string | undefined>;
