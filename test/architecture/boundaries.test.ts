@@ -121,7 +121,11 @@ describe("architecture boundaries", () => {
   });
 
   it("the product (src/app) builds on the public entry points of the platform and the auth; its bin on the platform CLI", () => {
-    const publicEntries = ["src/backend/server.ts", "src/auth/index.ts", "src/auth/message-channel-polyfill.ts"];
+    const publicEntries = [
+      "src/backend/server.ts",
+      "src/auth/index.ts",
+      "src/auth/message-channel-polyfill.ts",
+    ];
     const offenders: string[] = [];
     for (const file of files(join(root, "src/app"))) {
       const cli = relative(root, file).startsWith("src/app/cli/");

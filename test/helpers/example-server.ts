@@ -49,7 +49,9 @@ export async function spawnStart(
   const port = env.PORT ? Number(env.PORT) : await freePort();
   const url = `http://127.0.0.1:${port}`;
   // Outside the root, `--import tsx` would be looked up from there: give its file instead.
-  const nodeArgs = options.cwd ? NODE_ARGS.map((a) => (a === "tsx" ? import.meta.resolve("tsx") : a)) : NODE_ARGS;
+  const nodeArgs = options.cwd
+    ? NODE_ARGS.map((a) => (a === "tsx" ? import.meta.resolve("tsx") : a))
+    : NODE_ARGS;
   const child = spawn(process.execPath, [...nodeArgs, SERVICE_AUTH_BIN, ...args], {
     cwd: options.cwd ?? ROOT,
     env: {
