@@ -7,6 +7,7 @@ import "../auth/message-channel-polyfill.ts";
 
 export type { AppAuthOptions, AuthDefaultSwitches, AuthDefinition, AuthOptionsContext } from "./auth.ts";
 export { authTables, defineAuth } from "./auth.ts";
+export { browserScript } from "./browser-script.ts";
 export type { AppDefinition, AppInput } from "./define-app.ts";
 export { defineApp, isAppDefinition } from "./define-app.ts";
 export type { StartAppOptions } from "./start-app.ts";

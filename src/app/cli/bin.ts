@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 /**
- * The `service-auth` command (`npm run cli --` in this repository). `start [APP]` serves an app
+ * The `service-auth` command (`npm run cli --` in this repository). `init [DIR]` makes a new app
+ * (init.ts), `start [APP]` serves an app
  * with every setting and rule (start-app.ts), `dev [APP]` does so in the development loop
  * (restarted on changes), and every other command is the platform CLI's (src/backend/cli/main.ts).
  * APP is the app's module or folder (default: the current folder's app.ts / app.mjs); a module
@@ -30,7 +31,15 @@ function refused(error: unknown): never {
   throw error;
 }
 
-if (command === "start" || command === "dev") {
+if (command === "init") {
+  const { init } = await import("./init.ts");
+  process.exit(
+    init(process.argv.slice(3), {
+      stdout: (text) => process.stdout.write(text),
+      stderr: (text) => process.stderr.write(text),
+    }),
+  );
+} else if (command === "start" || command === "dev") {
   const file = appFile(arg);
   if (!file) {
     process.stderr.write(

@@ -30,6 +30,9 @@ import { migrateCommand, schemaCommand } from "./schema-commands.ts";
 const DEFAULT_APP = "examples/app/app.ts";
 
 export const USAGE = `usage:
+  service-auth init [DIR] [--package SPEC]
+                                         (a new app in DIR: tables, a query, a mutation,
+                                          sign-in, a page, a test; SPEC: what it depends on)
   service-auth start [APP]               (serves the app: APP is its module or folder, default
                                           the current folder's app.ts / app.mjs; every setting
                                           checked at start)
