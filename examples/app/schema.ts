@@ -1,12 +1,11 @@
-import { defineAuthTables } from "service-auth/auth";
+import { authTables } from "service-auth/app";
 import { defineSchema, defineTable, v } from "service-auth/server";
-import { authSchemaOptions } from "./auth-options.ts";
+import { authSchemaOptions, authTableExtensions } from "./auth-options.ts";
 
 export default defineSchema({
-  // The auth tables of the auth options (core, admin, organization, two-factor, the shared
-  // rate-limit counts; the example's `username`, filled by a beforeCreate trigger), with an index
-  // for looking users up by username.
-  ...defineAuthTables(authSchemaOptions, { user: { indexes: { username: ["username"] } } }),
+  // The auth tables of the auth options (core, admin, organization, two-factor; the product's
+  // rate-limit counts and audit trail; the example's `username`, filled by a beforeCreate trigger).
+  ...authTables(authSchemaOptions, authTableExtensions),
   /** One profile per user, made by the onCreate trigger. */
   profiles: defineTable({ userId: v.id("user"), bio: v.string() }).index("userId", ["userId"]),
   /** Counters kept by application triggers (e.g. the user count). */

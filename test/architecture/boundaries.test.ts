@@ -110,11 +110,33 @@ describe("architecture boundaries", () => {
       for (const { spec } of imports(file)) {
         const target = spec.startsWith(".") ? resolveRelative(file, spec) : spec;
         if (
-          /^(src\/(auth|client|react|nextjs|svelte|sveltekit|tanstack-start)|examples)\//.test(target) ||
-          /^service-auth\/(auth|client|react|nextjs|svelte|sveltekit|tanstack-start)/.test(target)
+          /^(src\/(app|auth|client|react|nextjs|svelte|sveltekit|tanstack-start)|examples)\//.test(target) ||
+          /^service-auth\/(app|auth|client|react|nextjs|svelte|sveltekit|tanstack-start)/.test(target)
         ) {
           offenders.push(`${relative(root, file)} -> ${spec}`);
         }
+      }
+    }
+    expect(offenders).toEqual([]);
+  });
+
+  it("the product (src/app) builds on the public entry points of the platform and the auth; its bin on the platform CLI", () => {
+    const publicEntries = [
+      "src/backend/server.ts",
+      "src/auth/index.ts",
+      "src/auth/message-channel-polyfill.ts",
+    ];
+    const offenders: string[] = [];
+    for (const file of files(join(root, "src/app"))) {
+      const cli = relative(root, file).startsWith("src/app/cli/");
+      for (const { spec } of imports(file)) {
+        if (!spec.startsWith(".")) continue;
+        const target = resolveRelative(file, spec);
+        const allowed =
+          target.startsWith("src/app/") ||
+          publicEntries.includes(target) ||
+          (cli && target.startsWith("src/backend/cli/"));
+        if (!allowed) offenders.push(`${relative(root, file)} -> ${spec}`);
       }
     }
     expect(offenders).toEqual([]);

@@ -7,7 +7,7 @@
 import { describe, expect, it } from "vitest";
 import { app } from "../../examples/app/app.ts";
 import { freePort, PASSWORD } from "../helpers/example-app.ts";
-import { EXAMPLE_MAIN, spawnExampleServer } from "../helpers/example-server.ts";
+import { SERVICE_AUTH_BIN, START_EXAMPLE, spawnExampleServer } from "../helpers/example-server.ts";
 import { getJson, postJson } from "../helpers/http.ts";
 import { PROCESS_TEST_TIMEOUT, runCli, runTsx } from "../helpers/process.ts";
 import { startTestBackend } from "../helpers/service.ts";
@@ -31,7 +31,7 @@ describe("startup", { timeout: PROCESS_TEST_TIMEOUT }, () => {
   it("NODE_ENV=production with an empty database exits 1 and prints the command to run", async () => {
     const databaseUrl = tempDatabaseFile();
     const port = await freePort();
-    const res = await runTsx(EXAMPLE_MAIN, [], {
+    const res = await runTsx(SERVICE_AUTH_BIN, START_EXAMPLE, {
       env: {
         NODE_ENV: "production",
         DATABASE_URL: databaseUrl,
@@ -85,7 +85,7 @@ describe("startup", { timeout: PROCESS_TEST_TIMEOUT }, () => {
     expect(await stored(databaseUrl, "SERVICE_AUTH_SECRET")).toBe(secret);
     expect(await stored(databaseUrl, "JWKS")).toBe(jwks);
 
-    const withoutMail = await runTsx(EXAMPLE_MAIN, [], {
+    const withoutMail = await runTsx(SERVICE_AUTH_BIN, START_EXAMPLE, {
       env: {
         NODE_ENV: "production",
         DATABASE_URL: databaseUrl,

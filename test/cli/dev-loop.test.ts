@@ -29,7 +29,7 @@ describe("dev loop", { timeout: PROCESS_TEST_TIMEOUT }, () => {
     const nodeArgs = NODE_ARGS.map((a) => (a === "tsx" ? import.meta.resolve("tsx") : a));
     const child = spawn(
       process.execPath,
-      [...nodeArgs, join(ROOT, "src/backend/cli/bin.ts"), "dev", "entry.ts"],
+      [...nodeArgs, join(ROOT, "src/app/cli/bin.ts"), "dev", "entry.ts"],
       {
         cwd: project,
         env: { ...process.env, LOG_LEVEL: "silent" },

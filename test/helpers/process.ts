@@ -68,9 +68,9 @@ export function runTsx(script: string, args: string[], options: RunOptions = {})
   });
 }
 
-/** Runs the platform CLI (`src/backend/cli/bin.ts`, the `service-auth` command). */
+/** Runs the platform CLI (`src/app/cli/bin.ts`, the `service-auth` command). */
 export function runCli(args: string[], options: RunOptions = {}): Promise<RunResult> {
-  return runTsx(join(ROOT, "src/backend/cli/bin.ts"), args, options);
+  return runTsx(join(ROOT, "src/app/cli/bin.ts"), args, options);
 }
 
 export interface SpawnedServer {

@@ -3,14 +3,14 @@
  * trace: every setting with a problem (value masked, how to fix it), an unknown or misspelled
  * `DATABASE_URL` scheme (never taken for a file name), a multi-host PostgreSQL URL without a
  * primary, a URL asking for a standby, a busy port.
- * Each runs `npm start`'s entry (examples/app/main.ts) as a real process.
+ * Each runs `npm start` (`service-auth start examples/app`) as a real process.
  */
 import { existsSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { freePort } from "../helpers/example-app.ts";
-import { EXAMPLE_MAIN } from "../helpers/example-server.ts";
+import { SERVICE_AUTH_BIN, START_EXAMPLE } from "../helpers/example-server.ts";
 import { PROCESS_TEST_TIMEOUT, ROOT, runTsx } from "../helpers/process.ts";
 import { tempDatabaseFile } from "../helpers/temp.ts";
 
@@ -18,7 +18,9 @@ import { tempDatabaseFile } from "../helpers/temp.ts";
 const STACK = /\n\s+at /;
 
 const start = async (env: Record<string, string>) =>
-  runTsx(EXAMPLE_MAIN, [], { env: { PORT: String(await freePort()), LOG_LEVEL: "info", ...env } });
+  runTsx(SERVICE_AUTH_BIN, START_EXAMPLE, {
+    env: { PORT: String(await freePort()), LOG_LEVEL: "info", ...env },
+  });
 
 describe("start refusals", { timeout: PROCESS_TEST_TIMEOUT }, () => {
   it("NODE_ENV=production names every missing setting in one refusal: secrets, SMTP_URL and MAIL_FROM", async () => {

@@ -1,7 +1,7 @@
 /**
  * A newcomer's first hour, from the packed package: README "Your own app from an empty folder" run
  * as written in a fresh folder outside the repository, then the README's walkthrough against it.
- * The commands and both files (`app.mjs`, `main.mjs`) are read from the README's code blocks
+ * The commands and the app (`app.mjs`, a `defineApp` definition) are read from the README's code blocks
  * (readme.ts), so the section and this test cannot drift apart.
  *
  * What differs from typing the section by hand, and why:
@@ -46,7 +46,7 @@ const TARBALL_PLACEHOLDER = "/path/to/service-auth-0.1.0.tgz";
 
 const OWN_APP = readmeSection("Your own app from an empty folder");
 const WALKTHROUGH = readmeSection("Walkthrough: sign up, call a protected function, revoke, rotate keys");
-const [setupBlock, , , runBlock] = codeBlocks(OWN_APP);
+const [setupBlock, , runBlock] = codeBlocks(OWN_APP);
 const walkthroughBlock = codeBlocks(WALKTHROUGH)[0];
 
 /** The walkthrough runs with curl, as a reader would; without it the test says so (CI fails). */
@@ -260,9 +260,9 @@ const json = (text: string) =>
   );
 
 describe.skipIf(!hasCurl)("README: your own app from an empty folder, from the packed tarball", () => {
-  it("the section shows app.mjs and main.mjs, and the tarball ships the build, not the sources", () => {
-    expect([...namedFiles(OWN_APP).keys()].sort()).toEqual(["app.mjs", "main.mjs"]);
-    expect(packedFiles).toContain("dist/backend/cli/bin.js");
+  it("the section shows app.mjs alone (no main file), and the tarball ships the build, not the sources", () => {
+    expect([...namedFiles(OWN_APP).keys()].sort()).toEqual(["app.mjs"]);
+    expect(packedFiles).toContain("dist/app/cli/bin.js");
     expect(packedFiles).toContain("dist/backend/server.d.ts");
     expect(packedFiles).toContain("README.md");
     expect(

@@ -7,7 +7,7 @@
 import pg from "pg";
 import { describe, expect, it } from "vitest";
 import { freePort } from "../helpers/example-app.ts";
-import { EXAMPLE_MAIN } from "../helpers/example-server.ts";
+import { SERVICE_AUTH_BIN, START_EXAMPLE } from "../helpers/example-server.ts";
 import { postgresBinDir, usePostgres } from "../helpers/postgres.ts";
 import { PROCESS_TEST_TIMEOUT, runTsx } from "../helpers/process.ts";
 import { eventually } from "../helpers/wait.ts";
@@ -15,7 +15,7 @@ import { eventually } from "../helpers/wait.ts";
 const STACK = /\n\s+at /;
 
 const start = async (databaseUrl: string) =>
-  runTsx(EXAMPLE_MAIN, [], {
+  runTsx(SERVICE_AUTH_BIN, START_EXAMPLE, {
     env: { DATABASE_URL: databaseUrl, PORT: String(await freePort()), LOG_LEVEL: "info" },
   });
 

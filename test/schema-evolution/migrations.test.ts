@@ -26,7 +26,7 @@ import { tempDir } from "../helpers/temp.ts";
 import { eventually } from "../helpers/wait.ts";
 
 const FIXTURE = join(ROOT, "test/fixtures/evolution/app.ts");
-const CLI = join(ROOT, "src/backend/cli/bin.ts");
+const CLI = join(ROOT, "src/app/cli/bin.ts");
 
 afterEach(() => closeClients());
 

@@ -12,7 +12,7 @@ import { defineSchema, defineTable } from "../../src/backend/schema.ts";
 import { SchemaCheckRefusal, schemaCheckSetting } from "../../src/backend/server.ts";
 import { v } from "../../src/backend/values/validators.ts";
 import { freePort, startExampleApp } from "../helpers/example-app.ts";
-import { EXAMPLE_MAIN, spawnExampleServer } from "../helpers/example-server.ts";
+import { SERVICE_AUTH_BIN, START_EXAMPLE, spawnExampleServer } from "../helpers/example-server.ts";
 import { setupLogCapture } from "../helpers/log-capture.ts";
 import { postgresBinDir, usePostgres } from "../helpers/postgres.ts";
 import { PROCESS_TEST_TIMEOUT, ROOT, runCli, runTsx } from "../helpers/process.ts";
@@ -118,7 +118,7 @@ describe("schema check at start (SQLite)", { timeout: PROCESS_TEST_TIMEOUT }, ()
     expect(ok.stdout).toContain("stored documents match the schema");
   });
 
-  it("`npm start` (examples/app/main.ts) refuses with the message alone; SCHEMA_CHECK=warn starts", async () => {
+  it("`npm start` (service-auth start examples/app) refuses with the message alone; SCHEMA_CHECK=warn starts", async () => {
     const file = tempDatabaseFile();
     const id = await storeHello(file);
     // A start under the number schema (let through by SCHEMA_CHECK=warn) makes the body a
@@ -130,7 +130,7 @@ describe("schema check at start (SQLite)", { timeout: PROCESS_TEST_TIMEOUT }, ()
       await other.close();
     }
     const port = await freePort();
-    const refused = await runTsx(EXAMPLE_MAIN, [], {
+    const refused = await runTsx(SERVICE_AUTH_BIN, START_EXAMPLE, {
       env: {
         DATABASE_URL: file,
         PORT: String(port),

@@ -1,5 +1,5 @@
 /**
- * `service-auth dev ENTRY` (`npm run dev` here): the development loop. Runs the app's entry under
+ * `service-auth dev [APP]` (`npm run dev` here): the development loop. Runs `service-auth start APP` under
  * `tsx watch`, which restarts it whenever a file it imports changes (functions, schema, auth
  * config), and, when the project has a tsconfig.json and TypeScript installed, `tsc --noEmit
  * --watch` beside it so type errors show in the same terminal. The SQLite file is not touched by a
@@ -43,12 +43,15 @@ function conditionFlags(): string[] {
   return process.execArgv.filter((flag) => flag.startsWith("--conditions=") || flag.startsWith("-C="));
 }
 
-/** Starts the loop for `entry` (an absolute path); it ends with the app or on SIGINT / SIGTERM. */
-export function dev(entry: string): void {
+/**
+ * Starts the loop for `script` (an absolute path) run with `args` (e.g. the `service-auth`
+ * command with `start APP`); it ends with the app or on SIGINT / SIGTERM.
+ */
+export function dev(script: string, args: string[] = []): void {
   const tsxCli = join(dirname(createRequire(import.meta.url).resolve("tsx/package.json")), "dist/cli.mjs");
   const server = spawn(
     process.execPath,
-    [tsxCli, "watch", "--clear-screen=false", ...conditionFlags(), entry],
+    [tsxCli, "watch", "--clear-screen=false", ...conditionFlags(), script, ...args],
     {
       stdio: ["inherit", "pipe", "pipe"],
       // The app's stderr is this pipe, not the terminal: readable lines when the terminal is ours.

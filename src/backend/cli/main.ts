@@ -7,9 +7,9 @@
  *   backup FILE [--force] | restore FILE [--force]   (see backup.ts)
  *   schema check [--all] | migrate [NAME [--dry-run] [--batch N]]   (see schema-commands.ts)
  * Results go to stdout (a string as it is, anything else as JSON); logs and errors to stderr.
- * The app is loaded from $SERVICE_APP (default examples/app/app.ts); storage from $DATABASE_URL.
+ * The app is loaded from $SERVICE_APP (default ./app.ts or ./app.mjs, else examples/app); storage from $DATABASE_URL.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseEnvFile } from "../env/store.ts";
@@ -20,6 +20,7 @@ import type { ServiceOptions } from "../service.ts";
 import { maskSettingValue } from "../settings/mask.ts";
 import { StartRefusal } from "../start-refusal.ts";
 import { openEngine } from "../storage/open.ts";
+import { APP_FILES, appFile, exportedApp } from "./app-file.ts";
 import { BACKUP_USAGE, BackupRefused, backupCommand } from "./backup.ts";
 import { JOBS_USAGE, jobsCommand } from "./jobs.ts";
 import { asksForHelp, hideSecrets, runCommand, runHelp, SHOW_SECRETS, UsageError } from "./run-command.ts";
@@ -29,8 +30,13 @@ import { migrateCommand, schemaCommand } from "./schema-commands.ts";
 const DEFAULT_APP = "examples/app/app.ts";
 
 export const USAGE = `usage:
-  service-auth start ENTRY               (runs an app's entry module, e.g. main.mjs)
-  service-auth dev ENTRY                 (the same, restarted on changes; type errors beside it)
+  service-auth init [DIR] [--package SPEC]
+                                         (a new app in DIR: tables, a query, a mutation,
+                                          sign-in, a page, a test; SPEC: what it depends on)
+  service-auth start [APP]               (serves the app: APP is its module or folder, default
+                                          the current folder's app.ts / app.mjs; every setting
+                                          checked at start)
+  service-auth dev [APP]                 (the same, restarted on changes; type errors beside it)
   service-auth env list                  (names and values, secrets masked)
   service-auth env get NAME              (one value, in full)
   service-auth env set NAME [VALUE]      (reads VALUE from stdin when omitted)
@@ -52,7 +58,7 @@ export const USAGE = `usage:
 ${JOBS_USAGE}
 ${BACKUP_USAGE}
   service-auth --help                    (this list)
-The app is loaded from $SERVICE_APP (default examples/app/app.ts); storage from $DATABASE_URL.`;
+The app is loaded from $SERVICE_APP (default ./app.ts or ./app.mjs, else examples/app); storage from $DATABASE_URL.`;
 
 /** The line after a usage error. */
 export const USAGE_HINT = "(service-auth --help lists every command)";
@@ -87,17 +93,20 @@ export class AppNotFound extends Error {
 
 async function loadApp(): Promise<{ app: ServiceOptions; commands: Record<string, AppCommand> }> {
   const named = process.env.SERVICE_APP;
-  const file = resolve(named ?? DEFAULT_APP);
-  if (!existsSync(file)) {
+  // Without SERVICE_APP: the app module of the current folder (app.ts, app.mjs…), else the example.
+  const file = named ? appFile(named) : (appFile(undefined) ?? appFile(DEFAULT_APP));
+  if (!file) {
+    const where = resolve(named ?? DEFAULT_APP);
     throw new AppNotFound(
       named
-        ? `SERVICE_APP names ${file}, which does not exist.\nPoint it at your app's module (the one exporting \`app\`), e.g. SERVICE_APP=app.mjs npx service-auth ${"<command>"}`
-        : `no app module: SERVICE_APP is not set and ${file} (this repository's example) does not exist here.\nPoint the CLI at your app's module (the one exporting \`app\`), e.g. SERVICE_APP=app.mjs npx service-auth <command>`,
+        ? `SERVICE_APP names ${where}, which does not exist.\nPoint it at your app's module (the one exporting its definition), e.g. SERVICE_APP=app.mjs npx service-auth ${"<command>"}`
+        : `no app module: SERVICE_APP is not set, and neither ./${APP_FILES.join(", ./")} nor ${where} (this repository's example) exists here.\nRun the CLI in your app's folder, or point it at your app's module, e.g. SERVICE_APP=app.mjs npx service-auth <command>`,
     );
   }
   const mod = await import(pathToFileURL(file).href);
-  if (!mod.app) throw new Error(`${file} does not export "app"`);
-  return { app: mod.app as ServiceOptions, commands: (mod.commands ?? {}) as Record<string, AppCommand> };
+  const app = exportedApp(mod) as (ServiceOptions & { commands?: Record<string, AppCommand> }) | undefined;
+  if (!app) throw new Error(`${file} exports no app (a default export or "app")`);
+  return { app, commands: (mod.commands ?? app.commands ?? {}) as Record<string, AppCommand> };
 }
 
 export async function main(argv: string[]): Promise<number> {

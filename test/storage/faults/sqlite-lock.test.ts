@@ -198,7 +198,7 @@ describe("SQLite: a write lock held by another process", () => {
 
 describe("SQLite: a database file that cannot be opened", () => {
   const startApp = (databaseUrl: string) =>
-    runTsx(join(ROOT, "examples/app/main.ts"), [], {
+    runTsx(join(ROOT, "src/app/cli/bin.ts"), ["start", join(ROOT, "examples/app")], {
       env: { DATABASE_URL: databaseUrl, PORT: "0", LOG_LEVEL: "warn" },
     });
 

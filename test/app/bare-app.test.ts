@@ -1,0 +1,269 @@
+/**
+ * An app that is only a definition (issue 46): an `app.mjs` in an empty folder exporting
+ * `defineApp(…)`, no main file and no wiring, started with the documented command
+ * (`service-auth start`, no argument: the folder's app.mjs). It answers like the example under the
+ * hostile checks, applies every documented setting and rule, and a default it turns off is named.
+ */
+import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { AUTH_RATE_LIMITS } from "../../src/auth/rate-limit/rules.ts";
+import { freePort } from "../helpers/example-app.ts";
+import { type ExampleServer, SERVICE_AUTH_BIN, spawnStart } from "../helpers/example-server.ts";
+import { PROCESS_TEST_TIMEOUT, ROOT, runTsx } from "../helpers/process.ts";
+import { tempDatabaseFile, tempDir } from "../helpers/temp.ts";
+import { eventually } from "../helpers/wait.ts";
+
+/** The whole app: a schema with the auth tables, one query, one mutation. */
+const APP = (auth: string) => `
+import { authTables, defineApp } from "service-auth/app";
+import { getAuthUserId } from "service-auth/auth";
+import { AppError, defineSchema, defineTable, functionsFor, v } from "service-auth/server";
+
+const schema = defineSchema({
+  ...authTables(),
+  notes: defineTable({ userId: v.id("user"), body: v.string() }).index("userId", ["userId"]),
+});
+const { query, mutation } = functionsFor(schema);
+
+const list = query({
+  args: {},
+  handler: async (ctx) => {
+    const userId = await getAuthUserId(ctx);
+    if (!userId) throw new AppError("UNAUTHORIZED", "Sign in first");
+    return ctx.db.query("notes").withIndex("userId", (q) => q.eq("userId", userId)).collect();
+  },
+});
+const add = mutation({
+  args: { body: v.string() },
+  handler: async (ctx, { body }) => {
+    const userId = await getAuthUserId(ctx);
+    if (!userId) throw new AppError("UNAUTHORIZED", "Sign in first");
+    return ctx.db.insert("notes", { userId, body });
+  },
+});
+
+export default defineApp({ schema, modules: { notes: { list, add } }, auth: ${auth} });
+`;
+
+/** A folder holding only `app.mjs`, with `service-auth` resolvable as an installed package would be. */
+function appFolder(auth = "{ schema }"): string {
+  const dir = tempDir("service-auth-app-");
+  mkdirSync(join(dir, "node_modules"));
+  symlinkSync(ROOT, join(dir, "node_modules", "service-auth"), "dir");
+  writeFileSync(join(dir, "app.mjs"), APP(auth));
+  return dir;
+}
+
+const start = (dir: string, env: Record<string, string | undefined>, args: string[] = ["start"]) =>
+  spawnStart(args, { DATABASE_URL: tempDatabaseFile(), ...env }, { cwd: dir });
+
+/** `service-auth start` run to its end (a refusal). */
+async function refusedStart(dir: string, env: Record<string, string | undefined>) {
+  const nodeCwd = { cwd: dir, env: { PORT: String(await freePort()), LOG_LEVEL: "info", ...env } };
+  return runTsx(SERVICE_AUTH_BIN, ["start"], nodeCwd);
+}
+
+const SIGN_IN_MAX = AUTH_RATE_LIMITS["/sign-in/*"].max;
+
+function post(url: string, path: string, body: unknown, headers: Record<string, string> = {}) {
+  return fetch(`${url}${path}`, {
+    method: "POST",
+    headers: { origin: url, "content-type": "application/json", ...headers },
+    body: JSON.stringify(body),
+  });
+}
+
+/**
+ * A POST of `body` streamed in 64 KiB chunks, which past 4 MiB waits for the answer (as a browser's
+ * upload would be cut short): a server that read the whole body before answering never answers,
+ * and one that answers early is heard before it closes.
+ */
+async function postLarge(
+  url: string,
+  path: string,
+  body: unknown,
+): Promise<{ status: number; text: string }> {
+  const data = new TextEncoder().encode(JSON.stringify(body));
+  const CHUNK = 64 * 1024;
+  let sent = 0;
+  let answered: () => void = () => {};
+  const answer = new Promise<void>((resolve) => (answered = resolve));
+  const stream = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (sent >= 4 * 1024 * 1024) await answer;
+      if (sent >= data.length) return controller.close();
+      controller.enqueue(data.subarray(sent, sent + CHUNK));
+      sent += CHUNK;
+    },
+  });
+  const res = await fetch(`${url}${path}`, {
+    method: "POST",
+    headers: { origin: url, "content-type": "application/json" },
+    body: stream,
+    duplex: "half",
+  } as RequestInit);
+  answered();
+  return { status: res.status, text: await res.text() };
+}
+
+/** 30 wrong passwords for one email, each from a forged X-Forwarded-For; the statuses seen. */
+async function bruteForce(url: string): Promise<number[]> {
+  const statuses: number[] = [];
+  for (let i = 0; i < 30; i++) {
+    const res = await post(
+      url,
+      "/api/auth/sign-in/email",
+      { email: "ann@example.com", password: `wrong-${i}` },
+      { "x-forwarded-for": `203.0.113.${i}` },
+    );
+    statuses.push(res.status);
+    await res.body?.cancel();
+  }
+  return statuses;
+}
+
+describe("an app that is only a definition, started with `service-auth start`", {
+  timeout: PROCESS_TEST_TIMEOUT,
+}, () => {
+  let dir: string;
+  let server: ExampleServer;
+  const databaseUrl = tempDatabaseFile();
+  beforeAll(async () => {
+    dir = appFolder();
+    server = await start(dir, { DATABASE_URL: databaseUrl, METRICS_TOKEN: "metrics-token-0123456789" });
+    const res = await post(server.url, "/api/auth/sign-up/email", {
+      email: "ann@example.com",
+      password: "correct horse battery",
+      name: "Ann",
+    });
+    expect(res.status).toBe(200);
+  }, PROCESS_TEST_TIMEOUT);
+  afterAll(() => server?.stop());
+
+  it("generates the development secrets and says so; the mail goes to the development outbox", () => {
+    expect(server.stderr()).toMatch(/generated SERVICE_AUTH_SECRET and JWKS for development/);
+    expect(server.stderr()).toMatch(/no SMTP_URL: emails are logged/);
+    expect(server.stderr()).not.toMatch(/defaults turned off/);
+  });
+
+  it("limits a brute force by the real client address: forged X-Forwarded-For changes nothing", async () => {
+    const statuses = await bruteForce(server.url);
+    expect(statuses.slice(0, SIGN_IN_MAX).every((s) => s === 401)).toBe(true);
+    expect(statuses.slice(SIGN_IN_MAX).every((s) => s === 429)).toBe(true);
+  });
+
+  it("refuses a 5 MB name (413) and a name over the field limit (400)", async () => {
+    const huge = await postLarge(server.url, "/api/auth/sign-up/email", {
+      email: "huge@example.com",
+      password: "correct horse battery",
+      name: "n".repeat(5 * 1024 * 1024),
+    });
+    expect(huge.status).toBe(413);
+    expect(JSON.parse(huge.text).code).toBe("PAYLOAD_TOO_LARGE");
+    const long = await post(server.url, "/api/auth/sign-up/email", {
+      email: "long@example.com",
+      password: "correct horse battery",
+      name: "n".repeat(257),
+    });
+    expect(long.status).toBe(400);
+    expect(await long.text()).toMatch(/name/);
+  });
+
+  it("serves /metrics with METRICS_TOKEN, and only with it", async () => {
+    const without = await fetch(`${server.url}/metrics`);
+    expect(without.status).not.toBe(200);
+    await without.body?.cancel();
+    const res = await fetch(`${server.url}/metrics`, {
+      headers: { authorization: "Bearer metrics-token-0123456789" },
+    });
+    expect(res.status).toBe(200);
+    expect(await res.text()).toMatch(/^# HELP /m);
+  });
+
+  it("serves the app's own functions behind the auth", async () => {
+    const res = await post(server.url, "/api/query", { path: "notes:list", args: {} });
+    expect(res.status).toBe(401);
+    expect((await res.json()).code).toBe("UNAUTHORIZED");
+  });
+
+  it("registers the product's functions: the CLI's audit command lists the sign-up", async () => {
+    const res = await runTsx(SERVICE_AUTH_BIN, ["audit", "--type", "sign-up"], {
+      cwd: dir,
+      env: { DATABASE_URL: databaseUrl },
+    });
+    expect(res.stderr).toBe("");
+    expect(res.code).toBe(0);
+    expect(res.stdout).toMatch(/ann@example\.com/);
+  });
+});
+
+describe("the settings and rules of `service-auth start`, for a bare app", {
+  timeout: PROCESS_TEST_TIMEOUT,
+}, () => {
+  it("refuses a production start without secrets, naming each and the command", async () => {
+    const res = await refusedStart(appFolder(), {
+      NODE_ENV: "production",
+      DATABASE_URL: tempDatabaseFile(),
+      SMTP_URL: "smtp://127.0.0.1:2525",
+      MAIL_FROM: "app@example.com",
+    });
+    expect(res.code).toBe(1);
+    expect(res.stderr).toMatch(/^refusing to start: 2 settings to fix/m);
+    expect(res.stderr).toMatch(/SERVICE_AUTH_SECRET: is not set/);
+    expect(res.stderr).toMatch(/JWKS: is not set/);
+    expect(res.stderr).toMatch(/env sync --auth/);
+    expect(res.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it("refuses a misspelled DATABASE_URL with the others, password masked, in one report", async () => {
+    const res = await refusedStart(appFolder(), {
+      DATABASE_URL: "postgress://postgres:hunter2@127.0.0.1:5433/svc",
+      SHUTDOWN_DELAY_MS: "soon",
+    });
+    expect(res.code).toBe(1);
+    expect(res.stderr).toMatch(/^refusing to start: 2 settings to fix/m);
+    expect(res.stderr).toMatch(
+      /DATABASE_URL="postgress:\/\/postgres:\*+@127\.0\.0\.1:5433\/svc": unknown scheme/,
+    );
+    expect(res.stderr).toMatch(/SHUTDOWN_DELAY_MS="soon"/);
+    expect(res.stderr).not.toMatch(/hunter2/);
+  });
+
+  it("runs WORKERS=2: two worker processes serve the port", async () => {
+    const server = await start(appFolder(), { WORKERS: "2" });
+    try {
+      await eventually(() => expect(server.stderr()).toMatch(/"msg":"cluster started".*"workers":2/));
+      // The primary says how many workers it runs; each worker announces itself too.
+      await eventually(() => expect(server.stderr()).toMatch(/"msg":"listening on [^"]*","workers":2/));
+      await eventually(() => expect(server.stderr().match(/"msg":"listening on [^"]*"}/g)).toHaveLength(2));
+      const res = await fetch(`${server.url}/healthz`);
+      expect(res.status).toBe(200);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it("drains on SIGTERM: /healthz answers 503 while it still serves, then it exits 0", async () => {
+    // Long enough to be seen on a loaded machine; the exit comes after it.
+    const server = await start(appFolder(), { SHUTDOWN_DELAY_MS: "10000" });
+    const exited = new Promise<number | null>((r) => server.child.once("exit", (code) => r(code)));
+    server.child.kill("SIGTERM");
+    await eventually(async () => expect((await fetch(`${server.url}/healthz`)).status).toBe(503));
+    const served = await post(server.url, "/api/query", { path: "notes:list", args: {} });
+    expect(served.status).toBe(401);
+    expect(await exited).toBe(0);
+    expect(server.stderr()).toMatch(/shutting down: \/healthz answers 503, still serving/);
+  });
+
+  it("a default the app turns off is off and named in the start log: 30 wrong passwords, no 429", async () => {
+    const server = await start(appFolder("{ schema, defaults: { rateLimit: false } }"), {});
+    try {
+      expect(server.stderr()).toMatch(/defaults turned off by the app: rateLimit/);
+      const statuses = await bruteForce(server.url);
+      expect(statuses.every((s) => s === 401)).toBe(true);
+    } finally {
+      await server.stop();
+    }
+  });
+});
