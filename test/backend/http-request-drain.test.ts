@@ -132,3 +132,92 @@ it("keeps alive what Node keeps alive before the drain, and not an HTTP/1.0 requ
   expect(reply.toLowerCase()).toContain("connection: close");
   expect(drain.inFlight).toBe(0);
 });
+
+/** Resolves once `socket` (the server's side of a connection) has read more than `bytes`. */
+async function readMoreThan(socket: Socket, bytes: number): Promise<void> {
+  while (socket.bytesRead <= bytes) await new Promise((done) => setTimeout(done, 2));
+}
+
+// Node 26 (nodejs/node#63470) counts a connection as idle until its first request's first byte
+// is read, and its `server.close()` cut such a connection: a health check whose request was on
+// the wire but not read yet got ECONNRESET (test/operations/healthz-draining.test.ts).
+it("closes idle keep-alive connections at once, and keeps those whose request is still to come", async () => {
+  const drain = new RequestDrain();
+  const { port, held, arrived } = await heldServer(drain);
+  const accepted: Socket[] = [];
+  server!.on("connection", (socket: Socket) => accepted.push(socket));
+  const untilAccepted = async (n: number) => {
+    while (accepted.length < n) await new Promise((done) => setTimeout(done, 2));
+    return accepted[n - 1];
+  };
+  /** Sends a request on a raw connection and resolves once its answer ends with `body`. */
+  const answered = (socket: Socket, body: string) =>
+    new Promise<string>((done) => {
+      let text = "";
+      const onData = (chunk: Buffer) => {
+        text += chunk;
+        if (text.endsWith(body)) {
+          socket.off("data", onData);
+          done(text);
+        }
+      };
+      socket.on("data", onData);
+    });
+
+  // Kept alive and idle: the drain closes it at once.
+  const idle = rawRequest(port, GET_11);
+  await arrived();
+  const idleAnswer = answered(idle.socket, "a");
+  held[0].end("a");
+  await idleAnswer;
+
+  // Answered once, then its next request's head is half sent (and read by the server).
+  const next = rawRequest(port, GET_11);
+  await arrived();
+  const firstAnswer = answered(next.socket, "b");
+  held[1].end("b");
+  await firstAnswer;
+  const nextServerSide = accepted[1];
+  const readBefore = nextServerSide.bytesRead;
+  next.socket.write("GET / HTTP/1.1\r\nHost: x\r\n");
+  await readMoreThan(nextServerSide, readBefore);
+
+  // In flight: keeps the drain open.
+  const busy = rawRequest(port, GET_11);
+  await arrived();
+
+  // Accepted, nothing sent yet.
+  const fresh = connect(port, "127.0.0.1");
+  const freshReply = new Promise<string>((done, fail) => {
+    let text = "";
+    fresh.setEncoding("utf8");
+    fresh.on("data", (chunk) => (text += chunk));
+    fresh.on("close", () => done(text));
+    fresh.on("error", fail);
+  });
+  await untilAccepted(4);
+
+  const closing = drain.close(server!, Date.now() + 10_000);
+  const idleText = await idle.reply;
+  expect(idleText).toMatch(/^HTTP\/1\.1 200 /);
+  expect(idleText.endsWith("a")).toBe(true);
+
+  // Both finish their requests and are answered, with `Connection: close`.
+  fresh.write(GET_11);
+  await arrived();
+  next.socket.write("\r\n");
+  await arrived();
+  held[3].end("fresh");
+  held[4].end("next");
+  const freshText = await freshReply;
+  expect(freshText).toMatch(/^HTTP\/1\.1 200 /);
+  expect(freshText.toLowerCase()).toContain("connection: close");
+  expect(freshText.endsWith("fresh")).toBe(true);
+  const nextText = await next.reply;
+  expect(nextText.toLowerCase()).toContain("connection: close");
+  expect(nextText.endsWith("next")).toBe(true);
+
+  held[2].end("busy");
+  expect((await busy.reply).endsWith("busy")).toBe(true);
+  expect(await closing).toBe(0);
+});

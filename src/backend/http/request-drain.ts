@@ -11,23 +11,46 @@
  * Node's own `server.close()` closes idle sockets but keeps answering `Connection: keep-alive` on
  * busy ones, which then linger for the whole keep-alive timeout; `closeAllConnections()` cuts
  * requests mid-flight. Neither is a drain, hence this module.
+ *
+ * Which sockets are idle is decided here, not by Node's `closeIdleConnections()` (which
+ * `server.close()` calls): since nodejs/node#63470 (Node 26; Node 22 and 24 differ) Node counts a
+ * connection as idle from its accept until the parser has read the first byte of its first
+ * request, so a close cut a connection whose request was already on the wire but not yet read
+ * (ECONNRESET at the client, and a load balancer's health check lost). Here an idle socket is one
+ * that has had a request, has every response finished and has sent nothing since: the same on
+ * every Node line.
  */
 import { type IncomingMessage, type RequestListener, type Server, ServerResponse } from "node:http";
+import type { Socket } from "node:net";
 
 /** Where a {@link RequestDrain.Response} keeps the keep-alive Node and the app asked for. */
 const KEEP_ALIVE = Symbol("keepAlive");
+
+const OPEN = Symbol("openResponses");
+const READ_WHEN_IDLE = Symbol("readWhenIdle");
+
+/** What the drain knows of a connection that has had a request: kept on its socket. */
+interface ServedSocket extends Socket {
+  /** Its tracked responses not closed yet. */
+  [OPEN]: number;
+  /** `bytesRead` when its last response closed: more since means a request is arriving. */
+  [READ_WHEN_IDLE]: number;
+}
 
 /**
  * Tracks the requests a server is answering, so a close can wait for them. Per request it costs a
  * counter and a flag: the server is created with {@link RequestDrain.Response}, whose keep-alive
  * reads the drain's state and whose `close` event ends the count. A `Set` of the responses and a
  * `close` listener on each, as before, cost 4.2 µs of server CPU per HTTP point read, 6 %
- * (decision 43).
+ * (decision 43). To find the idle keep-alive connections it also counts, on each socket, the
+ * responses not closed yet; the `Set` entry and `close` listener for that are per connection.
  */
 export class RequestDrain {
   private active = 0;
   private draining = false;
   private onIdle: (() => void) | null = null;
+  /** Open connections that have had a tracked request (an entry per connection, not request). */
+  private readonly served = new Set<ServedSocket>();
 
   /**
    * The `ServerResponse` class to create the server with (`createServer({ ServerResponse })`):
@@ -42,11 +65,14 @@ export class RequestDrain {
     class DrainedResponse<Request extends IncomingMessage = IncomingMessage> extends ServerResponse<Request> {
       /** Counted in `active` until its `close` (Node may emit `close` more than once). */
       tracked = false;
+      /** Its connection (Node detaches `socket` before `close`). */
+      connection: ServedSocket | null = null;
 
       override emit(event: string | symbol, ...args: any[]): boolean {
         if (event === "close" && this.tracked) {
           this.tracked = false;
-          drain.responseClosed();
+          drain.responseClosed(this.connection);
+          this.connection = null;
         }
         return super.emit(event, ...args);
       }
@@ -80,16 +106,44 @@ export class RequestDrain {
     return (req, res) => {
       // Created by a server without `Response`: untracked, as nothing would end its count.
       if (res instanceof this.Response) {
-        (res as ServerResponse & { tracked: boolean }).tracked = true;
+        const tracked = res as ServerResponse & { tracked: boolean; connection: ServedSocket | null };
+        tracked.tracked = true;
         this.active++;
+        const socket = req.socket as ServedSocket;
+        if (socket[OPEN] === undefined) this.firstRequestOn(socket);
+        socket[OPEN]++;
+        tracked.connection = socket;
       }
       listener(req, res);
     };
   }
 
-  private responseClosed(): void {
+  /** A connection's first tracked request: it is a keep-alive candidate from now on. */
+  private firstRequestOn(socket: ServedSocket): void {
+    socket[OPEN] = 0;
+    socket[READ_WHEN_IDLE] = 0;
+    this.served.add(socket);
+    socket.once("close", () => this.served.delete(socket));
+  }
+
+  private responseClosed(socket: ServedSocket | null): void {
+    if (socket !== null && --socket[OPEN] === 0) socket[READ_WHEN_IDLE] = socket.bytesRead;
     this.active--;
     if (this.draining && this.active === 0) this.onIdle?.();
+  }
+
+  /**
+   * Closes the keep-alive connections waiting between requests: those that have had a request,
+   * whose every response is finished and whose client has sent nothing since. A connection that
+   * has not had a request yet (its first one may be on the wire, unread) and one whose next
+   * request has begun to arrive stay open: the first is answered, the rest wait for the end of
+   * {@link close}. (A pipelined request whose head was read before the previous answer closed is
+   * not seen; clients do not pipeline.)
+   */
+  private closeIdle(): void {
+    for (const socket of this.served) {
+      if (socket[OPEN] === 0 && socket.bytesRead === socket[READ_WHEN_IDLE]) socket.destroy();
+    }
   }
 
   /**
@@ -107,8 +161,17 @@ export class RequestDrain {
    */
   async close(server: Server, deadline: number): Promise<number> {
     this.announce();
-    // Also closes idle keep-alive sockets (Node ≥ 19).
-    server.close();
+    // Stops accepting. Node's `close()` would also call `closeIdleConnections()`, whose idea of
+    // idle differs between Node lines (module header): this drain's own is used instead.
+    const own = Object.getOwnPropertyDescriptor(server, "closeIdleConnections");
+    server.closeIdleConnections = () => {};
+    try {
+      server.close();
+    } finally {
+      if (own) Object.defineProperty(server, "closeIdleConnections", own);
+      else delete (server as { closeIdleConnections?: unknown }).closeIdleConnections;
+    }
+    this.closeIdle();
     if (this.active > 0) {
       let timer: NodeJS.Timeout | undefined;
       await new Promise<void>((done) => {
