@@ -17,7 +17,7 @@ const cli = (args: string[]) => runCli(args, { env });
 /** The CLI with its stdout on a pseudo-terminal: what a person at a terminal sees. */
 function cliOnTerminal(args: string[]): Promise<{ code: number | null; output: string }> {
   const quote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
-  const command = [process.execPath, ...NODE_ARGS, join(ROOT, "src/backend/cli/bin.ts"), ...args]
+  const command = [process.execPath, ...NODE_ARGS, join(ROOT, "src/app/cli/bin.ts"), ...args]
     .map(quote)
     .join(" ");
   return new Promise((done, fail) => {

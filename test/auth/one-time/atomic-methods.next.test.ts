@@ -9,8 +9,7 @@ import type { BetterAuthOptions } from "better-auth";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { httpAdapter } from "../../../src/auth/adapter.ts";
 import { defineAuthTables } from "../../../src/auth/schema/auth-schema.ts";
-import type { Backend } from "../../../src/backend/runtime.ts";
-import { Backend as BackendClass } from "../../../src/backend/runtime.ts";
+import { BackendRuntime } from "../../../src/backend/runtime.ts";
 import { defineSchema } from "../../../src/backend/schema.ts";
 import { PostgresEngine } from "../../../src/backend/storage/postgres/engine.ts";
 import { postgresBinDir, startPostgres, type TestPostgres } from "../../helpers/postgres.ts";
@@ -24,7 +23,7 @@ const schema = defineSchema(defineAuthTables(options));
 const modules = modulesFor(schema);
 
 type AnyAdapter = Record<string, (args: any) => Promise<any>>;
-type AdapterOn = (backend: Backend) => Promise<AnyAdapter>;
+type AdapterOn = (backend: BackendRuntime) => Promise<AnyAdapter>;
 
 const ADAPTERS: [string, AdapterOn][] = [
   ["direct adapter", async (backend) => directAdapterThroughFunctions(backend, options, schema) as any],
@@ -38,7 +37,7 @@ const ADAPTERS: [string, AdapterOn][] = [
 ];
 
 let pg: TestPostgres | undefined;
-const engines: [string, () => Promise<Backend[]>][] = [
+const engines: [string, () => Promise<BackendRuntime[]>][] = [
   ["SQLite", async () => [await startTestBackend({ schema, modules })]],
 ];
 if (postgresBinDir)
@@ -47,9 +46,9 @@ if (postgresBinDir)
     async () => {
       pg ??= await startPostgres();
       const connectionString = await pg.createDatabase();
-      const backends: Backend[] = [];
+      const backends: BackendRuntime[] = [];
       for (let i = 0; i < 2; i++) {
-        const backend = new BackendClass({
+        const backend = new BackendRuntime({
           schema,
           modules,
           engine: new PostgresEngine({ connectionString }),
@@ -65,7 +64,7 @@ afterAll(async () => {
 });
 
 describe.each(engines)("consumeOne / incrementOne under concurrency: %s", (_name, start) => {
-  let backends: Backend[] = [];
+  let backends: BackendRuntime[] = [];
   beforeAll(async () => {
     backends = await start();
   });
