@@ -214,7 +214,22 @@ export const auditTrail = () => {
     },
   };
 
-  return {
+  /**
+   * Records a reuse refused before Better Auth's endpoint ran (a used TOTP code,
+   * one-time/used-totp.ts), which so reaches no after-hook: the failed second factor and the
+   * refused reuse, as the hooks below record them for the other flows.
+   */
+  async function recordRefusedReuse(
+    ctx: unknown,
+    facts: { targetId: string; reason: string; status: number },
+  ) {
+    const hook = ctx as HookContext;
+    const details = { method: pathOf(hook), reason: facts.reason, status: facts.status };
+    await record(hook, { type: "sign-in.failed", actorId: null, targetId: facts.targetId, details });
+    await record(hook, { type: "credential.reused", actorId: null, targetId: facts.targetId, details });
+  }
+
+  const plugin = {
     id: "audit-trail",
     schema: AUDIT_SCHEMA,
     init: (context: any) => {
@@ -283,4 +298,6 @@ export const auditTrail = () => {
       ],
     },
   } satisfies BetterAuthPlugin;
+  // Found by id by the hook that refuses a used TOTP code (one-time/used-totp.ts).
+  return Object.assign(plugin, { recordRefusedReuse });
 };

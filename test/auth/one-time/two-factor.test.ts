@@ -1,15 +1,21 @@
 /**
  * Two-factor under concurrency (issue 45): a backup code sent from 10 sign-ins at once is used
  * once; wrong OTP guesses sent at once each count (Better Auth allows 5), so the right code is then
- * refused; one sign-in's second step (TOTP or OTP) sent 10 times at once makes one session. On
+ * refused; one sign-in's second step (TOTP or OTP) sent 10 times at once makes one session; a TOTP
+ * code is accepted once, so a new sign-in presenting it again within its period is refused, and 10
+ * new sign-ins presenting one code at once make one session (src/auth/one-time/used-totp.ts). On
  * SQLite and on PostgreSQL with the requests spread over two instances.
  */
 import { createHmac } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
 import { ON_PINNED_LINE } from "../../helpers/better-auth-line.ts";
 import type { FixtureBrowser } from "../../helpers/browser.ts";
 import { engines, useApps } from "./engines.ts";
 import { inParallel, type OneTimeApps, PASSWORD, statusCounts } from "./fixture.ts";
+
+/** TOTP time step (30 s). */
+const STEP_MS = 30_000;
 
 const TIMEOUT = 120_000;
 /** Wrong OTPs Better Auth's two-factor plugin allows by default. */
@@ -31,16 +37,32 @@ function totp(uri: string, at = Date.now()): string {
   return String((mac.readUInt32BE(offset) & 0x7fffffff) % 1_000_000).padStart(6, "0");
 }
 
-/** A user with two-factor on: their email, TOTP URI and backup codes. */
+/**
+ * A user with two-factor on: their email, TOTP URI, backup codes, and `freshCode()`: a code of a
+ * time step not used yet (now's, else the next one's, which Better Auth accepts too, waiting for a
+ * later period when both are used), since a code is accepted once.
+ */
 async function twoFactorUser(apps: OneTimeApps) {
   const email = `two-factor-${++n}@example.com`;
   const { browser } = await apps.signUp(email);
   const enabled = await browser.send("POST", "/api/auth/two-factor/enable", { password: PASSWORD });
   expect(enabled.status, enabled.text).toBe(200);
   const uri = enabled.body.totpURI as string;
-  const verified = await browser.send("POST", "/api/auth/two-factor/verify-totp", { code: totp(uri) });
+  const used = new Set<number>();
+  const freshCode = async () => {
+    const now = Math.floor(Date.now() / STEP_MS);
+    let step = now;
+    while (used.has(step)) step += 1;
+    // Better Auth accepts a step up to one ahead of now: wait for the one before `step`.
+    if (step > now + 1) await sleep((step - 1) * STEP_MS - Date.now() + 200);
+    used.add(step);
+    return totp(uri, step * STEP_MS);
+  };
+  const verified = await browser.send("POST", "/api/auth/two-factor/verify-totp", {
+    code: await freshCode(),
+  });
   expect(verified.status, verified.text).toBe(200);
-  return { email, uri, backupCodes: enabled.body.backupCodes as string[] };
+  return { email, uri, freshCode, backupCodes: enabled.body.backupCodes as string[] };
 }
 
 /** The password step of a sign-in: a browser holding the two-factor cookie. */
@@ -64,6 +86,9 @@ const sessionsOf = async (apps: OneTimeApps, email: string) => {
   const user = (await apps.rows("user")).find((u) => u.email === email)!;
   return (await apps.rows("session")).filter((s) => s.userId === user._id);
 };
+
+const reusesOf = async (apps: OneTimeApps, userId: string) =>
+  (await apps.rows("auditEvent")).filter((e) => e.type === "credential.reused" && e.targetId === userId);
 
 describe.each(engines())("two-factor under concurrency: $name", (engine) => {
   const apps = useApps(engine);
@@ -107,10 +132,10 @@ describe.each(engines())("two-factor under concurrency: $name", (engine) => {
   it(
     "one sign-in's TOTP step sent 10 times at once makes one session",
     async () => {
-      const { email, uri } = await twoFactorUser(apps());
+      const { email, freshCode } = await twoFactorUser(apps());
       const before = (await sessionsOf(apps(), email)).length;
       const browser = await firstStep(apps(), email);
-      const code = totp(uri);
+      const code = await freshCode();
       const answers = await sameStepInParallel(
         apps(),
         browser,
@@ -121,6 +146,68 @@ describe.each(engines())("two-factor under concurrency: $name", (engine) => {
         }),
       );
       expect(answers.filter((a) => a.status === 200)).toHaveLength(1);
+      expect((await sessionsOf(apps(), email)).length - before).toBe(1);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    "a TOTP code used by one sign-in is refused to a new sign-in within its period, on any instance",
+    async () => {
+      const { email, freshCode } = await twoFactorUser(apps());
+      const user = (await apps().rows("user")).find((u) => u.email === email)!;
+      const before = (await sessionsOf(apps(), email)).length;
+      const reusesBefore = (await reusesOf(apps(), user._id)).length;
+      const code = await freshCode();
+      const first = await firstStep(apps(), email);
+      const accepted = await first.send("POST", "/api/auth/two-factor/verify-totp", { code });
+      expect(accepted.status, accepted.text).toBe(200);
+      // A new sign-in, on the other instance where there are two, with the same code.
+      const second = await firstStep(apps(), email);
+      const replayed = await apps()
+        .browser(1)
+        .send("POST", "/api/auth/two-factor/verify-totp", { code }, { cookie: second.jar.header() });
+      expect(replayed.status, replayed.text).toBe(401);
+      expect(replayed.body.code).toBe("INVALID_CODE");
+      expect((await sessionsOf(apps(), email)).length - before).toBe(1);
+      // Recorded as a refused reuse; the record holds no code.
+      const reuses = await reusesOf(apps(), user._id);
+      expect(reuses.length - reusesBefore).toBe(1);
+      expect(JSON.parse(reuses.at(-1)!.details)).toMatchObject({
+        method: "/two-factor/verify-totp",
+        reason: "INVALID_CODE",
+        status: 401,
+      });
+      expect(JSON.stringify(await apps().rows("verification"))).not.toContain(code);
+      // The same sign-in with a code of another period is accepted.
+      const next = await apps()
+        .browser(1)
+        .send(
+          "POST",
+          "/api/auth/two-factor/verify-totp",
+          { code: await freshCode() },
+          { cookie: second.jar.header() },
+        );
+      expect(next.status, next.text).toBe(200);
+      expect((await sessionsOf(apps(), email)).length - before).toBe(2);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    "one TOTP code sent by 10 new sign-ins at once makes one session",
+    async () => {
+      const { email, freshCode } = await twoFactorUser(apps());
+      const before = (await sessionsOf(apps(), email)).length;
+      const signIns: FixtureBrowser[] = [];
+      for (let i = 0; i < 10; i++) signIns.push(await firstStep(apps(), email));
+      const code = await freshCode();
+      const answers = await inParallel(10, (i) =>
+        apps()
+          .browser(i)
+          .send("POST", "/api/auth/two-factor/verify-totp", { code }, { cookie: signIns[i]!.jar.header() }),
+      );
+      expect(statusCounts(answers)).toEqual({ 200: 1, 401: 9 });
       expect((await sessionsOf(apps(), email)).length - before).toBe(1);
     },
     TIMEOUT,

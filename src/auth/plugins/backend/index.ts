@@ -20,6 +20,7 @@ import {
   publicJwksOf,
   serializeJwks,
 } from "../../keys/stored-jwks.ts";
+import { usedTotpHook } from "../../one-time/used-totp.ts";
 import { answeringMailFailures } from "./background.ts";
 import { payloadWithRequiredClaims } from "./claims.ts";
 import {
@@ -291,6 +292,8 @@ export const backend = (options: BackendPluginOptions) => {
           handler: createAuthMiddleware(async () => ({ context: { path: "" } })),
         },
         ...advisories.hooks.before,
+        // A TOTP code is accepted once, by any sign-in on any instance (one-time/used-totp.ts).
+        usedTotpHook,
       ],
       after: [
         {
