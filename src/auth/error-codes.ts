@@ -28,6 +28,11 @@ export const AUTH_ERROR_CODES = defineErrorCodes("service-auth/auth", {
     ws: "http-only",
     meaning: "a magic-link token that is not one (Better Auth's own code and message)",
   },
+  INVALID_CODE: {
+    status: 401,
+    ws: "http-only",
+    meaning: "a two-factor TOTP code used before in its period (Better Auth's own code and message)",
+  },
   EMAIL_NOT_VERIFIED: {
     status: 403,
     ws: "http-only",

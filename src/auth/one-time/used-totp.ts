@@ -19,6 +19,7 @@ import { createHash, createHmac } from "node:crypto";
 import type { BetterAuthPlugin } from "better-auth";
 import { APIError, createAuthMiddleware, getSessionFromCtx } from "better-auth/api";
 import { symmetricDecrypt } from "better-auth/crypto";
+import { AUTH_ERROR_CODES } from "../error-codes.ts";
 
 /** The route that verifies a TOTP code. */
 export const VERIFY_TOTP_PATH = "/two-factor/verify-totp";
@@ -144,7 +145,8 @@ export const usedTotpHook: NonNullable<NonNullable<BetterAuthPlugin["hooks"]>["b
       const audit = ctx.context.options.plugins?.find((p) => p.id === "audit-trail") as
         | ReuseRecorder
         | undefined;
-      await audit?.recordRefusedReuse?.(ctx, { targetId: userId, reason: "INVALID_CODE", status: 401 });
+      const { status } = AUTH_ERROR_CODES.INVALID_CODE;
+      await audit?.recordRefusedReuse?.(ctx, { targetId: userId, reason: "INVALID_CODE", status });
       throw new APIError("UNAUTHORIZED", { message: "Invalid code", code: "INVALID_CODE" });
     }
     // Accepted until the server's step passes step + WINDOW.
