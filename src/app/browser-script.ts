@@ -31,7 +31,8 @@ async function bundle(entry: string): Promise<string> {
 
 /**
  * A route handler answering the browser bundle of `entry` (a path or `file:` URL), built once
- * (a failed build is tried again on the next request).
+ * (a failed build is tried again on the next request). Browsers revalidate it (`no-cache`): it
+ * changes with the code, and a restarted server builds it anew.
  *
  * @example
  * ```ts
@@ -48,6 +49,9 @@ export function browserScript(entry: string | URL): (c: Context) => Promise<Resp
       pending = undefined;
       throw error;
     }));
-    return c.body(text, 200, { "content-type": "text/javascript; charset=utf-8" });
+    return c.body(text, 200, {
+      "content-type": "text/javascript; charset=utf-8",
+      "cache-control": "no-cache",
+    });
   };
 }

@@ -15,7 +15,7 @@ import { type Browser, type ExampleApp, PASSWORD, startExampleApp } from "../hel
 import { PROCESS_TEST_TIMEOUT, runCli } from "../helpers/process.ts";
 import { startSmtpServer, type TestSmtpServer } from "../helpers/smtp.ts";
 import { eventually } from "../helpers/wait.ts";
-import { totp } from "../web-ui/totp.ts";
+import { totp } from "../helpers/totp.ts";
 
 let app: ExampleApp;
 let smtp: TestSmtpServer;
