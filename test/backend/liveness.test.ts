@@ -4,7 +4,13 @@
  * Presence and the scheduler acting on it: test/sync/presence*.test.ts, test/scheduler/.
  */
 import { describe, expect, it } from "vitest";
-import { expiresAt, isAlive, MISSED_RENEWALS, renewedEvery, renewedWithin } from "../../src/backend/liveness.ts";
+import {
+  expiresAt,
+  isAlive,
+  MISSED_RENEWALS,
+  renewedEvery,
+  renewedWithin,
+} from "../../src/backend/liveness.ts";
 
 describe("liveness", () => {
   it("takes a heartbeat of period p for dead after three periods without a renewal", () => {

@@ -217,6 +217,6 @@ describe("OutageBreaker", () => {
     await eventually(() => expect(startedAt.length).toBeGreaterThanOrEqual(5));
     const gaps = startedAt.slice(0, 5).map((at, i) => at - (i === 0 ? failedAt : startedAt[i - 1]));
     // At least 20, 40, 80, 80, 80 ms apart (a timer may fire a millisecond early; a load only later).
-    [20, 40, 80, 80, 80].forEach((wait, i) => expect(gaps[i]).toBeGreaterThanOrEqual(wait - 5));
+    for (const [i, wait] of [20, 40, 80, 80, 80].entries()) expect(gaps[i]).toBeGreaterThanOrEqual(wait - 5);
   });
 });

@@ -297,7 +297,12 @@ export class SchedulerRunner {
           nextDue = job.runAt;
           break;
         }
-        const lease = { state: "running", owner: this.id, leaseUntil: expiresAt(this.lease, now), startedAt: now };
+        const lease = {
+          state: "running",
+          owner: this.id,
+          leaseUntil: expiresAt(this.lease, now),
+          startedAt: now,
+        };
         await db.patch(job._id as never, lease as never);
         claimed.push({ ...job, ...(lease as Partial<JobDocument>) });
       }

@@ -46,7 +46,9 @@ for (const backendFirst of [false, true]) {
     it("two-factor: no JWT for the sign-in session it replaces by a challenge; one after the code", async () => {
       const { browser, email } = await signUp("tfa");
       const enabled = await browser.send("POST", "/api/auth/two-factor/enable", { password: PASSWORD });
-      await browser.send("POST", "/api/auth/two-factor/verify-totp", { code: totpOfUri(enabled.body.totpURI) });
+      await browser.send("POST", "/api/auth/two-factor/verify-totp", {
+        code: totpOfUri(enabled.body.totpURI),
+      });
 
       const second = browserAt(url);
       const signIn = await second.send("POST", "/api/auth/sign-in/email", { email, password: PASSWORD });
