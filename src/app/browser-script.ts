@@ -6,11 +6,17 @@ import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 import type { Context } from "hono";
 
-/** Node's `--conditions` of this process: in this repository they select the package's sources. */
+/**
+ * Node's `--conditions` of this process (`--conditions=X` or `--conditions X`, as vitest passes
+ * them): in this repository they select the package's sources. `node` is left out: the bundle is
+ * for a browser.
+ */
 function conditions(): string[] {
-  return process.execArgv.flatMap((flag) => {
-    const m = /^(?:--conditions|-C)=(.+)$/.exec(flag);
-    return m ? [m[1]] : [];
+  const args = process.execArgv;
+  return args.flatMap((flag, i) => {
+    const joined = /^(?:--conditions|-C)=(.+)$/.exec(flag)?.[1];
+    const condition = joined ?? (flag === "--conditions" || flag === "-C" ? args[i + 1] : undefined);
+    return condition && condition !== "node" ? [condition] : [];
   });
 }
 
@@ -31,7 +37,8 @@ async function bundle(entry: string): Promise<string> {
 
 /**
  * A route handler answering the browser bundle of `entry` (a path or `file:` URL), built once
- * (a failed build is tried again on the next request).
+ * (a failed build is tried again on the next request). Browsers revalidate it (`no-cache`): it
+ * changes with the code, and a restarted server builds it anew.
  *
  * @example
  * ```ts
@@ -48,6 +55,9 @@ export function browserScript(entry: string | URL): (c: Context) => Promise<Resp
       pending = undefined;
       throw error;
     }));
-    return c.body(text, 200, { "content-type": "text/javascript; charset=utf-8" });
+    return c.body(text, 200, {
+      "content-type": "text/javascript; charset=utf-8",
+      "cache-control": "no-cache",
+    });
   };
 }

@@ -31,7 +31,7 @@ export type TickerTask =
   | "commit_log_poll"
   /** commit-log/follower.ts: deletes log rows beyond the kept number. */
   | "commit_log_prune"
-  /** storage/outage-breaker.ts: probes the unreachable database until it answers. */
+  /** storage/outage-breaker.ts: probes the unreachable database (or read replica) until it answers. */
   | "outage_recovery_probe"
   /** postgres/notify.ts: checks that the LISTEN connection still answers. */
   | "notify_heartbeat";

@@ -14,8 +14,8 @@ import { ON_PINNED_LINE } from "../helpers/better-auth-line.ts";
 import { type Browser, type ExampleApp, PASSWORD, startExampleApp } from "../helpers/example-app.ts";
 import { PROCESS_TEST_TIMEOUT, runCli } from "../helpers/process.ts";
 import { startSmtpServer, type TestSmtpServer } from "../helpers/smtp.ts";
+import { totp } from "../helpers/totp.ts";
 import { eventually } from "../helpers/wait.ts";
-import { totp } from "../web-ui/totp.ts";
 
 let app: ExampleApp;
 let smtp: TestSmtpServer;

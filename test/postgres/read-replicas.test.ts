@@ -9,6 +9,7 @@ import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { APPEND_SQL, ENGINE_WRITE_BEGIN } from "../../src/backend/storage/commit-log/log.ts";
 import type { PostgresEngine } from "../../src/backend/storage/postgres/engine.ts";
+import type { Replica } from "../../src/backend/storage/postgres/replica.ts";
 import type { BackendClient } from "../../src/client/index.ts";
 import { callFunction } from "../helpers/http.ts";
 import { counterBy } from "../helpers/metrics.ts";
@@ -257,6 +258,22 @@ describe.skipIf(!postgresBinDir)(
       } finally {
         await other.stop();
       }
+    }, 120_000);
+
+    it("a replica that failed rests, then serves reads again once its outage breaker's recovery check passes", async () => {
+      await replicasReady();
+      // White box: the engine's first replica, made to fail as a lost connection would.
+      const replica = (engineOf(0) as unknown as { replicas: { replicas: Replica[] } }).replicas.replicas[0];
+      replica.failed(new Error("connection lost (test)"));
+      expect(engineOf(0).replicaStates()).toEqual(["resting"]);
+      expect(replica.breaker.isDown).toBe(true);
+      // The breaker probes it again by itself (no read needed), and the whole check passes.
+      await eventually(() => expect(engineOf(0).replicaStates()).toEqual(["ready"]));
+      await eventually(async () => {
+        const counted = servedByReplica(await replicaReads());
+        expect((await instances.whoami(0, (await instances.newSession()).token)).status).toBe(200);
+        expect(servedByReplica(await replicaReads())).toBeGreaterThan(counted);
+      });
     }, 120_000);
 
     // Last: it stops the standby.

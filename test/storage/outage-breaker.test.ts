@@ -172,4 +172,51 @@ describe("OutageBreaker", () => {
     const failure = new Error("constraint");
     await expect(breaker.run(() => Promise.reject(failure))).rejects.toBe(failure);
   });
+
+  it("trips at once on a failure its owner saw, and ends the outage with the recovery probe only", async () => {
+    let probes = 0;
+    let fit = false;
+    const tripped: unknown[] = [];
+    breaker = new OutageBreaker({
+      probe: async () => void probes++,
+      recoveryProbe: async () => {
+        if (!fit) throw new Error("not a standby");
+      },
+      recovery: { firstMs: 1, maxMs: 1, jitter: "none" },
+      onTrip: (cause) => tripped.push(cause),
+      name: "read replica",
+    });
+    const cause = new Error("connection lost");
+    breaker.failed(cause);
+    expect(breaker.isDown).toBe(true);
+    expect(tripped).toEqual([cause]);
+    await expect(breaker.run(async () => "refused")).rejects.toMatchObject({ code: "DATABASE_UNAVAILABLE" });
+    // Its plain probe answers, but the recovery probe decides.
+    await new Promise((r) => setTimeout(r, 20));
+    expect(breaker.isDown).toBe(true);
+    fit = true;
+    await eventually(() => expect(breaker?.isDown).toBe(false));
+    expect(probes).toBe(0);
+    breaker.failed(cause);
+    breaker.failed(cause);
+    expect(tripped).toHaveLength(2); // once per outage
+  });
+
+  it("waits longer between recovery probes after each failed one, per its recovery policy", async () => {
+    const startedAt: number[] = [];
+    breaker = new OutageBreaker({
+      probe: async () => {},
+      recoveryProbe: async () => {
+        startedAt.push(performance.now());
+        throw new Error("connect ECONNREFUSED");
+      },
+      recovery: { firstMs: 20, maxMs: 80, jitter: "none" },
+    });
+    const failedAt = performance.now();
+    breaker.failed(new Error("connect ECONNREFUSED"));
+    await eventually(() => expect(startedAt.length).toBeGreaterThanOrEqual(5));
+    const gaps = startedAt.slice(0, 5).map((at, i) => at - (i === 0 ? failedAt : startedAt[i - 1]));
+    // At least 20, 40, 80, 80, 80 ms apart (a timer may fire a millisecond early; a load only later).
+    for (const [i, wait] of [20, 40, 80, 80, 80].entries()) expect(gaps[i]).toBeGreaterThanOrEqual(wait - 5);
+  });
 });

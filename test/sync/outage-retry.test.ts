@@ -39,89 +39,66 @@ function fakeBreaker() {
   return breaker satisfies Reachability;
 }
 
+/** A live query group over a backend whose every run fails with `code`, counting its reruns. */
+function failingGroup(breaker: Reachability, code: "DATABASE_UNAVAILABLE" | "DATABASE_BUSY") {
+  const counts = { runs: 0, reruns: 0 };
+  const backend = {
+    engine: { reachability: breaker },
+    runQuery: async () => {
+      counts.runs++;
+      throw new AppError(code, "the database failed");
+    },
+  };
+  const group = new QueryGroup(
+    backend as never,
+    "k",
+    "messages:byChannel",
+    {},
+    { identity: null, token: null },
+    () => counts.reruns++,
+  );
+  return { group, counts };
+}
+
 describe("a live query that met an outage", () => {
   afterEach(() => vi.useRealTimers());
 
   it("runs again when the breaker sees the database answer, and its backoff timer no longer fires", async () => {
     vi.useFakeTimers();
     const breaker = fakeBreaker();
-    let runs = 0;
-    const backend = {
-      engine: { reachability: breaker },
-      runQuery: async () => {
-        runs++;
-        throw new AppError("DATABASE_UNAVAILABLE", "down");
-      },
-    };
-    let reruns = 0;
-    const group = new QueryGroup(
-      backend as never,
-      "k",
-      "messages:byChannel",
-      {},
-      { identity: null, token: null },
-      () => reruns++,
-    );
+    const { group, counts } = failingGroup(breaker, "DATABASE_UNAVAILABLE");
     await group.execute();
-    expect(runs).toBe(1);
+    expect(counts.runs).toBe(1);
     expect(breaker.waiting).toBe(1);
-    expect(reruns).toBe(0);
+    expect(counts.reruns).toBe(0);
     breaker.answer();
-    expect(reruns).toBe(1);
+    expect(counts.reruns).toBe(1);
     // The backoff's timer was cancelled with it: one rerun, not two.
     await vi.advanceTimersByTimeAsync(60_000);
-    expect(reruns).toBe(1);
+    expect(counts.reruns).toBe(1);
   });
 
   it("waits on its backoff alone while the breaker does not know the database down", async () => {
     vi.useFakeTimers();
     const breaker = fakeBreaker();
     breaker.isDown = false;
-    const backend = {
-      engine: { reachability: breaker },
-      runQuery: async () => {
-        throw new AppError("DATABASE_BUSY", "locked");
-      },
-    };
-    let reruns = 0;
-    const group = new QueryGroup(
-      backend as never,
-      "k",
-      "messages:byChannel",
-      {},
-      { identity: null, token: null },
-      () => reruns++,
-    );
+    const { group, counts } = failingGroup(breaker, "DATABASE_BUSY");
     await group.execute();
     expect(breaker.waiting).toBe(0);
     await vi.advanceTimersByTimeAsync(249);
-    expect(reruns).toBe(0);
+    expect(counts.reruns).toBe(0);
     await vi.advanceTimersByTimeAsync(1);
-    expect(reruns).toBe(1);
+    expect(counts.reruns).toBe(1);
   });
 
   it("stops waiting for the breaker when the group is gone", async () => {
     const breaker = fakeBreaker();
-    const backend = {
-      engine: { reachability: breaker },
-      runQuery: async () => {
-        throw new AppError("DATABASE_UNAVAILABLE", "down");
-      },
-    };
-    let reruns = 0;
-    const group = new QueryGroup(
-      backend as never,
-      "k",
-      "messages:byChannel",
-      {},
-      { identity: null, token: null },
-      () => reruns++,
-    );
+    const { group, counts } = failingGroup(breaker, "DATABASE_UNAVAILABLE");
     await group.execute();
     group.cancelRetry();
     expect(breaker.waiting).toBe(0);
     breaker.answer();
-    expect(reruns).toBe(0);
+    expect(counts.reruns).toBe(0);
   });
 });
 

@@ -8,7 +8,7 @@ import type { Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { findChromium, TestBrowser } from "../helpers/chromium.ts";
 import { type ExampleApp, PASSWORD, startExampleApp } from "../helpers/example-app.ts";
-import { totp } from "./totp.ts";
+import { totp } from "../helpers/totp.ts";
 
 /** Generous per-step wait: the first page load bundles the page script with esbuild. */
 const STEP_TIMEOUT_MS = 15_000;

@@ -1,6 +1,6 @@
 /** The test TOTP generator against RFC 6238 Appendix B's SHA-1 vectors (8 digits there). */
 import { describe, expect, it } from "vitest";
-import { hotp } from "./totp.ts";
+import { hotp } from "../helpers/totp.ts";
 
 describe("totp", () => {
   it("matches RFC 6238's SHA-1 test vectors", () => {

@@ -7,8 +7,8 @@
  * server-side operations — the names of the stored env variables and a key rotation — run only after the same query accepted the caller's bearer
  * token. Every other change goes through Better Auth's admin endpoints from the browser.
  */
-import { fileURLToPath } from "node:url";
 import { type Context, Hono } from "hono";
+import { browserScript } from "service-auth/app";
 import { type CreateAuth, type HttpEnv, JWKS_VAR, siteUrlOf } from "service-auth/auth";
 import { getRequestToken } from "service-auth/client";
 import {
@@ -21,11 +21,10 @@ import {
   isAppError,
   logger,
 } from "service-auth/server";
-import { bundled } from "../web/bundle.ts";
-import { pageSecurityHeaders, sendScript } from "../web/routes.ts";
+import { pageSecurityHeaders } from "../web/routes.ts";
 import { type ConsoleView, consolePage } from "./page.ts";
 
-const consoleScript = bundled(fileURLToPath(new URL("./console/main.ts", import.meta.url)));
+const consoleScript = browserScript(new URL("./console/main.ts", import.meta.url));
 
 export interface AdminConsoleOptions {
   backend: Backend;
@@ -93,7 +92,7 @@ export function adminConsoleRoutes(options: AdminConsoleOptions): Hono<HttpEnv> 
     return c.html(consolePage(view), STATUS[view]);
   });
 
-  routes.get("/admin/console.js", (c) => sendScript(c, consoleScript));
+  routes.get("/admin/console.js", consoleScript);
 
   /** Names of the stored env variables; the values never leave the server. */
   routes.get("/admin/api/env", (c) =>

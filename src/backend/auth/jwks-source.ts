@@ -9,6 +9,7 @@
  */
 import { createPublicKey, type KeyObject } from "node:crypto";
 import { TokenError, TokenKeysUnavailable } from "./token-errors.ts";
+import { UnknownKeyRefetch } from "./unknown-key-refetch.ts";
 
 /** Key family an algorithm needs; used to match JWKs to a token's `alg`. */
 interface AlgSpec {
@@ -226,17 +227,17 @@ export const MAX_JWKS_BYTES = 512 * 1024;
 /**
  * A JWKS endpoint. Fetched lazily on first use and cached; refetched when a
  * token carries an unknown kid (key rotation) but at most once per
- * `minRefetchIntervalMs`, so garbage kids cannot make us hammer the IdP.
+ * `minRefetchIntervalMs` (the unknown-key throttle, `unknown-key-refetch.ts`,
+ * which every fetch restarts), so garbage kids cannot make us hammer the IdP.
  * Also refreshed after `maxAgeMs` so keys the IdP revoked stop being trusted.
  * Concurrent callers share one in-flight request.
  */
 export class RemoteJwksSource implements JwksSource {
   private keySet: KeySet | undefined;
   private fetchedAt = 0;
-  private lastAttemptAt = Number.NEGATIVE_INFINITY;
   private inflight: Promise<KeySet> | undefined;
-  /** With `awaitRefetch`: the refetch the unknown kids that arrived within the interval wait for. */
-  private awaited: Promise<KeySet | undefined> | undefined;
+  /** Paces refetches; with `awaitRefetch`, the unknown kids within the interval wait for its next. */
+  private readonly refetch: UnknownKeyRefetch<KeySet | undefined>;
   private readonly awaitRefetch: boolean;
   private readonly fetchFn: typeof fetch;
   private readonly minInterval: number;
@@ -256,6 +257,16 @@ export class RemoteJwksSource implements JwksSource {
     this.timeout = opts.timeoutMs ?? 5_000;
     this.now = opts.now ?? Date.now;
     this.awaitRefetch = opts.awaitRefetch ?? false;
+    this.refetch = new UnknownKeyRefetch({
+      round: () => this.load().catch(() => this.keySet),
+      minIntervalMs: this.minInterval,
+      now: this.now,
+    });
+  }
+
+  /** When the last fetch began (`-Infinity`: none yet). */
+  private get lastAttemptAt(): number {
+    return this.refetch.lastBeganAt;
   }
 
   get(): KeySet | Promise<KeySet> {
@@ -273,18 +284,8 @@ export class RemoteJwksSource implements JwksSource {
 
   async refresh(): Promise<KeySet | undefined> {
     if (this.inflight) return this.inflight.catch(() => this.keySet);
-    const wait = this.lastAttemptAt + this.minInterval - this.now();
-    if (wait > 0) return this.awaitRefetch ? this.refetchIn(wait) : this.keySet;
+    if (this.refetch.waitMs() > 0) return this.awaitRefetch ? this.refetch.next() : this.keySet;
     return this.load().catch(() => this.keySet);
-  }
-
-  /** One refetch in `ms`, shared by every caller until it begins (each arrived before it). */
-  private refetchIn(ms: number): Promise<KeySet | undefined> {
-    this.awaited ??= new Promise((resolve) => setTimeout(resolve, ms)).then(() => {
-      this.awaited = undefined;
-      return this.load().catch(() => this.keySet);
-    });
-    return this.awaited;
   }
 
   private load(): Promise<KeySet> {
@@ -293,7 +294,7 @@ export class RemoteJwksSource implements JwksSource {
     if (!this.keySet && this.now() - this.lastAttemptAt < this.minInterval) {
       return Promise.reject(new TokenKeysUnavailable("JWKS endpoint unavailable"));
     }
-    this.lastAttemptAt = this.now();
+    this.refetch.began();
     const p = this.doFetch().then(
       (ks) => {
         this.keySet = ks;

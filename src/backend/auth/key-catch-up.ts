@@ -4,14 +4,14 @@
  * `JWKS`) and issued a token of the new key that reaches this instance before the commit that
  * stored the key does (the env follow-up); refusing it would be a 401 nobody should notice.
  *
- * Bounded, because the key id of a token is not verified yet and anyone can make one up: one round
- * at a time, callers arriving during a round share the next one, and rounds that reached the
- * database start at least `minIntervalMs` apart (a caller waits for the next round rather than
- * being refused). Many tokens with random key ids thus cost at most one catch-up per interval,
- * however many arrive. Where there is nothing to catch up with (one process, or a SQLite cluster
- * worker already at the log's head) no round is counted and nobody waits.
+ * Bounded by the unknown-key throttle (`unknown-key-refetch.ts`): one round at a time, callers
+ * arriving during a round share the next one, and rounds that reached the database start at least
+ * `minIntervalMs` apart (a caller waits for the next round rather than being refused). Where there
+ * is nothing to catch up with (one process, or a SQLite cluster worker already at the log's head)
+ * no round is counted and nobody waits.
  */
 import { authMetrics } from "../metrics/metrics.ts";
+import { UnknownKeyRefetch } from "./unknown-key-refetch.ts";
 
 /** Shortest time between two catch-ups for unknown keys. */
 export const KEY_CATCH_UP_INTERVAL_MS = 250;
@@ -28,34 +28,18 @@ export interface CatchUpSteps {
 }
 
 export class KeyCatchUp {
-  /** The round that has begun and not ended. */
-  private running: Promise<void> | undefined;
-  /** The round callers wait for that has not begun yet: it begins after each of them arrived. */
-  private next: Promise<void> | undefined;
-  private lastRoundAt = Number.NEGATIVE_INFINITY;
+  private readonly refetch: UnknownKeyRefetch<void>;
 
   constructor(
     private readonly steps: CatchUpSteps,
-    private readonly minIntervalMs = KEY_CATCH_UP_INTERVAL_MS,
-  ) {}
+    minIntervalMs = KEY_CATCH_UP_INTERVAL_MS,
+  ) {
+    this.refetch = new UnknownKeyRefetch({ round: () => this.round(), minIntervalMs });
+  }
 
   /** Resolves once a round that began after this call has ended (never rejects). */
   run(): Promise<void> {
-    if (this.next) return this.next;
-    const next = (this.running ?? Promise.resolve())
-      .then(() => delay(this.lastRoundAt + this.minIntervalMs - performance.now()))
-      .then(() => {
-        this.next = undefined;
-        const round = this.round();
-        this.running = round;
-        const ended = () => {
-          if (this.running === round) this.running = undefined;
-        };
-        round.then(ended);
-        return round;
-      });
-    this.next = next;
-    return next;
+    return this.refetch.next();
   }
 
   private round(): Promise<void> {
@@ -66,7 +50,7 @@ export class KeyCatchUp {
       catchingUp = undefined; // the log unreadable: as below, the key stays unknown
     }
     if (catchingUp) {
-      this.lastRoundAt = performance.now();
+      this.refetch.began();
       authMetrics.keyCatchUp();
     }
     // Also with nothing to catch up with: an env reload started by a commit heard just before
@@ -79,8 +63,3 @@ export class KeyCatchUp {
 }
 
 const noop = () => {};
-
-function delay(ms: number): Promise<void> | undefined {
-  if (!(ms > 0)) return undefined;
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}

@@ -11,7 +11,10 @@ export const RETRY_POLICIES = {
    * `maxReconnectDelayMs`. Jittered: every instance lost it at once when the server restarted.
    */
   notifyReconnect: { firstMs: 50, maxMs: 2000, jitter: "equal" },
-  /** A failed read replica rests before it is checked again (postgres/replica.ts). */
+  /**
+   * The waits between a resting read replica's recovery probes (its outage breaker's `recovery`,
+   * postgres/replica.ts): whole multiples of the first.
+   */
   replicaRest: { firstMs: 250, maxMs: 10_000, jitter: "none" },
   /**
    * Polling the standbys' flush position while a commit waits (postgres/standby-ack.ts); back to

@@ -15,13 +15,16 @@
  * - A cron tick is claimed in the transaction that schedules its job and moves the cron's
  *   `nextRun` past now: one run per tick across every runner; missed ticks run once.
  *
- * Leases are renewed while the runner lives, so a slow job is never taken from a live runner.
+ * Leases are renewed while the runner lives, so a slow job is never taken from a live runner: a
+ * lease is an instance liveness mark (`liveness.ts`, the rule presence's heartbeats follow too),
+ * renewed every third of `leaseMs`.
  * An idle runner only reads: it opens a write transaction when there is something to claim, so
  * it never queues behind (or for) a write lock another process holds.
  */
 import { randomUUID } from "node:crypto";
 import type { DatabaseReader, DatabaseWriter } from "../db/database.ts";
 import { type Commit, commitTables } from "../db/read-write-sets.ts";
+import { expiresAt, type Liveness, renewedWithin } from "../liveness.ts";
 import { logger } from "../logger.ts";
 import { schedulerMetrics, watchScheduler } from "../metrics/metrics.ts";
 import { type Ticking, tick } from "../ticker.ts";
@@ -96,7 +99,8 @@ export class SchedulerRunner {
   private unwatchMetrics: (() => void) | undefined;
   private readonly maxConcurrent: number;
   private readonly runTimeoutMs: number;
-  private readonly leaseMs: number;
+  /** The lease: renewed every `periodMs`, recovered by others once `timeoutMs` passed unrenewed. */
+  private readonly lease: Liveness;
   private readonly pollMs: number;
   private readonly retentionMs: number;
 
@@ -106,7 +110,7 @@ export class SchedulerRunner {
   ) {
     this.maxConcurrent = options.maxConcurrent ?? 10;
     this.runTimeoutMs = options.runTimeoutMs ?? 60_000;
-    this.leaseMs = options.leaseMs ?? 10_000;
+    this.lease = renewedWithin(options.leaseMs ?? 10_000);
     this.pollMs = options.pollMs ?? 1000;
     this.retentionMs = options.retentionMs ?? 7 * 24 * 3_600_000;
   }
@@ -132,9 +136,7 @@ export class SchedulerRunner {
           };
         }),
     });
-    this.renewal = tick("scheduler_lease_renewal", Math.max(50, Math.floor(this.leaseMs / 3)), () =>
-      this.renewLeases(),
-    );
+    this.renewal = tick("scheduler_lease_renewal", this.lease.periodMs, () => this.renewLeases());
     this.wake();
   }
 
@@ -295,7 +297,12 @@ export class SchedulerRunner {
           nextDue = job.runAt;
           break;
         }
-        const lease = { state: "running", owner: this.id, leaseUntil: now + this.leaseMs, startedAt: now };
+        const lease = {
+          state: "running",
+          owner: this.id,
+          leaseUntil: expiresAt(this.lease, now),
+          startedAt: now,
+        };
         await db.patch(job._id as never, lease as never);
         claimed.push({ ...job, ...(lease as Partial<JobDocument>) });
       }
@@ -378,7 +385,7 @@ export class SchedulerRunner {
   private async renewLeases(): Promise<void> {
     if (this.running.size === 0) return;
     const ids = [...this.running.keys()];
-    const leaseUntil = Date.now() + this.leaseMs;
+    const leaseUntil = expiresAt(this.lease, Date.now());
     await this.host
       .write(async (db) => {
         for (const id of ids) {

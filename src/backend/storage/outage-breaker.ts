@@ -17,6 +17,19 @@
  * A refused caller's transaction is not cancelled: it ends on its own timeouts, and what it does
  * when it settles (a late commit's publication) still happens. At COMMIT, as for any outage, the
  * caller learns only that the outcome is unknown.
+ *
+ * One breaker per dependency, and everything that handles an outage of it consults that one:
+ * - the primary's (`postgres/engine.ts`, `StorageEngine.reachability`): its refusal is the
+ *   `DATABASE_UNAVAILABLE` every caller sees. Live-query retries (`sync/query-group.ts`) and a
+ *   WebSocket identity check in its `retrying` state (`sync/connection-identity.ts`, through
+ *   `sync/connection.ts`) run again as soon as it sees the database answer; the auth routes
+ *   (`src/auth/http.ts`) turn that refusal into their typed 503 (`isUnavailableError`): they sit
+ *   above the platform and may not import it, and a 503 needs no wait for the recovery.
+ * - each read replica's (`postgres/replica.ts`): a replica whose breaker is down takes no reads
+ *   (the primary answers them, so no caller waits on it), a connection fault there trips it at
+ *   once ({@link OutageBreaker.failed}), and its recovery probe is the replica's whole check, at
+ *   the waits of `RETRY_POLICIES.replicaRest` rather than a fixed period.
+ * SQLite has none: a file is not unreachable (a lock held too long is `DATABASE_BUSY`).
  */
 import { type BackoffPolicy, backoffDelayMs } from "../../protocol/backoff.ts";
 import { logger } from "../logger.ts";
@@ -39,6 +52,21 @@ export interface OutageBreakerOptions {
   probeTimeoutMs?: number;
   /** The longest recovery probe deadline (default 15 s). */
   maxProbeTimeoutMs?: number;
+  /**
+   * The probe that ends an outage (default `probe`): a dependency that answers may still be unfit
+   * (a read replica no longer a standby); rejects while it is.
+   */
+  recoveryProbe?: (timeoutMs: number) => Promise<void>;
+  /**
+   * The waits between recovery probes, longer after each that failed (default: every
+   * `probeIntervalMs`). Jitter is ignored: the waits are whole multiples of `firstMs`.
+   */
+  recovery?: BackoffPolicy;
+  /** Called when an outage is found, before the waiting callers are refused. */
+  onTrip?: (cause: unknown) => void;
+  /** What the logs call the dependency (default "database"), and fields they carry. */
+  name?: string;
+  logFields?: Record<string, unknown>;
 }
 
 export class OutageBreaker implements Reachability {
@@ -60,10 +88,19 @@ export class OutageBreaker implements Reachability {
   /** Recovery probes in a row that waited out their deadline: the next one gets longer. */
   private slowProbes = 0;
   private readonly probeTimeout: BackoffPolicy;
+  private readonly recoveryWaits: BackoffPolicy;
+  /** Recovery probes in a row that failed: the next waits longer (with `recovery`). */
+  private failedRecoveries = 0;
+  /** Recovery ticks since the last recovery probe. */
+  private idleTicks = 0;
+  private readonly name: string;
 
   constructor(private readonly options: OutageBreakerOptions) {
     this.suspectAfterMs = options.suspectAfterMs ?? 250;
     this.probeIntervalMs = options.probeIntervalMs ?? 500;
+    const recovery = options.recovery ?? { firstMs: this.probeIntervalMs, maxMs: this.probeIntervalMs };
+    this.recoveryWaits = { firstMs: recovery.firstMs, maxMs: recovery.maxMs, jitter: "none" };
+    this.name = options.name ?? "database";
     const policy = RETRY_POLICIES.outageProbeTimeout;
     this.probeTimeout = {
       ...policy,
@@ -116,6 +153,15 @@ export class OutageBreaker implements Reachability {
     });
   }
 
+  /**
+   * The dependency failed outright (a refused or lost connection): the outage begins now, without
+   * a probe. For a dependency whose callers have somewhere else to go (a read replica); the
+   * primary's callers wait for a probe instead, as a slow answer is not an outage.
+   */
+  failed(cause: unknown): void {
+    this.trip(cause);
+  }
+
   /** Stops probing for good (the engine is closing). */
   close(): void {
     this.closed = true;
@@ -156,7 +202,8 @@ export class OutageBreaker implements Reachability {
     this.down = false;
     this.stopRecovery();
     this.slowProbes = 0;
-    logger.info("database reachable again");
+    this.failedRecoveries = 0;
+    logger.info(`${this.name} reachable again`, this.options.logFields);
     const listeners = [...this.reachable];
     this.reachable.clear();
     for (const listener of listeners) listener();
@@ -165,22 +212,31 @@ export class OutageBreaker implements Reachability {
   private trip(cause: unknown): void {
     if (this.down || this.closed) return;
     this.down = true;
-    logger.warn("database unreachable: refusing requests at once until it answers", {
+    logger.warn(`${this.name} unreachable: refusing requests at once until it answers`, {
+      ...this.options.logFields,
       error: String(cause),
     });
+    this.options.onTrip?.(cause);
     for (const refuse of [...this.waiting]) refuse(databaseUnavailable());
-    this.recovery = tick("outage_recovery_probe", this.probeIntervalMs, () => {
+    const probe = this.options.recoveryProbe ?? this.options.probe;
+    const tickMs = this.recoveryWaits.firstMs;
+    this.idleTicks = 0;
+    this.recovery = tick("outage_recovery_probe", tickMs, () => {
       if (this.probing) return;
+      // Whole ticks: the wait after `failedRecoveries` failed probes, never less than one tick.
+      if (++this.idleTicks * tickMs < backoffDelayMs(this.recoveryWaits, this.failedRecoveries)) return;
+      this.idleTicks = 0;
       this.probing = true;
       const timeoutMs = backoffDelayMs(this.probeTimeout, this.slowProbes);
       const startedAt = Date.now();
-      return this.options.probe(timeoutMs).then(
+      return probe(timeoutMs).then(
         () => {
           this.probing = false;
           this.recover();
         },
         () => {
           this.probing = false;
+          this.failedRecoveries++;
           // It waited (rather than being refused at once): give the next one longer. Half the
           // deadline, not all of it: a timer may fire a little before the clock says it is due.
           if (Date.now() - startedAt >= timeoutMs / 2) this.slowProbes++;

@@ -5,8 +5,9 @@
  *
  * Rows follow the connections in batches: one write per `intervalMs` with every insert, change
  * (identity, subscription count) and removal since the last. An instance also beats (`_instances`)
- * every `heartbeatMs`; any instance removes the rows of instances silent for three beats, and at
- * start also rows of instances that never beat, so a crashed instance's rows do not linger.
+ * every `heartbeatMs`; any instance removes the rows of instances silent for three beats (the one
+ * liveness rule, `liveness.ts`), and at start also rows of instances that never beat, so a crashed
+ * instance's rows do not linger.
  *
  * An instance taken for dead while alive (a stall or an outage longer than three beats) finds its
  * heartbeat row gone at its next beat, and a batch that failed may have left its rows half
@@ -16,6 +17,7 @@
 import { CloseCode } from "../../protocol/close-codes.ts";
 import { type Commit, commitTables } from "../db/read-write-sets.ts";
 import { newId, tableTag } from "../ids.ts";
+import { isAlive, type Liveness, renewedEvery } from "../liveness.ts";
 import { logger } from "../logger.ts";
 import type { BackendRuntime } from "../runtime.ts";
 import { type TickerTask, type Ticking, tick } from "../ticker.ts";
@@ -58,7 +60,8 @@ export class Presence {
   private flushing: Promise<void> | undefined;
   private readonly timers: Ticking[] = [];
   private readonly intervalMs: number;
-  private readonly heartbeatMs: number;
+  /** The heartbeat's period, and when a silent instance counts as dead. */
+  private readonly liveness: Liveness;
   private stopped = false;
   private started = false;
   /** The next batch rewrites every row of this instance (see the module header). */
@@ -72,7 +75,7 @@ export class Presence {
     options: PresenceOptions = {},
   ) {
     this.intervalMs = options.intervalMs ?? 1000;
-    this.heartbeatMs = options.heartbeatMs ?? 10_000;
+    this.liveness = renewedEvery(options.heartbeatMs ?? 10_000);
   }
 
   /** Beats (removing dead instances' rows) and writes row changes from now on, periodically. */
@@ -86,7 +89,7 @@ export class Presence {
     };
     // Timers first: a first beat failing (database unreachable at start) is retried by them.
     every("presence_flush", this.intervalMs, () => this.flush());
-    every("presence_beat", this.heartbeatMs, () => this.beat());
+    every("presence_beat", this.liveness.periodMs, () => this.beat());
     await this.beat();
   }
 
@@ -178,7 +181,6 @@ export class Presence {
   private async beat(): Promise<void> {
     if (this.stopped) return;
     const now = Date.now();
-    const deadline = now - 3 * this.heartbeatMs;
     const first = !this.started;
     this.started = true;
     let takenForDead = false;
@@ -195,7 +197,7 @@ export class Presence {
       const live = new Set([this.instanceId]);
       for (const other of instances) {
         if (other.instanceId === this.instanceId) continue;
-        if (other.heartbeatAt >= deadline) {
+        if (isAlive(this.liveness, other.heartbeatAt, now)) {
           live.add(other.instanceId);
           continue;
         }

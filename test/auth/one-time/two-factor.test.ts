@@ -6,11 +6,11 @@
  * new sign-ins presenting one code at once make one session (src/auth/one-time/used-totp.ts). On
  * SQLite and on PostgreSQL with the requests spread over two instances.
  */
-import { createHmac } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
 import { ON_PINNED_LINE } from "../../helpers/better-auth-line.ts";
 import type { FixtureBrowser } from "../../helpers/browser.ts";
+import { totpOfUri } from "../../helpers/totp.ts";
 import { engines, useApps } from "./engines.ts";
 import { inParallel, type OneTimeApps, PASSWORD, statusCounts } from "./fixture.ts";
 
@@ -21,21 +21,6 @@ const TIMEOUT = 120_000;
 /** Wrong OTPs Better Auth's two-factor plugin allows by default. */
 const OTP_ATTEMPTS = 5;
 let n = 0;
-
-/** RFC 6238 code (SHA-1, 6 digits, 30 s) for the base32 secret of an `otpauth://` URI. */
-function totp(uri: string, at = Date.now()): string {
-  const secret = new URL(uri).searchParams.get("secret")!;
-  const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
-  let bits = "";
-  for (const c of secret.replace(/=+$/, "").toUpperCase())
-    bits += alphabet.indexOf(c).toString(2).padStart(5, "0");
-  const key = Buffer.from((bits.match(/.{8}/g) ?? []).map((b) => Number.parseInt(b, 2)));
-  const counter = Buffer.alloc(8);
-  counter.writeBigUInt64BE(BigInt(Math.floor(at / 1000 / 30)));
-  const mac = createHmac("sha1", key).update(counter).digest();
-  const offset = mac[mac.length - 1]! & 0xf;
-  return String((mac.readUInt32BE(offset) & 0x7fffffff) % 1_000_000).padStart(6, "0");
-}
 
 /**
  * A user with two-factor on: their email, TOTP URI, backup codes, and `freshCode()`: a code of a
@@ -56,7 +41,7 @@ async function twoFactorUser(apps: OneTimeApps) {
     // Better Auth accepts a step up to one ahead of now: wait for the one before `step`.
     if (step > now + 1) await sleep((step - 1) * STEP_MS - Date.now() + 200);
     used.add(step);
-    return totp(uri, step * STEP_MS);
+    return totpOfUri(uri, step * STEP_MS);
   };
   const verified = await browser.send("POST", "/api/auth/two-factor/verify-totp", {
     code: await freshCode(),

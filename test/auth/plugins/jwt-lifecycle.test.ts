@@ -4,30 +4,15 @@
  * session a later hook replaces (two-factor's challenge, with the `backend` plugin before or after
  * the two-factor plugin), and cleared when the session cookie ends (sign-out, delete-user).
  */
-import { createHmac } from "node:crypto";
 import { decodeJwt } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { browserAt, type FixtureBrowser, freePort } from "../../helpers/browser.ts";
 import { PASSWORD } from "../../helpers/example-app.ts";
 import { startTestService, type TestService } from "../../helpers/service.ts";
+import { totpOfUri } from "../../helpers/totp.ts";
 import { pluginsApp } from "../fixtures/plugins-app.ts";
 
 const JWT = "service-auth.jwt";
-
-/** RFC 6238 code (SHA-1, 6 digits, 30 s) for the base32 secret of an `otpauth://` URI. */
-function totp(uri: string, at = Date.now()): string {
-  const secret = new URL(uri).searchParams.get("secret")!;
-  const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
-  let bits = "";
-  for (const c of secret.replace(/=+$/, "").toUpperCase())
-    bits += alphabet.indexOf(c).toString(2).padStart(5, "0");
-  const key = Buffer.from((bits.match(/.{8}/g) ?? []).map((b) => Number.parseInt(b, 2)));
-  const counter = Buffer.alloc(8);
-  counter.writeBigUInt64BE(BigInt(Math.floor(at / 1000 / 30)));
-  const mac = createHmac("sha1", key).update(counter).digest();
-  const offset = mac[mac.length - 1] & 0xf;
-  return String((mac.readUInt32BE(offset) & 0x7fffffff) % 1_000_000).padStart(6, "0");
-}
 
 for (const backendFirst of [false, true]) {
   describe(`backend plugin ${backendFirst ? "before" : "after"} the other plugins`, () => {
@@ -61,7 +46,9 @@ for (const backendFirst of [false, true]) {
     it("two-factor: no JWT for the sign-in session it replaces by a challenge; one after the code", async () => {
       const { browser, email } = await signUp("tfa");
       const enabled = await browser.send("POST", "/api/auth/two-factor/enable", { password: PASSWORD });
-      await browser.send("POST", "/api/auth/two-factor/verify-totp", { code: totp(enabled.body.totpURI) });
+      await browser.send("POST", "/api/auth/two-factor/verify-totp", {
+        code: totpOfUri(enabled.body.totpURI),
+      });
 
       const second = browserAt(url);
       const signIn = await second.send("POST", "/api/auth/sign-in/email", { email, password: PASSWORD });
@@ -72,7 +59,7 @@ for (const backendFirst of [false, true]) {
       // The next period's code (Better Auth accepts one step ahead): the code used above is
       // accepted once and refused to this new sign-in (src/auth/one-time/used-totp.ts).
       await second.send("POST", "/api/auth/two-factor/verify-totp", {
-        code: totp(enabled.body.totpURI, Date.now() + 30_000),
+        code: totpOfUri(enabled.body.totpURI, Date.now() + 30_000),
       });
       expect(second.jar.get(JWT)).toBeTruthy();
       const session = await second.send("GET", "/api/auth/get-session");

@@ -5,29 +5,14 @@
  * every form, `getSession` in an action sees the active organization, and the key functions run
  * with the anonymous plugin's hooks.
  */
-import { createHmac } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from "vitest";
 import { ON_PINNED_LINE } from "../../helpers/better-auth-line.ts";
 import { browserAt, freePort } from "../../helpers/browser.ts";
 import { PASSWORD } from "../../helpers/example-app.ts";
 import { callFunction } from "../../helpers/http.ts";
 import { startTestService, type TestService } from "../../helpers/service.ts";
+import { totpOfUri } from "../../helpers/totp.ts";
 import { pluginsApp, schema } from "../fixtures/plugins-app.ts";
-
-/** RFC 6238 code (SHA-1, 6 digits, 30 s) for the base32 secret of an `otpauth://` URI. */
-function totp(uri: string, at = Date.now()): string {
-  const secret = new URL(uri).searchParams.get("secret")!;
-  const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
-  let bits = "";
-  for (const c of secret.replace(/=+$/, "").toUpperCase())
-    bits += alphabet.indexOf(c).toString(2).padStart(5, "0");
-  const key = Buffer.from((bits.match(/.{8}/g) ?? []).map((b) => Number.parseInt(b, 2)));
-  const counter = Buffer.alloc(8);
-  counter.writeBigUInt64BE(BigInt(Math.floor(at / 1000 / 30)));
-  const mac = createHmac("sha1", key).update(counter).digest();
-  const offset = mac[mac.length - 1] & 0xf;
-  return String((mac.readUInt32BE(offset) & 0x7fffffff) % 1_000_000).padStart(6, "0");
-}
 
 let service: TestService;
 let url: string;
@@ -126,7 +111,7 @@ describe("plugins over HTTP", () => {
     expect(enabled.status).toBe(200);
     expect(enabled.body.totpURI).toMatch(/^otpauth:\/\//);
     const verified = await browser.send("POST", "/api/auth/two-factor/verify-totp", {
-      code: totp(enabled.body.totpURI),
+      code: totpOfUri(enabled.body.totpURI),
     });
     expect(verified.status).toBe(200);
 
@@ -140,7 +125,7 @@ describe("plugins over HTTP", () => {
     // The next period's code (Better Auth accepts one step ahead): the code used above is
     // accepted once and refused to this new sign-in (src/auth/one-time/used-totp.ts).
     const code = await second.send("POST", "/api/auth/two-factor/verify-totp", {
-      code: totp(enabled.body.totpURI, Date.now() + 30_000),
+      code: totpOfUri(enabled.body.totpURI, Date.now() + 30_000),
     });
     expect(code.status).toBe(200);
     expect((await second.send("GET", "/api/auth/get-session")).body.user.email).toBe("tia@example.com");

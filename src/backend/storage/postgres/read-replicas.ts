@@ -8,7 +8,8 @@
  * answer the body only once the target arrived and the snapshot proved fresh; a stale one is rolled
  * back, the read waits (at most `DATABASE_READ_WAIT_MS` from its start) for the replica to replay
  * up to the target, and runs again there — or on the primary when the wait runs out or the replica
- * fails. A primary that cannot be asked for the target fails the read (503), as a primary read would.
+ * fails (its outage breaker trips, `replica.ts`). A primary that cannot be asked for the target
+ * fails the read (503), as a primary read would.
  */
 import { logger } from "../../logger.ts";
 import { replicaMetrics } from "../../metrics/metrics.ts";
@@ -116,7 +117,11 @@ export class ReadReplicas {
     let waited = false;
     for (;;) {
       try {
-        const value = await runTransaction(replica.pools, this.deps.statements(), kind, REPLICA_ATTEMPTS, fn);
+        // Through the replica's breaker: one that stops answering is given up at its probe, not
+        // at the pool's timeouts; its refusal (`DATABASE_UNAVAILABLE`) is a connection fault below.
+        const value = await replica.breaker.run(() =>
+          runTransaction(replica.pools, this.deps.statements(), kind, REPLICA_ATTEMPTS, fn),
+        );
         replicaMetrics.read(waited ? "replica_waited" : "replica_fresh");
         if (waited) replicaMetrics.waited((performance.now() - started) / 1000);
         return value;

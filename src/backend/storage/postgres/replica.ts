@@ -4,16 +4,18 @@
  *
  * It serves reads only once checked: the same cluster as the primary (system identifier), still
  * a standby, and past this instance's migration in the WAL (so the first reads need not wait for
- * it, `read-freshness.ts`). A replica that fails (connection lost, unreachable) rests for a growing
- * while before it is checked again; one that could not catch up within a read's wait is
- * "lagging" and skipped until it has replayed what that read needed, so a paused replay costs one
- * wait, not one per read.
+ * it, `read-freshness.ts`). Its outages are its own outage breaker's (`outage-breaker.ts`): a
+ * replica that fails (connection lost, unreachable, no longer a standby) or stops answering rests
+ * — takes no reads — until a recovery probe, the whole check, passes again, at the growing waits of
+ * `RETRY_POLICIES.replicaRest`. One that could not catch up within a read's wait is "lagging" and
+ * skipped until it has replayed what that read needed, so a paused replay costs one wait, not one
+ * per read.
  */
-import { backoffDelayMs } from "../../../protocol/backoff.ts";
 import { logger } from "../../logger.ts";
 import { RETRY_POLICIES } from "../../retry/policies.ts";
 import { maskSettingValue } from "../../settings/mask.ts";
 import { StartRefusal } from "../../start-refusal.ts";
+import { OutageBreaker } from "../outage-breaker.ts";
 import type { PostgresOptions } from "./options.ts";
 import { PostgresPools } from "./pools.ts";
 import { positionOf, REPLAYED_SQL } from "./read-freshness.ts";
@@ -56,11 +58,13 @@ export class Replica {
   readonly pools: PostgresPools;
   /** The URL with its password masked, for logs. */
   readonly label: string;
-  private state: ReplicaState = "unchecked";
+  /** Down while the replica rests: reads run through it, failures trip it, its probes end the rest. */
+  readonly breaker: OutageBreaker;
+  /** Where the replica stands when it is not resting. */
+  private state: Exclude<ReplicaState, "resting"> = "unchecked";
   private gate?: ReplicaGate;
   private checking?: Promise<void>;
   private nextCheckAt = 0;
-  private failures = 0;
   /** The newest WAL position (bytes, `read-freshness.ts`) known replayed here. */
   private replayed = 0;
   /** A WAL position a read could not wait for: skipped until replayed. */
@@ -78,19 +82,27 @@ export class Replica {
   ) {
     this.pools = new PostgresPools({ ...options, connectionString: url });
     this.label = maskSettingValue("DATABASE_READ_URLS", url);
+    this.breaker = new OutageBreaker({
+      probe: (timeoutMs) => this.pools.probe(timeoutMs),
+      recoveryProbe: () => this.verified(),
+      recovery: RETRY_POLICIES.replicaRest,
+      onTrip: () => this.rest(),
+      name: "read replica",
+      logFields: { replica: this.label },
+    });
   }
 
   /** Whether reads may go here now; starts a check when one is due. */
   get ready(): boolean {
+    if (this.breaker.isDown) return false;
     if (this.state === "ready") return true;
-    if ((this.state === "unchecked" || this.state === "resting") && Date.now() >= this.nextCheckAt)
-      void this.check().catch(() => {});
+    if (this.state === "unchecked" && Date.now() >= this.nextCheckAt) void this.check().catch(() => {});
     return false;
   }
 
   /** Where the replica stands (metrics, tests). */
   get status(): ReplicaState {
-    return this.state;
+    return this.breaker.isDown && this.state !== "refused" ? "resting" : this.state;
   }
 
   /**
@@ -107,14 +119,37 @@ export class Replica {
   }
 
   private async runCheck(gate: ReplicaGate): Promise<void> {
-    this.nextCheckAt = Date.now() + RECHECK_MS;
-    let row: { system: string; recovery: boolean; migrated: boolean };
     try {
-      [row] = (await this.pools.follower.query(CHECK_SQL, [gate.migratedAt])).rows;
+      await this.verify(gate);
     } catch (error) {
+      if (error instanceof ForeignReplica) throw error;
       this.failed(error);
-      return;
     }
+  }
+
+  /** The breaker's recovery probe: rejects while the replica is unfit (and for good once foreign). */
+  private async verified(): Promise<void> {
+    if (!this.gate) return;
+    try {
+      await this.verify(this.gate);
+    } catch (error) {
+      if (error instanceof ForeignReplica) this.breaker.close();
+      throw error;
+    }
+  }
+
+  /**
+   * The check: resolves when the replica may serve reads, or (not migrated yet) may be checked again
+   * soon; rejects when it is unreachable or not a standby, with {@link ForeignReplica} for a server of
+   * another cluster.
+   */
+  private async verify(gate: ReplicaGate): Promise<void> {
+    this.nextCheckAt = Date.now() + RECHECK_MS;
+    const [row] = (await this.pools.follower.query(CHECK_SQL, [gate.migratedAt])).rows as {
+      system: string;
+      recovery: boolean;
+      migrated: boolean;
+    }[];
     if (row.system !== gate.systemIdentifier) {
       this.state = "refused";
       logger.error("read replica refused: not a standby of DATABASE_URL's server", {
@@ -124,30 +159,22 @@ export class Replica {
         `DATABASE_READ_URLS entry ${this.index + 1} (${this.label}) is not a standby of DATABASE_URL's server (another system identifier)`,
       );
     }
-    if (!row.recovery) {
-      // A promoted standby (or the primary's own address): its log may have gone its own way.
-      this.rest("not a standby (not in recovery)");
-      return;
-    }
+    // A promoted standby (or the primary's own address): its log may have gone its own way.
+    if (!row.recovery) throw new Error("not a standby (not in recovery)");
     if (!row.migrated) return;
     if (this.state !== "ready") logger.info("read replica serving reads", { replica: this.label });
-    this.failures = 0;
     this.lagging = undefined;
     this.state = "ready";
   }
 
-  /** The replica failed (connection lost, unreachable): rests before it is checked again. */
+  /** The replica failed (connection lost, unreachable, not a standby): it rests (its breaker trips). */
   failed(error: unknown): void {
-    this.rest(String(error));
+    if (this.state !== "refused") this.breaker.failed(error);
   }
 
-  private rest(why: string): void {
-    if (this.state === "refused") return;
-    this.failures++;
-    const ms = backoffDelayMs(RETRY_POLICIES.replicaRest, this.failures - 1);
-    if (this.state !== "resting") logger.warn("read replica not used", { replica: this.label, why, ms });
-    this.state = "resting";
-    this.nextCheckAt = Date.now() + ms;
+  /** The breaker tripped: reads waiting here give up, and the replica is checked anew after its rest. */
+  private rest(): void {
+    if (this.state !== "refused") this.state = "unchecked";
     this.lagging = undefined;
     this.finishWaiters(false);
   }
@@ -241,6 +268,7 @@ export class Replica {
 
   async close(): Promise<void> {
     this.closed = true;
+    this.breaker.close();
     if (this.timer) clearTimeout(this.timer);
     this.finishWaiters(false);
     await this.pools.end();

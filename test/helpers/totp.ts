@@ -1,6 +1,7 @@
 /**
  * TOTP codes (RFC 6238 over RFC 4226's HOTP, SHA-1, 6 digits, 30 s steps — what Better Auth's
- * two-factor plugin and authenticator apps use) from a base32 secret, computed with node:crypto.
+ * two-factor plugin and authenticator apps use) from a base32 secret, computed with node:crypto:
+ * the one copy every test that signs in with two-factor uses.
  */
 import { createHmac } from "node:crypto";
 
@@ -38,4 +39,11 @@ export function hotp(key: Buffer, counter: number, digits = 6): string {
 /** The TOTP code of a base32 `secret` at `now` (RFC 6238, T0 = 0). */
 export function totp(secret: string, now = Date.now(), stepSeconds = 30): string {
   return hotp(base32Decode(secret), Math.floor(now / 1000 / stepSeconds));
+}
+
+/** The TOTP code at `now` for the secret of an `otpauth://` URI (Better Auth's `totpURI`). */
+export function totpOfUri(uri: string, now = Date.now()): string {
+  const secret = new URL(uri).searchParams.get("secret");
+  if (!secret) throw new Error(`no secret in ${uri}`);
+  return totp(secret, now);
 }
