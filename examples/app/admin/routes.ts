@@ -9,7 +9,7 @@
  */
 import { fileURLToPath } from "node:url";
 import { type Context, Hono } from "hono";
-import { type CreateAuth, type HttpEnv, JWKS_VAR, siteUrlOf } from "service-auth/auth";
+import { type CreateAuth, type HttpEnv, JWKS_VAR, siteUrlOf } from "service-auth/app";
 import { getRequestToken } from "service-auth/client";
 import {
   AppError,

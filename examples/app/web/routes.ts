@@ -5,7 +5,7 @@ import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { type Context, Hono } from "hono";
 import { secureHeaders } from "hono/secure-headers";
-import type { HttpEnv } from "service-auth/auth";
+import type { HttpEnv } from "service-auth/app";
 import { bundled } from "./bundle.ts";
 import { FAVICON_SVG } from "./favicon.ts";
 
