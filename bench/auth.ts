@@ -15,9 +15,9 @@
  */
 import { createPublicKey, verify as cryptoVerify, type KeyObject } from "node:crypto";
 import { fileURLToPath } from "node:url";
-import type { BackendRuntime } from "service-auth/internal";
 import { createAuth } from "../examples/app/auth.ts";
 import { handleFunctionCall } from "../src/backend/http/function-call.ts";
+import type { BackendRuntime } from "../src/backend/runtime.ts";
 import { type SignedUp, signUp, startAuthService } from "./fixtures/auth-app.ts";
 import { LOAD_DEFAULTS, type LoadResult, runLoad } from "./lib/load.ts";
 import { spawnServer } from "./lib/spawn.ts";

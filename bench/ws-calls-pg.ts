@@ -10,7 +10,7 @@
  *    the catch-up are shared by every call that arrives before one starts).
  */
 import WebSocket from "ws";
-import { type RunningService, startService } from "../src/backend/service.ts";
+import { type RuntimeRunningService, startRuntimeService } from "../src/backend/service.ts";
 import { PostgresEngine } from "../src/backend/storage/postgres/engine.ts";
 import { authConfig, modules, schema } from "./fixtures/postgres-app.ts";
 import { startBenchPostgres } from "./lib/postgres-db.ts";
@@ -99,12 +99,12 @@ export const wsCallsPg: BenchGroup = {
     const { jwk, sign } = await rs256Tokens(ISSUER, AUDIENCE);
 
     const urls: Record<"checked" | "unchecked", string> = { checked: "", unchecked: "" };
-    const services: RunningService[] = [];
+    const services: RuntimeRunningService[] = [];
     for (const [name, crossInstanceCheck] of [
       ["checked", true],
       ["unchecked", false],
     ] as const) {
-      const service = await startService({
+      const service = await startRuntimeService({
         schema,
         modules,
         auth: authConfig(jwk, ISSUER, AUDIENCE),

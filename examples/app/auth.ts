@@ -7,8 +7,7 @@
  */
 import type { BetterAuthOptions } from "better-auth";
 import { emailOTP, genericOAuth, magicLink } from "better-auth/plugins";
-import { defineAuth } from "service-auth/app";
-import { freshSessionFor } from "service-auth/auth";
+import { defineAuth, freshSessionFor } from "service-auth/app";
 import type { EnvReader, MutationCtx } from "service-auth/server";
 import { authSchemaOptions, authTableExtensions } from "./auth-options.ts";
 import { type DataModel, internalMutation } from "./functions.ts";

@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import type { HttpEnv } from "service-auth/auth";
+import type { HttpEnv } from "service-auth/app";
 import type { Backend } from "service-auth/server";
 import { adminConsoleRoutes } from "./admin/routes.ts";
 import { createAuth } from "./auth.ts";

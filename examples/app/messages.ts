@@ -1,4 +1,4 @@
-import { getAuthUserId } from "service-auth/auth";
+import { getAuthUserId } from "service-auth/app";
 import { AppError, v } from "service-auth/server";
 import { mutation, query } from "./functions.ts";
 

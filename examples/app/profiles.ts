@@ -1,4 +1,4 @@
-import { getAuthUserId } from "service-auth/auth";
+import { getAuthUserId } from "service-auth/app";
 import { AppError } from "service-auth/server";
 import { query } from "./functions.ts";
 

@@ -1,4 +1,4 @@
-import { getAuthUserId, recordAuditEvent } from "service-auth/auth";
+import { getAuthUserId, recordAuditEvent } from "service-auth/app";
 import { AppError, v } from "service-auth/server";
 import { authData } from "./auth.ts";
 import { action, internalMutation, query } from "./functions.ts";

@@ -8,15 +8,15 @@
  */
 import {
   AdvisoryRefusal,
-  AUTH_ENV_COMMAND,
   authEnvProblems,
   checkAuthStarts,
   ensureAuthEnv,
   mailSenderOf,
   mailSettingsProblems,
-  missingAuthEnv,
   originSettingsProblems,
 } from "../auth/index.ts";
+// The product's own wiring: not part of the embedding entry point.
+import { AUTH_ENV_COMMAND, missingAuthEnv } from "../auth/keys/auth-env.ts";
 import {
   anyApi,
   type Backend,

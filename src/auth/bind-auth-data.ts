@@ -108,35 +108,3 @@ export function bindAuthData<S extends SchemaDefinition>(options: AuthDataOption
     getHeaders,
   };
 }
-
-/**
- * The options of {@link createClient}: the same as {@link AuthDataOptions}, under the old name.
- *
- * @example
- * ```ts
- * // Before:
- * import type { ClientOptions } from "service-auth/auth";
- * const options: ClientOptions<typeof schema> = { authFunctions, schema };
- * // Now:
- * import type { AuthDataOptions } from "service-auth/auth";
- * const options: AuthDataOptions<typeof schema> = { authFunctions, schema };
- * ```
- * @deprecated The old name of {@link AuthDataOptions}.
- */
-export type ClientOptions<S extends SchemaDefinition> = AuthDataOptions<S>;
-
-/**
- * The old name of {@link bindAuthData}: the same function, kept so existing apps still build.
- *
- * @example
- * ```ts
- * // Before:
- * import { createClient } from "service-auth/auth";
- * export const authData = createClient({ authFunctions, schema });
- * // Now:
- * import { bindAuthData } from "service-auth/auth";
- * export const authData = bindAuthData({ authFunctions, schema });
- * ```
- * @deprecated Named like a browser client but binds the server side: use {@link bindAuthData}.
- */
-export const createClient = bindAuthData;

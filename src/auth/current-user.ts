@@ -13,7 +13,7 @@ import type { AuthIdentity } from "./identity.ts";
  *
  * @example
  * ```ts
- * import { getAuthUserId, type IdentityCtx } from "service-auth/auth";
+ * import { getAuthUserId, type IdentityCtx } from "service-auth/app";
  *
  * // Any function ctx (query, mutation, action, HTTP action) is an IdentityCtx.
  * async function signedIn(ctx: IdentityCtx): Promise<boolean> {
@@ -34,7 +34,7 @@ export interface IdentityCtx {
  *
  * @example
  * ```ts
- * import { getAuthUserIdentity } from "service-auth/auth";
+ * import { getAuthUserIdentity } from "service-auth/app";
  * import { query } from "./functions.ts";
  *
  * export const whoAmI = query({
@@ -83,7 +83,7 @@ function userIdOf(identity: AuthIdentity | null): Id<"user"> | null {
  *
  * @example
  * ```ts
- * import { getAuthUserId } from "service-auth/auth";
+ * import { getAuthUserId } from "service-auth/app";
  * import { AppError } from "service-auth/server";
  * import { query } from "./functions.ts";
  *
@@ -106,7 +106,7 @@ export function getAuthUserId(ctx: IdentityCtx): Promise<Id<"user"> | null> {
  *
  * @example
  * ```ts
- * import type { SessionDocument } from "service-auth/auth";
+ * import type { SessionDocument } from "service-auth/app";
  *
  * function activeOrganization(session: SessionDocument | null): string | null {
  *   return session && session.expiresAt > Date.now() ? session.activeOrganizationId : null;
@@ -126,7 +126,7 @@ export interface SessionDocument {
  *
  * @example
  * ```ts
- * import { type GetSessionOptions, getSession } from "service-auth/auth";
+ * import { type GetSessionOptions, getSession } from "service-auth/app";
  * import { anyApi } from "service-auth/server";
  *
  * // In an action, which has no `ctx.db`: read through the `auth` module's `findOne`.
@@ -147,7 +147,7 @@ export interface GetSessionOptions {
  *
  * @example
  * ```ts
- * import { getSession } from "service-auth/auth";
+ * import { getSession } from "service-auth/app";
  * import { AppError } from "service-auth/server";
  * import { query } from "./functions.ts";
  *
@@ -197,7 +197,7 @@ export async function getSession(
  *
  * @example
  * ```ts
- * import { getHeaders } from "service-auth/auth";
+ * import { getHeaders } from "service-auth/app";
  * import { action } from "./functions.ts";
  *
  * // An action calling another service on the caller's behalf.

@@ -17,7 +17,7 @@ export const SENSITIVE_PATHS = ["/change-password", "/delete-user", "/admin/set-
  * @example
  * ```ts
  * import { betterAuth } from "better-auth";
- * import { freshSessionFor } from "service-auth/auth";
+ * import { freshSessionFor } from "service-auth/app";
  *
  * const auth = betterAuth({
  *   session: { freshAge: 60 * 60 * 24 }, // a day

@@ -1,8 +1,11 @@
 /**
- * Public entry `service-auth/auth`: Better Auth on the platform's own tables (requirements §1–§8).
- * What an app needs, and nothing else: a contract that test/package/public-exports.test.ts
- * snapshots. The integration's own building blocks (token claims, key serialisation, table
- * field lists, audit internals) stay in their modules, which the project's tests import directly.
+ * Public entry `service-auth/auth`: Better Auth on the platform's own tables (requirements §1–§8),
+ * for embedding it in a server of your own (`startService` from `service-auth/server` plus the
+ * pieces below: tables, adapters, the `backend()` plugin, routes, defaults, mail, audit, CLI
+ * commands). An app made with `defineApp` needs none of it: `service-auth/app` re-exports the
+ * helpers app code calls. A contract that test/package/public-exports.test.ts snapshots; the
+ * integration's own building blocks (token claims, key states, table registry, error-code table,
+ * retry waits) stay in their modules, which the project's own code and tests import directly.
  */
 
 export { adapter, httpAdapter } from "./adapter.ts";
@@ -23,31 +26,27 @@ export { createAuditFunctions, recordAuditEvent } from "./audit/functions.ts";
 export { auditTrail } from "./audit/plugin.ts";
 export type { AuditEventView, AuditFilter } from "./audit/query.ts";
 export type { AuditSweepResult } from "./audit/retention.ts";
-export { AUDIT_RETENTION_CRON, auditRetentionCrons } from "./audit/retention.ts";
-export type { AuthDataOptions, ClientOptions } from "./bind-auth-data.ts";
-export { bindAuthData, createClient } from "./bind-auth-data.ts";
+export { auditRetentionCrons } from "./audit/retention.ts";
+export type { AuthDataOptions } from "./bind-auth-data.ts";
+export { bindAuthData } from "./bind-auth-data.ts";
 export type { AppCommand, CommandIo } from "./cli.ts";
 export { authCommand } from "./cli.ts";
 export type { GetSessionOptions, IdentityCtx, SessionDocument } from "./current-user.ts";
 export { getAuthUserId, getAuthUserIdentity, getHeaders, getSession } from "./current-user.ts";
 export type { AuthFunctions } from "./data/functions.ts";
 export type { AuthTriggers, ModelTriggers } from "./data/types.ts";
-export { AUTH_ERROR_CODES } from "./error-codes.ts";
 export { freshSessionFor } from "./fresh-session.ts";
 export type { CleanupOptions, CleanupResult } from "./housekeeping.ts";
 export { authHousekeepingCrons, expiredRowsCleanup } from "./housekeeping.ts";
 export type { AuthHandler, CreateAuth, HttpEnv } from "./http.ts";
 export { authHttpRouter, authMiddleware, corsRule } from "./http.ts";
 export {
-  AUTH_ENV_COMMAND,
   AUTH_SECRET_VAR,
   authEnvProblems,
   checkAuthStarts,
   ensureAuthEnv,
   JWKS_VAR,
-  missingAuthEnv,
 } from "./keys/auth-env.ts";
-export { isActiveKey, keyStates } from "./keys/stored-jwks.ts";
 export type {
   AuthEmails,
   MailMessage,
@@ -66,7 +65,6 @@ export {
   mailOutboxFunctions,
   mailSenderOf,
   mailSettingsProblems,
-  retryDelayMs,
   SMTP_URL_VAR,
   smtpSender,
 } from "./mail/index.ts";
@@ -75,7 +73,7 @@ export type { DefinePayload, PayloadInput } from "./plugins/backend/claims.ts";
 export { defaultPayload } from "./plugins/backend/claims.ts";
 export type { BackendPluginOptions } from "./plugins/backend/index.ts";
 export { backend } from "./plugins/backend/index.ts";
-export { authConfig, siteOriginOf, siteUrlOf } from "./provider-config.ts";
+export { authConfig, siteUrlOf } from "./provider-config.ts";
 export type { RunAsSession, SessionMintingAuth } from "./run-as.ts";
 export { runAsUser } from "./run-as.ts";
 export type {
@@ -91,9 +89,6 @@ export {
   AUTH_TABLE_NAMES,
   authEntSchema,
   authEnts,
-  authSchema,
-  authTableInfo,
-  authTables,
   defineAuthEnts,
   defineAuthTables,
   markAuthTable,

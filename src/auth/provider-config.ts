@@ -7,21 +7,6 @@ import { resolveIdentity } from "./identity.ts";
 import { DEFAULT_ALG, publicJwksOf } from "./keys/stored-jwks.ts";
 import { DEFAULT_BASE_PATH } from "./plugins/backend/options.ts";
 
-/**
- * The origin of `SITE_URL` (scheme, host, port), what browsers send in `Origin`.
- *
- * @example
- * ```ts
- * import { siteOriginOf } from "service-auth/auth";
- *
- * // SITE_URL=https://app.example.com/shop → "https://app.example.com"
- * const sameSite = request.headers.get("origin") === siteOriginOf(ctx.env);
- * ```
- */
-export function siteOriginOf(env: EnvReader): string {
-  return new URL(siteUrlOf(env)).origin;
-}
-
 /** Shortest time between two fetches of this server's key set for tokens of unknown keys. */
 const OWN_JWKS_REFETCH_MS = 1_000;
 

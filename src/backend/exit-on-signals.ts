@@ -1,6 +1,6 @@
 /** Process signals for a running service (`npm start` and apps built like it). */
+import type { RunningService } from "./api/service.ts";
 import { logger } from "./logger.ts";
-import type { RunningService } from "./service.ts";
 
 /**
  * The delay a stop by `signal` waits with `/healthz` at 503 before draining. The shutdown delay

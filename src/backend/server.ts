@@ -1,8 +1,9 @@
 /**
  * Public server API of the platform (`service-auth/server`): schema, function builders, typed
  * references, errors, and starting a service. The auth integration uses only this entry point.
- * Its exports are a contract (test/package/public-exports.test.ts snapshots them); what only the
- * project's own packages need is in `service-auth/internal` (`./internal.ts`).
+ * Its exports are a contract (test/package/public-exports.test.ts snapshots them). What only the
+ * project's own code needs (the runtime class, `startRuntimeService`, the env store) is no entry
+ * point at all: the CLI, tests and benchmarks import those modules by path.
  */
 
 export type { BackoffJitter, BackoffPolicy } from "../protocol/backoff.ts";

@@ -31,10 +31,12 @@ import { openEngine } from "./storage/open.ts";
 import { attachSync, type SyncOptions } from "./sync/server.ts";
 
 /**
- * What `startService` starts. `B` is what its callbacks receive: the runtime here (the
- * platform's own code and tests), the {@link BackendApi} interface in `service-auth/server`.
+ * What {@link startRuntimeService} starts. `B` is what its callbacks receive: the runtime here
+ * (the platform's own code and tests). `service-auth/server`'s `ServiceOptions` is this with
+ * `B` = the {@link BackendApi} interface, without `attach` (`api/service.ts`): a different type,
+ * hence a different name.
  */
-export interface ServiceOptions<B extends BackendApi = BackendRuntime>
+export interface RuntimeServiceOptions<B extends BackendApi = BackendRuntime>
   extends Omit<BackendOptions, "engine"> {
   /** Storage engine; default from `databaseUrl` (SQLite file by default). */
   engine?: StorageEngine;
@@ -113,8 +115,9 @@ export interface ServiceOptions<B extends BackendApi = BackendRuntime>
   scheduler?: Omit<SchedulerOptions, "crons"> | false;
 }
 
-/** {@link ServiceOptions} with the number of worker processes (cluster mode). */
-export interface ClusterServiceOptions<B extends BackendApi = BackendRuntime> extends ServiceOptions<B> {
+/** {@link RuntimeServiceOptions} with the number of worker processes (cluster mode). */
+export interface RuntimeClusterServiceOptions<B extends BackendApi = BackendRuntime>
+  extends RuntimeServiceOptions<B> {
   /**
    * Cluster mode (the `WORKERS` setting): how many worker processes serve `port` (default 1: this
    * process serves alone). With N ≥ 2, `startService` in the calling process forks N workers
@@ -133,8 +136,8 @@ export interface Attached {
   close(deadline?: number): Promise<void>;
 }
 
-/** A started service (see `startService`). */
-export interface RunningService<B extends BackendApi = BackendRuntime> {
+/** A started service (see {@link startRuntimeService}). */
+export interface RuntimeRunningService<B extends BackendApi = BackendRuntime> {
   backend: B;
   http: RunningHttpServer;
   url: string;
@@ -156,13 +159,19 @@ export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
 /** Default of `ServiceOptions.shutdownDelayMs`: two or three failed checks of a balancer checking every second. */
 export const DEFAULT_SHUTDOWN_DELAY_MS = 5_000;
 
-/** Opens storage, migrates the schema and serves HTTP on `port` (0 picks a free port). */
-export function startService(options: ServiceOptions): Promise<RunningService>;
-/** With `workers` ≥ 2: the primary gets a {@link RunningCluster}, each worker its {@link RunningService}. */
-export function startService(options: ClusterServiceOptions): Promise<RunningService | RunningCluster>;
-export async function startService(
-  options: ServiceOptions | ClusterServiceOptions,
-): Promise<RunningService | RunningCluster> {
+/**
+ * Opens storage, migrates the schema and serves HTTP on `port` (0 picks a free port). The
+ * platform's own start (CLI, tests, benchmarks); apps call `service-auth/server`'s `startService`,
+ * the same function typed with the `Backend` interface.
+ */
+export function startRuntimeService(options: RuntimeServiceOptions): Promise<RuntimeRunningService>;
+/** With `workers` ≥ 2: the primary gets a {@link RunningCluster}, each worker its {@link RuntimeRunningService}. */
+export function startRuntimeService(
+  options: RuntimeClusterServiceOptions,
+): Promise<RuntimeRunningService | RunningCluster>;
+export async function startRuntimeService(
+  options: RuntimeServiceOptions | RuntimeClusterServiceOptions,
+): Promise<RuntimeRunningService | RunningCluster> {
   const workers = ("workers" in options ? options.workers : undefined) ?? 1;
   if (workers > 1 && cluster.isPrimary) {
     return startPrimary({
@@ -175,9 +184,9 @@ export async function startService(
   }
   if (workers === 1) return startOne(options, false);
   // A worker stops when its primary asks (a drain) or is gone, also when asked while starting.
-  let service: RunningService | undefined;
+  let service: RuntimeRunningService | undefined;
   let stopRequested = false;
-  const stop = (s: RunningService) =>
+  const stop = (s: RuntimeRunningService) =>
     void s.close({ delayMs: s.shutdownDelayMs }).finally(() => process.exit(0));
   onStopRequest(() => {
     stopRequested = true;
@@ -188,7 +197,7 @@ export async function startService(
   return service;
 }
 
-async function startOne(options: ServiceOptions, inCluster: boolean): Promise<RunningService> {
+async function startOne(options: RuntimeServiceOptions, inCluster: boolean): Promise<RuntimeRunningService> {
   const engine =
     options.engine ??
     openEngine(options.databaseUrl, inCluster ? { commitLog: { wakeups: workerWakeups() } } : {});

@@ -16,8 +16,7 @@ import { eventually } from "../helpers/wait.ts";
 
 /** The whole app: a schema with the auth tables, one query, one mutation. */
 const APP = (auth: string) => `
-import { authTables, defineApp } from "service-auth/app";
-import { getAuthUserId } from "service-auth/auth";
+import { authTables, defineApp, getAuthUserId } from "service-auth/app";
 import { AppError, defineSchema, defineTable, functionsFor, v } from "service-auth/server";
 
 const schema = defineSchema({

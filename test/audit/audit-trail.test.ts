@@ -8,7 +8,8 @@
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { app as exampleOptions, internal } from "../../examples/app/app.ts";
-import { AUDIT_EVENT_TYPES, AUDIT_RETENTION_CRON, type AuditEventView } from "../../src/auth/index.ts";
+import { AUDIT_RETENTION_CRON } from "../../src/auth/audit/retention.ts";
+import { AUDIT_EVENT_TYPES, type AuditEventView } from "../../src/auth/index.ts";
 import type { Commit } from "../../src/backend/db/read-write-sets.ts";
 import { ON_PINNED_LINE } from "../helpers/better-auth-line.ts";
 import { type Browser, type ExampleApp, PASSWORD, startExampleApp } from "../helpers/example-app.ts";

@@ -9,7 +9,7 @@ import { ensureAuthEnv } from "../../src/auth/keys/auth-env.ts";
 import type { MetricsOptions } from "../../src/backend/metrics/endpoint.ts";
 import type { BackendRuntime } from "../../src/backend/runtime.ts";
 import type { SchemaDefinition } from "../../src/backend/schema.ts";
-import type { ServiceOptions } from "../../src/backend/service.ts";
+import type { RuntimeServiceOptions } from "../../src/backend/service.ts";
 import type { StorageEngine } from "../../src/backend/storage/engine.ts";
 import type { SyncOptions } from "../../src/backend/sync/server.ts";
 import { browserAt, CookieJar, freePort } from "./browser.ts";
@@ -60,7 +60,7 @@ export async function startExampleApp(
     sync?: SyncOptions;
     /** Another schema than the example's (an edited one, as a developer would edit it). */
     schema?: SchemaDefinition;
-    schemaCheck?: ServiceOptions["schemaCheck"];
+    schemaCheck?: RuntimeServiceOptions["schemaCheck"];
     metrics?: MetricsOptions;
     /** Another storage engine than the one `databaseUrl` opens (e.g. PostgreSQL with options). */
     engine?: StorageEngine;

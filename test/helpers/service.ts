@@ -1,21 +1,25 @@
 /** Starts real services and backends for tests: a temp SQLite file, 127.0.0.1, port 0, silent logs. */
 import { type BackendOptions, BackendRuntime } from "../../src/backend/runtime.ts";
-import { type RunningService, type ServiceOptions, startService } from "../../src/backend/service.ts";
+import {
+  type RuntimeRunningService,
+  type RuntimeServiceOptions,
+  startRuntimeService,
+} from "../../src/backend/service.ts";
 import { SqliteEngine } from "../../src/backend/storage/sqlite/engine.ts";
 import { tempDatabaseFile } from "./temp.ts";
 
 // Tests assert on bodies and exit codes, not on logs.
 process.env.LOG_LEVEL ??= "silent";
 
-export interface TestService extends RunningService {
+export interface TestService extends RuntimeRunningService {
   /** The SQLite file the service stores its data in. */
   databaseFile: string;
 }
 
 /** Starts a service on a fresh temp SQLite file (unless `databaseUrl` is given) at 127.0.0.1:0. */
-export async function startTestService(options: ServiceOptions): Promise<TestService> {
+export async function startTestService(options: RuntimeServiceOptions): Promise<TestService> {
   const databaseFile = options.databaseUrl ?? tempDatabaseFile();
-  const service = await startService({
+  const service = await startRuntimeService({
     port: 0,
     hostname: "127.0.0.1",
     ...options,

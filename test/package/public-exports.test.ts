@@ -7,7 +7,7 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import ts from "typescript";
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 
 const root = resolve(import.meta.dirname, "../..");
 const pkg = JSON.parse(readFileSync(resolve(root, "package.json"), "utf8")) as {
@@ -42,8 +42,17 @@ function docsOf(symbol: ts.Symbol, checker: ts.TypeChecker): string {
   return example ? "" : summary ? " (no example)" : " (undocumented)";
 }
 
-/** Every entry point's exports as `name: kind` lines, sorted by name. */
-function publicExports(): Record<string, string[]> {
+/** The entry points an app imports (plus the embedding one): a name in two of them is one thing. */
+const APP_SURFACE = ["service-auth/server", "service-auth/app", "service-auth/auth", "service-auth/client"];
+
+interface EntryExports {
+  /** Every entry point's exports as `name: kind` lines, sorted by name. */
+  lines: Record<string, string[]>;
+  /** Every entry point's exports by name, with the declaration each resolves to. */
+  declarations: Record<string, Map<string, ts.Symbol>>;
+}
+
+function publicExports(): EntryExports {
   const config = ts.getParsedCommandLineOfConfigFile(
     resolve(root, "tsconfig.json"),
     {},
@@ -60,33 +69,64 @@ function publicExports(): Record<string, string[]> {
     config.options,
   );
   const checker = program.getTypeChecker();
-  const out: Record<string, string[]> = {};
+  const lines: Record<string, string[]> = {};
+  const declarations: Record<string, Map<string, ts.Symbol>> = {};
   for (const { specifier, file } of entries) {
     const source = program.getSourceFile(file);
     const module = source && checker.getSymbolAtLocation(source);
     if (!module) throw new Error(`${specifier}: ${file} is not a module`);
-    out[specifier] = checker
+    declarations[specifier] = new Map();
+    lines[specifier] = checker
       .getExportsOfModule(module)
       .map((s) => {
         const target = s.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(s) : s;
-        // The internal entry promises nothing, so its names need no examples.
-        const docs = specifier === "service-auth/internal" ? "" : docsOf(target, checker);
-        return `${s.name}: ${kindOf(target)}${docs}`;
+        declarations[specifier].set(s.name, target);
+        return `${s.name}: ${kindOf(target)}${docsOf(target, checker)}`;
       })
       .sort((a, b) => a.localeCompare(b, "en"));
   }
-  return out;
+  return { lines, declarations };
 }
 
 describe("public exports", () => {
-  it("every entry point exports exactly the names in the snapshot", { timeout: 120_000 }, () => {
-    const exports = publicExports();
-    expect(Object.keys(exports).length).toBe(entries.length);
-    // The runtime class is internal: the public entry exports the interface it satisfies.
-    expect(exports["service-auth/server"]).toContain("Backend: interface");
-    expect(exports["service-auth/internal"]).toContain("BackendRuntime: class");
-    // Its old name, kept as a deprecated alias.
-    expect(exports["service-auth/internal"]).toContain("Backend: class");
-    expect(exports).toMatchSnapshot();
+  let exports: EntryExports;
+  beforeAll(() => {
+    exports = publicExports();
+  }, 120_000);
+
+  it("every entry point exports exactly the names in the snapshot", () => {
+    expect(Object.keys(exports.lines).length).toBe(entries.length);
+    // The runtime class is no entry's: the server entry exports the interface it satisfies.
+    expect(exports.lines["service-auth/server"]).toContain("Backend: interface");
+    expect(Object.values(exports.lines).flat()).not.toContain("BackendRuntime: class");
+    expect(exports.lines).toMatchSnapshot();
+  });
+
+  it("a name exported by two of server, app, auth and client is the same declaration in both", () => {
+    const first = new Map<string, { specifier: string; symbol: ts.Symbol }>();
+    const differing: string[] = [];
+    for (const specifier of APP_SURFACE) {
+      for (const [name, symbol] of exports.declarations[specifier]) {
+        const seen = first.get(name);
+        if (!seen) first.set(name, { specifier, symbol });
+        else if (seen.symbol !== symbol) differing.push(`${name}: ${seen.specifier} and ${specifier}`);
+      }
+    }
+    expect(differing).toEqual([]);
+    // The app entry re-exports the auth helpers app code calls: the same functions, not copies.
+    for (const name of ["getAuthUserId", "recordAuditEvent", "createAdminFunctions", "freshSessionFor"]) {
+      expect(exports.declarations["service-auth/app"].get(name)).toBe(
+        exports.declarations["service-auth/auth"].get(name),
+      );
+    }
+  });
+
+  it("the types an app names exist once: Backend, ServiceOptions, RunningService", () => {
+    for (const name of ["Backend", "ServiceOptions", "RunningService"]) {
+      const where = Object.entries(exports.declarations)
+        .filter(([, names]) => names.has(name))
+        .map(([specifier]) => specifier);
+      expect(where, name).toEqual(["service-auth/server"]);
+    }
   });
 });

@@ -2,7 +2,7 @@
  * The admin console's page, one of three views chosen by the server: the console itself, the
  * sign-in form (not signed in) or "administrators only". The script fills in the live parts.
  */
-import { AUDIT_EVENT_TYPES } from "service-auth/auth";
+import { AUDIT_EVENT_TYPES } from "service-auth/app";
 export type ConsoleView = "console" | "sign-in" | "forbidden";
 
 /** The event types the audit filter offers (the auth integration's list). */

@@ -8,8 +8,7 @@
  * token. Every other change goes through Better Auth's admin endpoints from the browser.
  */
 import { type Context, Hono } from "hono";
-import { browserScript } from "service-auth/app";
-import { type CreateAuth, type HttpEnv, JWKS_VAR, siteUrlOf } from "service-auth/auth";
+import { browserScript, type CreateAuth, type HttpEnv, JWKS_VAR, siteUrlOf } from "service-auth/app";
 import { getRequestToken } from "service-auth/client";
 import {
   AppError,

@@ -5,8 +5,7 @@ import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Hono } from "hono";
 import { secureHeaders } from "hono/secure-headers";
-import { browserScript } from "service-auth/app";
-import type { HttpEnv } from "service-auth/auth";
+import { browserScript, type HttpEnv } from "service-auth/app";
 import { FAVICON_SVG } from "./favicon.ts";
 
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));

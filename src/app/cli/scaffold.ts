@@ -24,8 +24,7 @@ const APP = `// The app: its tables, its functions and its page. \`npm start\` s
 // default of the product (sign-in limits, audit trail, mail outbox, production checks…).
 import { readFileSync } from "node:fs";
 import { Hono } from "hono";
-import { authTables, browserScript, defineApp } from "service-auth/app";
-import { getAuthUserId } from "service-auth/auth";
+import { authTables, browserScript, defineApp, getAuthUserId } from "service-auth/app";
 import { AppError, defineSchema, defineTable, functionsFor, v } from "service-auth/server";
 
 const schema = defineSchema({

@@ -32,7 +32,7 @@ const DEFAULT_PAGE_SIZE = 20;
  *
  * @example
  * ```ts
- * import { type AdminFunctionsOptions, createAdminFunctions } from "service-auth/auth";
+ * import { type AdminFunctionsOptions, createAdminFunctions } from "service-auth/app";
  *
  * const options: AdminFunctionsOptions = { adminRoles: ["admin", "owner"] };
  * export const { viewer, users, sessions, keys } = createAdminFunctions(options);
@@ -48,7 +48,7 @@ export interface AdminFunctionsOptions {
  *
  * @example
  * ```ts
- * import type { AdminViewer } from "service-auth/auth";
+ * import type { AdminViewer } from "service-auth/app";
  *
  * // What `admin:viewer` returns to the console.
  * function greeting(viewer: AdminViewer): string {
@@ -68,7 +68,7 @@ export interface AdminViewer {
  *
  * @example
  * ```ts
- * import type { AdminUserRow } from "service-auth/auth";
+ * import type { AdminUserRow } from "service-auth/app";
  *
  * // One row of `admin:users`' page.
  * function statusOf(row: AdminUserRow): string {
@@ -92,7 +92,7 @@ export interface AdminUserRow {
  *
  * @example
  * ```ts
- * import type { AdminSessionRow } from "service-auth/auth";
+ * import type { AdminSessionRow } from "service-auth/app";
  *
  * // The rows of `admin:sessions` other than the console's own.
  * function otherSessions(rows: AdminSessionRow[]): AdminSessionRow[] {
@@ -116,7 +116,7 @@ export interface AdminSessionRow {
  *
  * @example
  * ```ts
- * import type { AdminKeyRow } from "service-auth/auth";
+ * import type { AdminKeyRow } from "service-auth/app";
  *
  * // A row of `admin:keys`, as the console lists it.
  * function describeKey(key: AdminKeyRow): string {
@@ -143,7 +143,7 @@ export interface AdminKeyRow {
  *
  * @example
  * ```ts
- * import { hasRole } from "service-auth/auth";
+ * import { hasRole } from "service-auth/app";
  *
  * hasRole("user,admin", ["admin"]); // true
  * hasRole(undefined, ["admin"]); // false
@@ -160,7 +160,7 @@ export function hasRole(role: unknown, roles: readonly string[]): boolean {
  *
  * @example
  * ```ts
- * import { requireAdmin } from "service-auth/auth";
+ * import { requireAdmin } from "service-auth/app";
  * import { query } from "./functions.ts";
  *
  * // An app query only administrators may call.
@@ -210,7 +210,7 @@ const MAX_SESSION_ID_LENGTH = 128;
  * @example
  * ```ts
  * // admin.ts: the console's functions, as `admin:viewer`, `admin:users`, …
- * import { createAdminFunctions } from "service-auth/auth";
+ * import { createAdminFunctions } from "service-auth/app";
  *
  * export const { viewer, users, sessions, connections, disconnect, keys, audit, jobs } =
  *   createAdminFunctions();

@@ -9,7 +9,7 @@
  *
  * @example
  * ```ts
- * import { AUDIT_EVENT_TYPES, type AuditEventType } from "service-auth/auth";
+ * import { AUDIT_EVENT_TYPES, type AuditEventType } from "service-auth/app";
  *
  * function isEventType(text: string): text is AuditEventType {
  *   return (AUDIT_EVENT_TYPES as readonly string[]).includes(text);
@@ -41,7 +41,7 @@ export const AUDIT_EVENT_TYPES = [
  *
  * @example
  * ```ts
- * import type { AuditEventType } from "service-auth/auth";
+ * import type { AuditEventType } from "service-auth/app";
  *
  * const watched: AuditEventType[] = ["sign-in.failed", "role.changed", "keys.rotated"];
  * ```
@@ -69,7 +69,7 @@ export const AUDIT_FIELD_LIMITS = Object.freeze({
  *
  * @example
  * ```ts
- * import { type AuditInput, recordAuditEvent } from "service-auth/auth";
+ * import { type AuditInput, recordAuditEvent } from "service-auth/app";
  *
  * // In a mutation, after the app changed a user's role itself:
  * const event: AuditInput = {

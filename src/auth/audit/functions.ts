@@ -32,7 +32,7 @@ type Writer = { insert(table: string, doc: any): Promise<unknown> };
  *
  * @example
  * ```ts
- * import { recordAuditEvent } from "service-auth/auth";
+ * import { recordAuditEvent } from "service-auth/app";
  * import { v } from "service-auth/server";
  * import { internalMutation } from "./functions.ts";
  *

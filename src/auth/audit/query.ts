@@ -18,7 +18,7 @@ const MAX_USER_FILTER = 254;
  *
  * @example
  * ```ts
- * import type { AuditFilter } from "service-auth/auth";
+ * import type { AuditFilter } from "service-auth/app";
  *
  * // Failed sign-ins for one address in the last day.
  * const filter: AuditFilter = {
@@ -47,7 +47,7 @@ export interface AuditFilter {
  *
  * @example
  * ```ts
- * import type { AuditEventView } from "service-auth/auth";
+ * import type { AuditEventView } from "service-auth/app";
  *
  * function describe(event: AuditEventView): string {
  *   const who = event.actorEmail ?? event.actorId ?? "someone";

@@ -1,7 +1,8 @@
 /**
  * The running backend as applications and the auth integration see it: its environment, action
  * contexts and calls of registered functions. This interface is the contract; the runtime class
- * behind it (`service-auth/internal`'s `Backend`, with its storage engine and catalog) is not.
+ * behind it (`BackendRuntime` in `../runtime.ts`, with its storage engine and catalog) is not
+ * exported by any entry point.
  */
 import type { ActionCtx, EnvReader, RequestMeta, UserIdentity } from "../functions/define.ts";
 import type { FunctionReference } from "../functions/references.ts";

@@ -1,14 +1,15 @@
 /**
  * `startService` as applications call it: its options and result speak the {@link Backend}
- * interface, not the runtime class (the platform's own code uses `../service.ts` directly).
+ * interface, not the runtime class. The platform's own code (CLI, tests, benchmarks) calls
+ * `../service.ts`'s `startRuntimeService`, whose `Runtime*` types give callbacks the runtime.
  */
 import type { AuthConfig } from "../auth/authenticator.ts";
 import type { RunningCluster } from "../cluster/primary.ts";
 import {
-  type ClusterServiceOptions as RuntimeClusterServiceOptions,
-  type RunningService as RuntimeRunningService,
-  type ServiceOptions as RuntimeServiceOptions,
-  startService as startRuntimeService,
+  type RuntimeClusterServiceOptions,
+  type RuntimeRunningService,
+  type RuntimeServiceOptions,
+  startRuntimeService,
 } from "../service.ts";
 import type { Backend, BackendEnv } from "./backend.ts";
 

@@ -16,7 +16,7 @@ import { parseEnvFile } from "../env/store.ts";
 import { isAppError } from "../errors.ts";
 import { forgetChangedVerifications } from "../evolution/stored-check.ts";
 import { BackendRuntime } from "../runtime.ts";
-import type { ServiceOptions } from "../service.ts";
+import type { RuntimeServiceOptions } from "../service.ts";
 import { maskSettingValue } from "../settings/mask.ts";
 import { StartRefusal } from "../start-refusal.ts";
 import { openEngine } from "../storage/open.ts";
@@ -91,7 +91,7 @@ export class AppNotFound extends Error {
   override name = "AppNotFound";
 }
 
-async function loadApp(): Promise<{ app: ServiceOptions; commands: Record<string, AppCommand> }> {
+async function loadApp(): Promise<{ app: RuntimeServiceOptions; commands: Record<string, AppCommand> }> {
   const named = process.env.SERVICE_APP;
   // Without SERVICE_APP: the app module of the current folder (app.ts, app.mjs…), else the example.
   const file = named ? appFile(named) : (appFile(undefined) ?? appFile(DEFAULT_APP));
@@ -104,7 +104,9 @@ async function loadApp(): Promise<{ app: ServiceOptions; commands: Record<string
     );
   }
   const mod = await import(pathToFileURL(file).href);
-  const app = exportedApp(mod) as (ServiceOptions & { commands?: Record<string, AppCommand> }) | undefined;
+  const app = exportedApp(mod) as
+    | (RuntimeServiceOptions & { commands?: Record<string, AppCommand> })
+    | undefined;
   if (!app) throw new Error(`${file} exports no app (a default export or "app")`);
   return { app, commands: (mod.commands ?? app.commands ?? {}) as Record<string, AppCommand> };
 }

@@ -5,7 +5,7 @@
  * An unknown name lists the closest function paths (the registry's lookup, as over HTTP).
  */
 import type { BackendRuntime, Caller } from "../runtime.ts";
-import type { ServiceOptions } from "../service.ts";
+import type { RuntimeServiceOptions } from "../service.ts";
 import { describe } from "../values/validate.ts";
 import type { Validator } from "../values/validators.ts";
 
@@ -112,7 +112,7 @@ export function runHelp(
 /** Runs the command; returns the function's value. */
 export async function runCommand(
   backend: BackendRuntime,
-  app: ServiceOptions,
+  app: RuntimeServiceOptions,
   argv: string[],
 ): Promise<unknown> {
   const { as, path, args } = parseRunArgs(argv);

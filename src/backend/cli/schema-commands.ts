@@ -7,7 +7,7 @@ import { dryRunMigration, migrationProgress, runMigration } from "../evolution/m
 import { checkStoredDocuments, describeViolation, SCHEMA_FIX_HINT } from "../evolution/stored-check.ts";
 import { closeMatches } from "../functions/close-matches.ts";
 import type { BackendRuntime } from "../runtime.ts";
-import type { ServiceOptions } from "../service.ts";
+import type { RuntimeServiceOptions } from "../service.ts";
 import { UsageError } from "./run-command.ts";
 
 interface Io {
@@ -45,7 +45,7 @@ export async function schemaCommand(backend: BackendRuntime, args: string[], io:
 
 export async function migrateCommand(
   backend: BackendRuntime,
-  app: ServiceOptions,
+  app: RuntimeServiceOptions,
   args: string[],
   io: Io,
 ): Promise<number> {

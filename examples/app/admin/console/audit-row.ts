@@ -3,7 +3,7 @@
  * browser and OS in words (the raw user agent in the tooltip), the address, when; and its details
  * as labelled fields, times as dates, never raw JSON or epoch milliseconds.
  */
-import type { AuditEventView } from "service-auth/auth";
+import type { AuditEventView } from "service-auth/app";
 import { addressText, clientText } from "./session-facts.ts";
 import { el, timeAgo, when } from "./ui.ts";
 

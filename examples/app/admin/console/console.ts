@@ -5,7 +5,7 @@
  * Lists come from the platform's live queries (`admin:*`); changes go to Better Auth's admin
  * endpoints, and the lists update themselves from the resulting commits.
  */
-import type { AdminKeyRow, AdminSessionRow, AdminUserRow, AuditEventView } from "service-auth/auth";
+import type { AdminKeyRow, AdminSessionRow, AdminUserRow, AuditEventView } from "service-auth/app";
 import type { LiveConnection, ScheduledJobView } from "service-auth/server";
 import { auditRow } from "./audit-row.ts";
 import { api, authClient, backend, consoleApi } from "./clients.ts";
