@@ -5,6 +5,7 @@
 // requirements §4.1: the MessageChannel stand-in loads before anything that handles HTTP.
 import "../auth/message-channel-polyfill.ts";
 
+export { getAuthUserId } from "../auth/index.ts";
 export type { AppAuthOptions, AuthDefaultSwitches, AuthDefinition, AuthOptionsContext } from "./auth.ts";
 export { authTables, defineAuth } from "./auth.ts";
 export { browserScript } from "./browser-script.ts";
