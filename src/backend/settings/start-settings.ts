@@ -4,13 +4,27 @@
  * problem found at once and refused with one report. An option given explicitly wins, and the
  * setting it replaces is not checked.
  */
-import { schemaCheckSetting } from "../evolution/startup-check.ts";
-import type { ClusterServiceOptions, ServiceOptions } from "../service.ts";
+import { type SchemaCheckMode, schemaCheckSetting } from "../evolution/startup-check.ts";
+import type { MetricsOptions } from "../metrics/endpoint.ts";
 import { SettingsCheck, settingProblem } from "./problems.ts";
 import { readServiceSettings } from "./service-settings.ts";
 
+/** The options of `startService` (`ServiceOptions`, `workers` of cluster mode) that settings fill. */
+interface SettingOptions {
+  settings?: Record<string, string | undefined> | false;
+  port?: number;
+  workers?: number;
+  databaseUrl?: string;
+  engine?: unknown;
+  shutdownDelayMs?: number;
+  shutdownTimeoutMs?: number;
+  keepAliveTimeoutMs?: number;
+  metrics?: MetricsOptions;
+  schemaCheck?: SchemaCheckMode;
+}
+
 /** The settings each option replaces, by name: given, their problems do not refuse the start. */
-const REPLACED_BY: [option: keyof ClusterServiceOptions, settings: RegExp][] = [
+const REPLACED_BY: [option: keyof SettingOptions, settings: RegExp][] = [
   ["port", /^PORT$/],
   ["workers", /^WORKERS$/],
   ["shutdownDelayMs", /^SHUTDOWN_DELAY_MS$/],
@@ -29,20 +43,18 @@ const REPLACED_BY: [option: keyof ClusterServiceOptions, settings: RegExp][] = [
  * `SCHEMA_CHECK`. Throws one `SettingsRefusal` naming every setting to fix. `settings: false`
  * returns `options` as given.
  */
-export function withServiceSettings<O extends ServiceOptions>(options: O): O {
+export function withServiceSettings<O extends SettingOptions>(options: O): O {
   if (options.settings === false) return options;
-  const given = (option: keyof ClusterServiceOptions) =>
-    (options as Partial<ClusterServiceOptions>)[option] !== undefined;
+  const given = (option: keyof SettingOptions) => options[option] !== undefined;
   const source = options.settings ?? process.env;
   // An explicit databaseUrl is checked as DATABASE_URL would be, with its engine's settings.
   const env = given("databaseUrl") ? { ...source, DATABASE_URL: options.databaseUrl } : source;
   const check = new SettingsCheck();
   const settings = readServiceSettings(check, env);
   const schemaCheck = check.read(() => schemaCheckSetting(env));
-  const workers = (options as Partial<ClusterServiceOptions>).workers;
   // Cluster mode hands the caller a RunningCluster in the primary, which a caller that gave no
   // `workers` does not expect: it is told how to ask for it instead of being ignored.
-  if (workers === undefined && settings.workers > 1)
+  if (options.workers === undefined && settings.workers > 1)
     check.add(
       settingProblem(
         "WORKERS",
