@@ -53,7 +53,7 @@ const PINNED_LINE_ONLY = [
   // Likewise a production build of a framework example: once per run, on the pinned line.
   "test/sveltekit/sveltekit-app.test.ts",
   "test/tanstack-start/start-app.test.ts",
-  // The README walkthrough: a newcomer's `npm install` gets the pinned line, never the newest.
+  // The README tutorial: a newcomer's `npm install` gets the pinned line, never the newest.
   "test/package/newcomer.test.ts",
 ];
 const NEXT_LINE_ONLY = ["test/**/*.next.test.ts"];

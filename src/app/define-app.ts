@@ -66,8 +66,14 @@ export interface AppInput<S extends SchemaDefinition, M extends Modules> {
   migrations?: ServiceOptions["migrations"];
   /** CLI commands (`service-auth NAME …`); the product adds `auth` and `audit`. */
   commands?: Record<string, AppCommand>;
-  /** Any other option of `startService` (e.g. `sync`, `maxBodyBytes`, `scheduler`). */
-  service?: Omit<ServiceOptions, "schema" | "modules" | "auth" | "routes" | "crons" | "migrations">;
+  /**
+   * Any other option of `startService` (e.g. `sync`, `maxBodyBytes`, `scheduler`); the settings
+   * are `service-auth start`'s to read.
+   */
+  service?: Omit<
+    ServiceOptions,
+    "schema" | "modules" | "auth" | "routes" | "crons" | "migrations" | "settings"
+  >;
 }
 
 const APP_BRAND = Symbol.for("service-auth.app");

@@ -122,6 +122,8 @@ export async function startApp(
     keepAliveTimeoutMs: settings.keepAliveTimeoutMs ?? app.keepAliveTimeoutMs,
     schemaCheck,
     prepare,
+    // Read above, from `env`, into the check the auth's problems join.
+    settings: false,
   });
   // Before the line that says it serves: a signal sent on reading it must find the handler.
   if (options.exitOnSignals !== false) exitOnSignals(service);

@@ -26,6 +26,7 @@ import { watchEngine } from "./metrics/metrics.ts";
 import { type BackendOptions, BackendRuntime } from "./runtime.ts";
 import type { CronJobs } from "./scheduler/crons.ts";
 import { type SchedulerOptions, SchedulerRunner } from "./scheduler/runner.ts";
+import { withServiceSettings } from "./settings/start-settings.ts";
 import type { StorageEngine } from "./storage/engine.ts";
 import { openEngine } from "./storage/open.ts";
 import { attachSync, type SyncOptions } from "./sync/server.ts";
@@ -113,6 +114,23 @@ export interface RuntimeServiceOptions<B extends BackendApi = BackendRuntime>
    * `false` for a process that only serves (another one runs the jobs). Default on.
    */
   scheduler?: Omit<SchedulerOptions, "crons"> | false;
+  /**
+   * Where the settings these options leave unsaid are read, as `service-auth start` reads them
+   * (default `process.env`): `PORT`, `WORKERS`, `SHUTDOWN_DELAY_MS`, `SHUTDOWN_TIMEOUT_MS`,
+   * `KEEP_ALIVE_TIMEOUT_MS`, `METRICS_PORT` / `METRICS_HOST` / `METRICS_TOKEN`, `DATABASE_URL`
+   * (with its engine's settings) and `SCHEMA_CHECK`. Every problem is found at once and the start
+   * refused with one `SettingsRefusal`; an option given wins over its setting. `WORKERS` above 1
+   * is refused unless `workers` is given (cluster mode returns a `RunningCluster`). `false`: no
+   * setting is read, the options are taken as given (a test, or a program reading its settings
+   * itself, as `startApp` does).
+   *
+   * @example
+   * ```ts
+   * await startService({ ...app, settings: { PORT: "0", METRICS_TOKEN: token } }); // not process.env
+   * await startService({ ...app, port: 0, settings: false }); // nothing from the environment
+   * ```
+   */
+  settings?: Record<string, string | undefined> | false;
 }
 
 /** {@link RuntimeServiceOptions} with the number of worker processes (cluster mode). */
@@ -160,9 +178,10 @@ export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
 export const DEFAULT_SHUTDOWN_DELAY_MS = 5_000;
 
 /**
- * Opens storage, migrates the schema and serves HTTP on `port` (0 picks a free port). The
- * platform's own start (CLI, tests, benchmarks); apps call `service-auth/server`'s `startService`,
- * the same function typed with the `Backend` interface.
+* Opens storage, migrates the schema and serves HTTP on `port` (0 picks a free port). What the
+ * options leave unsaid comes from the settings (`RuntimeServiceOptions.settings`), checked at once.
+ * The platform's own start (CLI, tests, benchmarks); apps call `service-auth/server`'s
+ * `startService`, the same function typed with the `Backend` interface.
  */
 export function startRuntimeService(options: RuntimeServiceOptions): Promise<RuntimeRunningService>;
 /** With `workers` ≥ 2: the primary gets a {@link RunningCluster}, each worker its {@link RuntimeRunningService}. */
@@ -170,8 +189,9 @@ export function startRuntimeService(
   options: RuntimeClusterServiceOptions,
 ): Promise<RuntimeRunningService | RunningCluster>;
 export async function startRuntimeService(
-  options: RuntimeServiceOptions | RuntimeClusterServiceOptions,
+  given: RuntimeServiceOptions | RuntimeClusterServiceOptions,
 ): Promise<RuntimeRunningService | RunningCluster> {
+  const options = withServiceSettings(given);
   const workers = ("workers" in options ? options.workers : undefined) ?? 1;
   if (workers > 1 && cluster.isPrimary) {
     return startPrimary({

@@ -2,13 +2,12 @@
  * The page `service-auth init` writes, in Chromium: sign up through its form, add a note, see it
  * in the live list; sign out and the notes are gone from the page.
  */
-import { mkdirSync, symlinkSync } from "node:fs";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findChromium, TestBrowser } from "../helpers/chromium.ts";
-import { type ExampleServer, SERVICE_AUTH_BIN, spawnStart } from "../helpers/example-server.ts";
-import { PROCESS_TEST_TIMEOUT, ROOT, runTsx } from "../helpers/process.ts";
-import { tempDatabaseFile, tempDir } from "../helpers/temp.ts";
+import { type ExampleServer, spawnStart } from "../helpers/example-server.ts";
+import { initApp } from "../helpers/init-app.ts";
+import { PROCESS_TEST_TIMEOUT } from "../helpers/process.ts";
+import { tempDatabaseFile } from "../helpers/temp.ts";
 
 const chromiumPath = findChromium();
 const STEP_TIMEOUT_MS = 20_000;
@@ -21,15 +20,7 @@ describe.skipIf(!chromiumPath)(
     let browser: TestBrowser;
 
     beforeAll(async () => {
-      const parent = tempDir();
-      const made = await runTsx(SERVICE_AUTH_BIN, ["init", "app"], { cwd: parent });
-      expect(made.code, made.stderr).toBe(0);
-      const dir = join(parent, "app");
-      // What `npm install` brings, linked from this repository.
-      mkdirSync(join(dir, "node_modules"));
-      symlinkSync(ROOT, join(dir, "node_modules", "service-auth"), "dir");
-      for (const name of ["hono", "better-auth"])
-        symlinkSync(join(ROOT, "node_modules", name), join(dir, "node_modules", name), "dir");
+      const dir = await initApp("app");
       [server, browser] = await Promise.all([
         spawnStart(["start"], { DATABASE_URL: tempDatabaseFile() }, { cwd: dir }),
         TestBrowser.launch(chromiumPath as string, STEP_TIMEOUT_MS),

@@ -6,20 +6,13 @@
  */
 
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { SERVICE_AUTH_BIN, spawnStart } from "../helpers/example-server.ts";
-import { NODE_ARGS, PROCESS_TEST_TIMEOUT, ROOT, runTsx } from "../helpers/process.ts";
+import { linkInstall } from "../helpers/init-app.ts";
+import { NODE_ARGS, PROCESS_TEST_TIMEOUT, runTsx } from "../helpers/process.ts";
 import { tempDatabaseFile, tempDir } from "../helpers/temp.ts";
-
-/** `npm install`'s result, linked: the package itself and the two the app imports beside it. */
-function install(dir: string): void {
-  mkdirSync(join(dir, "node_modules"));
-  symlinkSync(ROOT, join(dir, "node_modules", "service-auth"), "dir");
-  for (const name of ["hono", "better-auth"])
-    symlinkSync(join(ROOT, "node_modules", name), join(dir, "node_modules", name), "dir");
-}
 
 /** `npm test` in `dir` (node --test), with the package's sources as this repository runs them. */
 function npmTest(dir: string): Promise<{ code: number | null; output: string }> {
@@ -54,7 +47,7 @@ describe("service-auth init", { timeout: PROCESS_TEST_TIMEOUT }, () => {
       scripts: { start: "service-auth start", test: "node --test" },
     });
     expect(readFileSync(join(dir, "page.mjs"), "utf8")).toMatch(/from "service-auth\/client"/);
-    install(dir);
+    linkInstall(dir);
 
     const server = await spawnStart(["start"], { DATABASE_URL: tempDatabaseFile() }, { cwd: dir });
     try {

@@ -1,19 +1,25 @@
 /**
- * A newcomer's first hour, from the packed package: README "Your own app from an empty folder" run
- * as written in a fresh folder outside the repository, then the README's walkthrough against it.
- * The commands and the app (`app.mjs`, a `defineApp` definition) are read from the README's code blocks
- * (readme.ts), so the section and this test cannot drift apart.
+ * A newcomer's first hour, from the packed package: README's "Tutorial: from `init` to a revoked
+ * session" run as written in a fresh folder outside the repository. The commands, the app
+ * (`app.mjs`) and the curl lines are read from the README's code blocks (readme.ts), so the
+ * tutorial and this test cannot drift apart.
  *
- * What differs from typing the section by hand, and why:
- * - the tarball's path replaces `/path/to/…`; the install adds `--prefer-offline --no-audit
- *   --no-fund` (better-sqlite3 ships its binary inside the package: nothing is compiled);
- * - the app listens on a free port (`PORT`), so the walkthrough's `http://localhost:3000` becomes
- *   that port;
+ * What differs from typing the tutorial by hand, and why:
+ * - the tarball's path replaces `/path/to/…`; npm and npx run with `--prefer-offline --no-audit
+ *   --no-fund --ignore-scripts`: the package's better-sqlite3 (13) ships its binary and has no
+ *   install step, and the better-sqlite3 12 that Better Auth's optional peer range pulls in beside
+ *   it (unused: nothing loads it) would otherwise be compiled, twice, for minutes;
+ * - the app listens on a free port (`PORT`), so `http://localhost:3000` becomes that port;
+ * - `cd my-app && npm install && npm start` runs as its three commands, `npm start` in the
+ *   background until the app logs `listening on`;
+ * - a live query of Ann's (a `BackendClient` from this repository, as the page's is) is open during
+ *   step 4, to see it refused;
  * - two caches, each keyed by a hash of what it is made from, under node_modules/.cache: the
  *   tarball (the sources, package.json, the lock file, README), and the installed dependencies (the
- *   lock file and package.json), copied into the folder before `npm install` so it only adds the
- *   package (about 4 s instead of 45 s on the loaded two-core machine). `NEWCOMER_NO_CACHE=1`
- *   builds and installs from nothing.
+ *   lock file and package.json), copied into the app's folder before `npm install` so it only adds
+ *   the package (about 4 s instead of 45 s on the loaded two-core machine). `NEWCOMER_NO_CACHE=1`
+ *   builds and installs from nothing. `npx` installs the tarball in npm's own cache (`_npx`), which
+ *   this test empties of it afterwards.
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -32,10 +38,13 @@ import {
 import { tmpdir } from "node:os";
 import { basename, join, relative } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CookieJar, freePort } from "../helpers/browser.ts";
+import WebSocket from "ws";
+import { BackendClient } from "../../src/client/index.ts";
+import { freePort } from "../helpers/browser.ts";
+import { watch } from "../helpers/live-client.ts";
 import { PROCESS_TEST_TIMEOUT, PROCESS_WAIT_MS, ROOT, type RunResult } from "../helpers/process.ts";
 import { eventually } from "../helpers/wait.ts";
-import { codeBlocks, namedFiles, readmeSection, shellCommands } from "./readme.ts";
+import { codeBlocks, readmeSection, shellCommands } from "./readme.ts";
 
 /** Build, pack and install: about 20 s on a quiet machine, many times that on a loaded one. */
 const SETUP_TIMEOUT = 360_000;
@@ -44,16 +53,14 @@ const DEPENDENCY_CACHE = !NO_CACHE;
 const CACHE = join(ROOT, "node_modules/.cache/service-auth-newcomer");
 const TARBALL_PLACEHOLDER = "/path/to/service-auth-0.1.0.tgz";
 
-const OWN_APP = readmeSection("Your own app from an empty folder");
-const WALKTHROUGH = readmeSection("Walkthrough: sign up, call a protected function, revoke, rotate keys");
-const [setupBlock, , runBlock] = codeBlocks(OWN_APP);
-const walkthroughBlock = codeBlocks(WALKTHROUGH)[0];
+const TUTORIAL = readmeSection("Tutorial: from `init` to a revoked session");
+const [setupBlock, appBlock, curlBlock] = codeBlocks(TUTORIAL);
 
-/** The walkthrough runs with curl, as a reader would; without it the test says so (CI fails). */
+/** The tutorial runs with curl, as a reader would; without it the test says so (CI fails). */
 const hasCurl = spawnSync("curl", ["--version"], { stdio: "ignore" }).status === 0;
 if (!hasCurl) {
   const problem =
-    "curl is not installed: the README walkthrough test (test/package/newcomer.test.ts) is skipped";
+    "curl is not installed: the README tutorial test (test/package/newcomer.test.ts) is skipped";
   if (process.env.CI === "true") throw new Error(`${problem} (CI=true: it must run)`);
   console.warn(`\n*** ${problem} ***\n`);
 }
@@ -80,8 +87,8 @@ function bash(script: string, cwd: string, env: NodeJS.ProcessEnv = folderEnv())
   });
 }
 
-async function succeed(script: string, cwd: string): Promise<RunResult> {
-  const result = await bash(script, cwd);
+async function succeed(script: string, cwd: string, env: Record<string, string> = {}): Promise<RunResult> {
+  const result = await bash(script, cwd, folderEnv(env));
   if (result.code !== 0)
     throw new Error(`${script} failed (${result.code}):\n${result.stdout}\n${result.stderr}`);
   return result;
@@ -153,14 +160,20 @@ const dependencyCache = () =>
     `dependencies-${hashOf([join(ROOT, "package.json"), join(ROOT, "package-lock.json")], "relative bin links")}`,
   );
 
+/** npm's settings for every npm and npx run of the tutorial (see the header). */
+const NPM_QUIET = {
+  npm_config_prefer_offline: "true",
+  npm_config_audit: "false",
+  npm_config_fund: "false",
+  npm_config_ignore_scripts: "true",
+};
+
 let folder: string;
 let packedFiles: string[];
 let server: { url: string; port: number; output(): string; stop(): Promise<void> } | undefined;
 
-/** The section's `npm start` line, run in the folder; ready once the app logs `listening on`. */
-async function npmStart(): Promise<NonNullable<typeof server>> {
-  const [startLine] = shellCommands(runBlock.code);
-  expect(startLine).toMatch(/^npm start\b/);
+/** The tutorial's `npm start`, run in the folder; ready once the app logs `listening on`. */
+async function npmStart(startLine: string): Promise<NonNullable<typeof server>> {
   const port = await freePort();
   // Its own process group, so stopping it stops npm and the node process npm started.
   const child: ChildProcess = spawn("bash", ["-c", startLine], {
@@ -201,25 +214,46 @@ async function npmStart(): Promise<NonNullable<typeof server>> {
   };
 }
 
+/** Removes what `npx --package TARBALL` installed in npm's cache (`_npx/<hash>`), found by the tarball's path. */
+function removeNpxInstall(tarballPath: string): void {
+  const cache = spawnSync("npm", ["config", "get", "cache"], {
+    encoding: "utf8",
+    env: folderEnv(),
+  }).stdout.trim();
+  const npx = join(cache, "_npx");
+  if (!cache || !existsSync(npx)) return;
+  for (const name of readdirSync(npx)) {
+    const manifest = join(npx, name, "package.json");
+    if (existsSync(manifest) && readFileSync(manifest, "utf8").includes(tarballPath))
+      rmSync(join(npx, name), { recursive: true, force: true });
+  }
+}
+
+let tarballPath: string | undefined;
+let parent: string | undefined;
+
 beforeAll(async () => {
   if (!hasCurl) return;
   const packed = await tarball();
   packedFiles = packed.files;
+  tarballPath = packed.path;
+  const [initLine, appLine] = shellCommands(setupBlock.code);
   // Named like an app, not like the package: npm refuses to install a package into its namesake.
-  folder = mkdtempSync(join(tmpdir(), "my-app-"));
+  parent = mkdtempSync(join(tmpdir(), "newcomer-"));
+  const init = initLine.replaceAll(TARBALL_PLACEHOLDER, `'${packed.path}'`);
+  expect(init).toMatch(/^npx .* service-auth init my-app\b/);
+  await timed("npx service-auth init", () => succeed(init, parent!, NPM_QUIET));
+  removeNpxInstall(packed.path);
+  const [cd, install, start] = appLine.split(" && ");
+  expect([cd, install, start]).toEqual(["cd my-app", "npm install", "npm start"]);
+  folder = join(parent, "my-app");
   const cached = dependencyCache();
   if (DEPENDENCY_CACHE && existsSync(cached))
     cpSync(join(cached, "node_modules"), join(folder, "node_modules"), {
       recursive: true,
       verbatimSymlinks: true,
     });
-  const setup = shellCommands(setupBlock.code).map((line) =>
-    line.startsWith("npm install ")
-      ? `${line.replace(TARBALL_PLACEHOLDER, `'${packed.path}'`).replace(/\s+#.*$/, "")} --prefer-offline --no-audit --no-fund`
-      : line,
-  );
-  expect(setup.join("\n")).toContain(packed.path);
-  await timed("npm init and install", () => succeed(`set -e\n${setup.join("\n")}`, folder));
+  await timed("npm install", () => succeed(install, folder, NPM_QUIET));
   if (DEPENDENCY_CACHE && !existsSync(cached)) {
     const staging = `${cached}.partial`;
     rmSync(staging, { recursive: true, force: true });
@@ -232,24 +266,17 @@ beforeAll(async () => {
     });
     keep(staging, cached);
   }
-  for (const [name, code] of namedFiles(OWN_APP)) writeFileSync(join(folder, name), code);
-  server = await timed("npm start", npmStart);
+  server = await timed("npm start", () => npmStart(start));
   console.info(`newcomer test: ${timings.join(", ")}`);
 }, SETUP_TIMEOUT);
 
 afterAll(async () => {
   await server?.stop();
-  if (folder) rmSync(folder, { recursive: true, force: true });
+  if (tarballPath) removeNpxInstall(tarballPath);
+  if (parent) rmSync(parent, { recursive: true, force: true });
 });
 
-/** The section's own command lines after `npm start`, by what they run. */
-function runLine(pattern: RegExp): string {
-  const line = shellCommands(runBlock.code).find((l) => pattern.test(l));
-  if (!line) throw new Error(`no command matching ${pattern} in the README's own-app section`);
-  return line;
-}
-
-/** The JSON a walkthrough command printed (without npm's `> script` header lines). */
+/** The JSON a tutorial command printed (without npm's `> script` header lines). */
 const json = (text: string) =>
   JSON.parse(
     text
@@ -259,136 +286,116 @@ const json = (text: string) =>
       .trim(),
   );
 
-describe.skipIf(!hasCurl)("README: your own app from an empty folder, from the packed tarball", () => {
-  it("the section shows app.mjs alone (no main file), and the tarball ships the build, not the sources", () => {
-    expect([...namedFiles(OWN_APP).keys()].sort()).toEqual(["app.mjs"]);
-    expect(packedFiles).toContain("dist/app/cli/bin.js");
-    expect(packedFiles).toContain("dist/backend/server.d.ts");
-    expect(packedFiles).toContain("README.md");
-    expect(
-      packedFiles.filter((p) => !p.startsWith("dist/") && !["package.json", "README.md"].includes(p)),
-    ).toEqual([]);
-    expect(relative(ROOT, folder).startsWith("..")).toBe(true);
-  });
+/** Runs `commands` in one bash (`set -eo pipefail`); each one's output, by its line. */
+async function runCommands(commands: string[]): Promise<(pattern: RegExp, nth?: number) => string> {
+  const script = commands.map((line, i) => `printf '\\n@@%d\\n' ${i}\n${line}`).join("\n");
+  const run = await bash(`set -eo pipefail\n${script}`, folder);
+  expect(run.code, run.stderr).toBe(0);
+  const outputs: [string, string][] = [];
+  for (const [, i, text] of run.stdout.matchAll(/@@(\d+)\n([\s\S]*?)(?=\n@@\d+\n|$)/g))
+    outputs.push([commands[Number(i)], text]);
+  return (pattern, nth = 0) => {
+    const found = outputs.filter(([line]) => pattern.test(line))[nth];
+    if (!found) throw new Error(`no tutorial command matching ${pattern}`);
+    return found[1];
+  };
+}
 
-  it(
-    "the section's CLI lines: users:me without a user is UNAUTHORIZED; env sync --auth finds the secrets",
-    async () => {
-      const anonymous = await bash(runLine(/run users:me/), folder);
-      expect(anonymous.code, anonymous.stderr).not.toBe(0);
-      expect(anonymous.stderr).toContain("UNAUTHORIZED");
-      const sync = await bash(runLine(/env sync --auth/), folder);
-      expect(sync.code, sync.stderr).toBe(0);
-      // The first start made them: nothing to generate.
-      expect(sync.stderr).not.toMatch(/generated (SERVICE_AUTH_SECRET|JWKS)/);
-    },
-    PROCESS_TEST_TIMEOUT,
-  );
+/** The cookies curl stored in `jar` (Netscape format), as a Cookie header. */
+function jarCookies(): string {
+  return readFileSync(join(folder, "jar"), "utf8")
+    .split("\n")
+    .map((line) => line.replace(/^#HttpOnly_/, ""))
+    .filter((line) => line.trim() !== "" && !line.startsWith("#"))
+    .map((line) => line.split("\t"))
+    .map((fields) => `${fields[5]}=${fields[6]}`)
+    .join("; ");
+}
 
-  it(
-    "the walkthrough runs as written: sign-up, token, users:me, setRole, sign-out, key rotation",
-    async () => {
-      const app = server!;
-      const commands = shellCommands(walkthroughBlock.code).map((line) =>
-        line.replace("http://localhost:3000", app.url),
-      );
-      expect(commands[0]).toBe(`B=${app.url}`);
-      // Step 5 ends the block: the hard cut, then the graceful rotation.
-      const rotations = commands.flatMap((line, i) => (line.includes("auth:rotateKeys") ? [i] : []));
-      expect(rotations).toEqual([commands.length - 2, commands.length - 1]);
-      const [rotation, gracefulRotation] = rotations;
+describe.skipIf(!hasCurl)(
+  "README tutorial: from `init` to a revoked session, from the packed tarball",
+  () => {
+    it("init writes the app.mjs the tutorial shows, whole; the tarball ships the build, not the sources", () => {
+      expect(readFileSync(join(folder, "app.mjs"), "utf8")).toBe(appBlock.code);
+      expect(appBlock.lang).toBe("js");
+      expect(appBlock.code.trimEnd().split("\n").length).toBeLessThanOrEqual(40);
+      expect(packedFiles).toContain("dist/app/cli/bin.js");
+      expect(packedFiles).toContain("dist/backend/server.d.ts");
+      expect(packedFiles).toContain("README.md");
+      expect(
+        packedFiles.filter((p) => !p.startsWith("dist/") && !["package.json", "README.md"].includes(p)),
+      ).toEqual([]);
+      expect(relative(ROOT, folder).startsWith("..")).toBe(true);
+    });
 
-      // Steps 1–4, each command's output after a marker line.
-      const script = commands
-        .slice(0, rotation)
-        .map((line, i) => `printf '\\n@@%d\\n' ${i}\n${line}`)
-        .join("\n");
-      const run = await bash(`set -eo pipefail\n${script}`, folder);
-      expect(run.code, run.stderr).toBe(0);
-      const outputs = new Map<string, string>();
-      for (const [, i, text] of run.stdout.matchAll(/@@(\d+)\n([\s\S]*?)(?=\n@@\d+\n|$)/g))
-        outputs.set(commands[Number(i)], text);
-      const output = (pattern: RegExp, nth = 0) => {
-        const found = [...outputs.entries()].filter(([line]) => pattern.test(line))[nth];
-        if (!found) throw new Error(`no walkthrough command matching ${pattern}`);
-        return found[1];
-      };
+    it(
+      "the curl lines run as written: sign-up, token, notes:add and notes:list, run --as, then a revocation refuses the JWT and Ann's live query",
+      async () => {
+        const app = server!;
+        const commands = shellCommands(curlBlock.code).map((line) =>
+          line.replace("http://localhost:3000", app.url),
+        );
+        expect(commands[0]).toBe(`B=${app.url}`);
+        const revokeAt = commands.findIndex((line) => line.includes("/api/auth/revoke-sessions"));
+        expect(revokeAt).toBeGreaterThan(0);
 
-      // 1. Sign-up.
-      expect(json(output(/sign-up\/email/)).user).toMatchObject({ name: "Ann", email: "ann@example.com" });
-      // 3. The protected function with the token, and without.
-      const me = json(output(/Bearer \$TOKEN.*users:me/));
-      expect(me).toMatchObject({
-        status: "success",
-        value: { name: "Ann", email: "ann@example.com", role: "user" },
-      });
-      expect(json(output(/^curl -d .*users:me/))).toMatchObject({ status: "error", code: "UNAUTHORIZED" });
-      // 4. Ann made an administrator, signed out; the same JWT is then refused.
-      expect(json(output(/users:setRole/))).toEqual({
-        email: "ann@example.com",
-        role: "admin",
-      });
-      expect(json(output(/sign-out/))).toEqual({ success: true });
-      expect(json(output(/Bearer \$TOKEN.*users:me/, 1))).toMatchObject({
-        status: "error",
-        code: "UNAUTHORIZED",
-      });
-
-      // 5. Key rotation: a token of a live session, minted before, is refused once the server has
-      // the new keys; the same session gets a new token that works, and Ann is an admin now.
-      const jar = new CookieJar();
-      const signIn = await fetch(`${app.url}/api/auth/sign-in/email`, {
-        method: "POST",
-        headers: { origin: app.url, "content-type": "application/json" },
-        body: JSON.stringify({ email: "ann@example.com", password: "correct horse" }),
-      });
-      expect(signIn.status).toBe(200);
-      jar.absorb(signIn);
-      const token = async () => {
-        const res = await fetch(`${app.url}/api/auth/backend/token`, { headers: { cookie: jar.header() } });
-        expect(res.status).toBe(200);
-        return ((await res.json()) as { token: string }).token;
-      };
-      const query = (bearer: string) =>
-        fetch(`${app.url}/api/query`, {
-          method: "POST",
-          headers: { authorization: `Bearer ${bearer}` },
-          body: JSON.stringify({ path: "users:me", args: {} }),
+        // Steps 1–3, then the JWT step 2 kept in $TOKEN.
+        const output = await runCommands([...commands.slice(0, revokeAt), `printf '%s' "$TOKEN"`]);
+        expect(json(output(/sign-up\/email/)).user).toMatchObject({ name: "Ann", email: "ann@example.com" });
+        expect(json(output(/notes:add/))).toMatchObject({ status: "success" });
+        const listed = json(output(/Bearer \$TOKEN.*notes:list/));
+        expect(listed).toMatchObject({ status: "success" });
+        expect(listed.value.map((n: { body: string }) => n.body)).toEqual(["hello"]);
+        expect(json(output(/^curl -d .*notes:list/))).toMatchObject({
+          status: "error",
+          code: "UNAUTHORIZED",
         });
-      const before = await token();
-      expect((await query(before)).status).toBe(200);
-      const rotate = await bash(`set -eo pipefail\n${commands[rotation]}`, folder);
-      expect(rotate.code, rotate.stderr).toBe(0);
-      expect(rotate.stderr).toContain("set JWKS");
-      await eventually(async () => {
-        const refused = await query(before);
-        expect(refused.status).toBe(401);
-        expect(await refused.text()).toMatch(/signature/i);
-      });
-      const after = await query(await token());
-      expect(after.status).toBe(200);
-      expect(await after.json()).toMatchObject({ value: { email: "ann@example.com", role: "admin" } });
+        expect(
+          json(output(/run --as ann@example\.com notes:list/)).map((n: { body: string }) => n.body),
+        ).toEqual(["hello"]);
 
-      // The graceful rotation: once the server has the new key set, new tokens carry the new key,
-      // and a token the old key signed just before still answers 200.
-      const kidOf = (jwt: string) => JSON.parse(Buffer.from(jwt.split(".")[0], "base64url").toString()).kid;
-      const old = await token();
-      const graceful = await bash(`set -eo pipefail\n${commands[gracefulRotation]}`, folder);
-      expect(graceful.code, graceful.stderr).toBe(0);
-      await eventually(async () => expect(kidOf(await token())).not.toBe(kidOf(old)));
-      expect((await query(old)).status).toBe(200);
-    },
-    PROCESS_TEST_TIMEOUT,
-  );
+        // Ann's live query, as the page runs it: a client whose tokens come from her session cookie.
+        const client = new BackendClient(`${app.url.replace(/^http/, "ws")}/api/sync`, {
+          WebSocket: WebSocket as any,
+        });
+        try {
+          const authChanges: boolean[] = [];
+          client.setAuth(
+            async () => {
+              const res = await fetch(`${app.url}/api/auth/backend/token`, {
+                headers: { cookie: jarCookies() },
+              });
+              if (res.status === 401 || res.status === 403) return null;
+              expect(res.status).toBe(200);
+              return ((await res.json()) as { token: string }).token;
+            },
+            (authenticated) => authChanges.push(authenticated),
+          );
+          const live = watch(client, "notes:list");
+          await eventually(() => {
+            expect(live.last()?.map((n: { body: string }) => n.body)).toEqual(["hello"]);
+            expect(authChanges.at(-1)).toBe(true);
+          });
 
-  it(
-    "run --as (ServiceOptions.runAs) calls a function as the user; / and /admin are the example's (404)",
-    async () => {
-      const asAnn = await bash("npm run --silent cli -- run --as ann@example.com users:me", folder);
-      expect(asAnn.code, asAnn.stderr).toBe(0);
-      expect(JSON.parse(asAnn.stdout)).toMatchObject({ email: "ann@example.com", role: "admin" });
-      for (const path of ["/", "/admin"]) expect((await fetch(`${server!.url}${path}`)).status).toBe(404);
-    },
-    PROCESS_TEST_TIMEOUT,
-  );
-});
+          // Step 4, with the JWT of step 2 (its shell variable, carried over).
+          const token = output(/^printf '%s' "\$TOKEN"$/);
+          expect(token).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/);
+          const step4 = await runCommands([commands[0], `TOKEN='${token}'`, ...commands.slice(revokeAt)]);
+          expect(json(step4(/revoke-sessions/))).toEqual({ status: true });
+          expect(json(step4(/Bearer \$TOKEN.*notes:list/))).toMatchObject({
+            status: "error",
+            code: "UNAUTHORIZED",
+          });
+          // The live query is refused and the client told it is signed out, without a call of its own.
+          await eventually(() => {
+            expect(live.errors.map((e) => e.code)).toContain("UNAUTHORIZED");
+            expect(authChanges.at(-1)).toBe(false);
+          });
+        } finally {
+          client.close();
+        }
+      },
+      PROCESS_TEST_TIMEOUT,
+    );
+  },
+);

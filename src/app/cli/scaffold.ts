@@ -20,27 +20,25 @@ export function packageJson(name: string, spec: string): string {
   return `${JSON.stringify(pkg, null, 2)}\n`;
 }
 
-const APP = `// The app: its tables, its functions and its page. \`npm start\` serves it with every setting and
-// default of the product (sign-in limits, audit trail, mail outbox, production checks…).
+const APP = `// The app: its tables, functions and page; \`npm start\` serves it with every product default.
 import { readFileSync } from "node:fs";
 import { Hono } from "hono";
 import { authTables, browserScript, defineApp, getAuthUserId } from "service-auth/app";
 import { AppError, defineSchema, defineTable, functionsFor, v } from "service-auth/server";
 
 const schema = defineSchema({
-  // user, session, account, verification, jwks… (Better Auth's tables, in this database)
-  ...authTables(),
+  ...authTables(), // user, session, account, verification, jwks…: Better Auth's tables, here
   notes: defineTable({ userId: v.id("user"), body: v.string() }).index("userId", ["userId"]),
 });
 const { query, mutation } = functionsFor(schema);
 
 async function signedIn(ctx) {
-  const userId = await getAuthUserId(ctx);
+  const userId = await getAuthUserId(ctx); // null without a valid token of a live session
   if (!userId) throw new AppError("UNAUTHORIZED", "Sign in first");
   return userId;
 }
 
-// notes:list: the caller's notes (a live query on the page).
+// notes:list, the caller's notes (a live query on the page), and notes:add.
 const list = query({
   args: {},
   handler: async (ctx) => {
@@ -48,22 +46,18 @@ const list = query({
     return ctx.db.query("notes").withIndex("userId", (q) => q.eq("userId", userId)).collect();
   },
 });
-
-// notes:add: a note of the caller's.
 const add = mutation({
   args: { body: v.string() },
   handler: async (ctx, { body }) => {
     const userId = await signedIn(ctx);
-    const text = body.trim();
-    if (!text || text.length > 1000) throw new AppError("BAD_REQUEST", "A note has 1 to 1000 characters");
-    return ctx.db.insert("notes", { userId, body: text });
+    if (!body.trim() || body.length > 1000) throw new AppError("BAD_REQUEST", "A note has 1 to 1000 characters");
+    return ctx.db.insert("notes", { userId, body: body.trim() });
   },
 });
 
 const page = readFileSync(new URL("./page.html", import.meta.url), "utf8");
-const routes = new Hono()
-  .get("/", (c) => c.html(page))
-  .get("/page.js", browserScript(new URL("./page.mjs", import.meta.url)));
+const script = browserScript(new URL("./page.mjs", import.meta.url));
+const routes = new Hono().get("/", (c) => c.html(page)).get("/page.js", script);
 
 export default defineApp({ schema, modules: { notes: { list, add } }, auth: { schema }, routes });
 `;

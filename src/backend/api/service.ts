@@ -59,13 +59,17 @@ export interface RunningService extends Omit<RuntimeRunningService<Backend>, "ht
 
 /**
  * Opens storage, migrates the schema and serves HTTP and the live sync WebSocket on `port`
- * (0 picks a free port).
+ * (0 picks a free port). What the options leave unsaid comes from the documented settings
+ * (`PORT`, `DATABASE_URL`, `METRICS_TOKEN`, `SHUTDOWN_DELAY_MS`, …, read from `process.env` or
+ * `options.settings`), all checked before anything opens: a bad one refuses the start with one
+ * `SettingsRefusal` naming each to fix, as `service-auth start` does. `settings: false` reads none.
+ * The auth's rules (production secrets, mail) are `startApp`'s (`service-auth/app`).
  *
  * @example
  * ```ts
  * import { exitOnSignals, startService } from "service-auth/server";
  *
- * const service = await startService({ schema, modules, port: Number(process.env.PORT ?? 3000) });
+ * const service = await startService({ schema, modules }); // PORT, DATABASE_URL, METRICS_TOKEN… from the environment
  * exitOnSignals(service);
  * ```
  */

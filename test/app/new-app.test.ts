@@ -1,67 +1,41 @@
 /**
- * An app that is only a definition (issue 46): an `app.mjs` in an empty folder exporting
- * `defineApp(…)`, no main file and no wiring, started with the documented command
- * (`service-auth start`, no argument: the folder's app.mjs). It answers like the example under the
- * hostile checks, applies every documented setting and rule, and a default it turns off is named.
+ * An app made by `service-auth init` (issue 46, "Done when"): the folder `init` writes, nothing
+ * edited, started with the documented command (`npm start`, which runs `service-auth start` in the
+ * folder). It answers like the example under the hostile checks (brute force limited by the real
+ * client address, a 5 MB name refused, a sign-in storm hashed off the event loop), refuses a
+ * production start without secrets, serves /metrics with METRICS_TOKEN, runs WORKERS=2, drains on
+ * SIGTERM and refuses a misspelled DATABASE_URL; a default it turns off is named.
  */
-import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AUTH_RATE_LIMITS } from "../../src/auth/rate-limit/rules.ts";
 import { freePort } from "../helpers/example-app.ts";
 import { type ExampleServer, SERVICE_AUTH_BIN, spawnStart } from "../helpers/example-server.ts";
-import { PROCESS_TEST_TIMEOUT, ROOT, runTsx } from "../helpers/process.ts";
-import { tempDatabaseFile, tempDir } from "../helpers/temp.ts";
+import { initApp } from "../helpers/init-app.ts";
+import { PROCESS_TEST_TIMEOUT, runTsx } from "../helpers/process.ts";
+import { tempDatabaseFile } from "../helpers/temp.ts";
 import { eventually } from "../helpers/wait.ts";
 
-/** The whole app: a schema with the auth tables, one query, one mutation. */
-const APP = (auth: string) => `
-import { authTables, defineApp, getAuthUserId } from "service-auth/app";
-import { AppError, defineSchema, defineTable, functionsFor, v } from "service-auth/server";
+/** The app `init` made, shared by every test: each start has a database of its own. */
+let dir: string;
+beforeAll(async () => {
+  dir = await initApp("my-app");
+}, PROCESS_TEST_TIMEOUT);
 
-const schema = defineSchema({
-  ...authTables(),
-  notes: defineTable({ userId: v.id("user"), body: v.string() }).index("userId", ["userId"]),
-});
-const { query, mutation } = functionsFor(schema);
-
-const list = query({
-  args: {},
-  handler: async (ctx) => {
-    const userId = await getAuthUserId(ctx);
-    if (!userId) throw new AppError("UNAUTHORIZED", "Sign in first");
-    return ctx.db.query("notes").withIndex("userId", (q) => q.eq("userId", userId)).collect();
-  },
-});
-const add = mutation({
-  args: { body: v.string() },
-  handler: async (ctx, { body }) => {
-    const userId = await getAuthUserId(ctx);
-    if (!userId) throw new AppError("UNAUTHORIZED", "Sign in first");
-    return ctx.db.insert("notes", { userId, body });
-  },
-});
-
-export default defineApp({ schema, modules: { notes: { list, add } }, auth: ${auth} });
-`;
-
-/** A folder holding only `app.mjs`, with `service-auth` resolvable as an installed package would be. */
-function appFolder(auth = "{ schema }"): string {
-  const dir = tempDir("service-auth-app-");
-  mkdirSync(join(dir, "node_modules"));
-  symlinkSync(ROOT, join(dir, "node_modules", "service-auth"), "dir");
-  writeFileSync(join(dir, "app.mjs"), APP(auth));
-  return dir;
-}
-
-const start = (dir: string, env: Record<string, string | undefined>, args: string[] = ["start"]) =>
+/** `npm start` (`service-auth start`, the folder's app.mjs), or `service-auth start FILE`. */
+const start = (env: Record<string, string | undefined>, args: string[] = ["start"]) =>
   spawnStart(args, { DATABASE_URL: tempDatabaseFile(), ...env }, { cwd: dir });
 
 /** `service-auth start` run to its end (a refusal). */
-async function refusedStart(dir: string, env: Record<string, string | undefined>) {
+async function refusedStart(env: Record<string, string | undefined>) {
   const nodeCwd = { cwd: dir, env: { PORT: String(await freePort()), LOG_LEVEL: "info", ...env } };
   return runTsx(SERVICE_AUTH_BIN, ["start"], nodeCwd);
 }
+
+const METRICS_TOKEN = "metrics-token-0123456789";
+const PASSWORD = "correct horse battery";
 
 const SIGN_IN_MAX = AUTH_RATE_LIMITS["/sign-in/*"].max;
 
@@ -122,18 +96,22 @@ async function bruteForce(url: string): Promise<number[]> {
   return statuses;
 }
 
-describe("an app that is only a definition, started with `service-auth start`", {
+/** The password-hash queue's length in a /metrics scrape (the native hasher's turn queue). */
+function scryptQueue(scrape: string): number | undefined {
+  const m = /^service_auth_queue_length\{queue="scrypt"\} (\d+)/m.exec(scrape);
+  return m ? Number(m[1]) : undefined;
+}
+
+describe("an app made by `service-auth init`, started with `npm start`", {
   timeout: PROCESS_TEST_TIMEOUT,
 }, () => {
-  let dir: string;
   let server: ExampleServer;
   const databaseUrl = tempDatabaseFile();
   beforeAll(async () => {
-    dir = appFolder();
-    server = await start(dir, { DATABASE_URL: databaseUrl, METRICS_TOKEN: "metrics-token-0123456789" });
+    server = await start({ DATABASE_URL: databaseUrl, METRICS_TOKEN });
     const res = await post(server.url, "/api/auth/sign-up/email", {
       email: "ann@example.com",
-      password: "correct horse battery",
+      password: PASSWORD,
       name: "Ann",
     });
     expect(res.status).toBe(200);
@@ -155,14 +133,14 @@ describe("an app that is only a definition, started with `service-auth start`", 
   it("refuses a 5 MB name (413) and a name over the field limit (400)", async () => {
     const huge = await postLarge(server.url, "/api/auth/sign-up/email", {
       email: "huge@example.com",
-      password: "correct horse battery",
+      password: PASSWORD,
       name: "n".repeat(5 * 1024 * 1024),
     });
     expect(huge.status).toBe(413);
     expect(JSON.parse(huge.text).code).toBe("PAYLOAD_TOO_LARGE");
     const long = await post(server.url, "/api/auth/sign-up/email", {
       email: "long@example.com",
-      password: "correct horse battery",
+      password: PASSWORD,
       name: "n".repeat(257),
     });
     expect(long.status).toBe(400);
@@ -174,7 +152,7 @@ describe("an app that is only a definition, started with `service-auth start`", 
     expect(without.status).not.toBe(200);
     await without.body?.cancel();
     const res = await fetch(`${server.url}/metrics`, {
-      headers: { authorization: "Bearer metrics-token-0123456789" },
+      headers: { authorization: `Bearer ${METRICS_TOKEN}` },
     });
     expect(res.status).toBe(200);
     expect(await res.text()).toMatch(/^# HELP /m);
@@ -197,11 +175,65 @@ describe("an app that is only a definition, started with `service-auth start`", 
   });
 });
 
-describe("the settings and rules of `service-auth start`, for a bare app", {
+describe("a sign-in storm on an app made by `service-auth init`", { timeout: PROCESS_TEST_TIMEOUT }, () => {
+  it("hashes the passwords in turn off the event loop: /healthz and /metrics answer while hashes queue", async () => {
+    // Behind a trusted proxy, each sign-in from an address of its own: none is rate limited, so
+    // every one verifies a password.
+    const server = await start({ METRICS_TOKEN, TRUSTED_PROXIES: "127.0.0.1" });
+    try {
+      const email = "storm@example.com";
+      const signUp = await post(server.url, "/api/auth/sign-up/email", {
+        email,
+        password: PASSWORD,
+        name: "S",
+      });
+      expect(signUp.status).toBe(200);
+      // More sign-ins at once than the hasher runs (the cores but one): the rest wait in its queue.
+      const concurrency = 2 * availableParallelism() + 2;
+      let stopped = false;
+      let sent = 0;
+      const statuses: number[] = [];
+      const signInLoop = async () => {
+        while (!stopped) {
+          const i = ++sent;
+          const res = await post(
+            server.url,
+            "/api/auth/sign-in/email",
+            { email, password: PASSWORD },
+            { "x-forwarded-for": `198.${18 + ((i >> 16) & 1)}.${(i >> 8) & 255}.${i & 255}` },
+          );
+          statuses.push(res.status);
+          await res.body?.cancel();
+        }
+      };
+      const storm = Promise.all(Array.from({ length: concurrency }, signInLoop));
+      try {
+        // The storm lasts until a scrape, answered by the event loop, finds hashes waiting.
+        await eventually(async () => {
+          const health = await fetch(`${server.url}/healthz`);
+          expect(health.status).toBe(200);
+          const scrape = await fetch(`${server.url}/metrics`, {
+            headers: { authorization: `Bearer ${METRICS_TOKEN}` },
+          });
+          expect(scryptQueue(await scrape.text())).toBeGreaterThan(0);
+        });
+      } finally {
+        stopped = true;
+        await storm;
+      }
+      expect(statuses.length).toBeGreaterThanOrEqual(concurrency);
+      expect(statuses.filter((s) => s !== 200)).toEqual([]);
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
+describe("the settings and rules of `npm start`, for an app made by `service-auth init`", {
   timeout: PROCESS_TEST_TIMEOUT,
 }, () => {
   it("refuses a production start without secrets, naming each and the command", async () => {
-    const res = await refusedStart(appFolder(), {
+    const res = await refusedStart({
       NODE_ENV: "production",
       DATABASE_URL: tempDatabaseFile(),
       SMTP_URL: "smtp://127.0.0.1:2525",
@@ -216,7 +248,7 @@ describe("the settings and rules of `service-auth start`, for a bare app", {
   });
 
   it("refuses a misspelled DATABASE_URL with the others, password masked, in one report", async () => {
-    const res = await refusedStart(appFolder(), {
+    const res = await refusedStart({
       DATABASE_URL: "postgress://postgres:hunter2@127.0.0.1:5433/svc",
       SHUTDOWN_DELAY_MS: "soon",
     });
@@ -230,7 +262,7 @@ describe("the settings and rules of `service-auth start`, for a bare app", {
   });
 
   it("runs WORKERS=2: two worker processes serve the port", async () => {
-    const server = await start(appFolder(), { WORKERS: "2" });
+    const server = await start({ WORKERS: "2" });
     try {
       await eventually(() => expect(server.stderr()).toMatch(/"msg":"cluster started".*"workers":2/));
       // The primary says how many workers it runs; each worker announces itself too.
@@ -238,6 +270,8 @@ describe("the settings and rules of `service-auth start`, for a bare app", {
       await eventually(() => expect(server.stderr().match(/"msg":"listening on [^"]*"}/g)).toHaveLength(2));
       const res = await fetch(`${server.url}/healthz`);
       expect(res.status).toBe(200);
+      const page = await fetch(`${server.url}/`);
+      expect(await page.text()).toMatch(/<title>Notes<\/title>/);
     } finally {
       await server.stop();
     }
@@ -245,7 +279,7 @@ describe("the settings and rules of `service-auth start`, for a bare app", {
 
   it("drains on SIGTERM: /healthz answers 503 while it still serves, then it exits 0", async () => {
     // Long enough to be seen on a loaded machine; the exit comes after it.
-    const server = await start(appFolder(), { SHUTDOWN_DELAY_MS: "10000" });
+    const server = await start({ SHUTDOWN_DELAY_MS: "10000" });
     const exited = new Promise<number | null>((r) => server.child.once("exit", (code) => r(code)));
     server.child.kill("SIGTERM");
     await eventually(async () => expect((await fetch(`${server.url}/healthz`)).status).toBe(503));
@@ -256,7 +290,11 @@ describe("the settings and rules of `service-auth start`, for a bare app", {
   });
 
   it("a default the app turns off is off and named in the start log: 30 wrong passwords, no 429", async () => {
-    const server = await start(appFolder("{ schema, defaults: { rateLimit: false } }"), {});
+    const app = readFileSync(join(dir, "app.mjs"), "utf8");
+    const edited = app.replace("auth: { schema }", "auth: { schema, defaults: { rateLimit: false } }");
+    expect(edited).not.toBe(app);
+    writeFileSync(join(dir, "app-rate-limit-off.mjs"), edited);
+    const server = await start({}, ["start", "app-rate-limit-off.mjs"]);
     try {
       expect(server.stderr()).toMatch(/defaults turned off by the app: rateLimit/);
       const statuses = await bruteForce(server.url);
