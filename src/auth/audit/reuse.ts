@@ -85,27 +85,28 @@ interface RequestFacts {
 const lower = (value: unknown) => (typeof value === "string" ? value.trim().toLowerCase() : undefined);
 const text = (value: unknown) => (typeof value === "string" && value !== "" ? value : undefined);
 
-/** A phone number's verification identifiers: 1.4.9's, then 1.7's. */
-const phoneRows = (phone: string | undefined, pinned: string, next: string) =>
-  phone ? [pinned.replace("#", phone), next.replace("#", phone)] : undefined;
+/** The verification identifiers of `key` (a token, a phone number) as 1.4.9 and 1.7 name them. */
+const onEachLine = (key: string | undefined, pinned: string, next: string) =>
+  key ? [pinned.replace("#", () => key), next.replace("#", () => key)] : undefined;
 
 /**
  * Per route, the verification identifier of the credential a request presents (as Better Auth
- * stores it: plain tokens, the default), or each line's where they differ (phone OTPs). Routes
- * whose credential lives elsewhere (backup codes, invitations, API keys) are not listed.
+ * stores it: plain tokens, the default), or each line's where they differ (magic links, phone
+ * OTPs). Routes whose credential lives elsewhere (backup codes, invitations, API keys, device
+ * codes) are not listed.
  */
 export const PRESENTED_IDENTIFIER: Readonly<
   Record<string, (ctx: RequestFacts) => string | readonly string[] | undefined>
 > = {
   "/reset-password": (ctx) => text(ctx.body?.token) && `reset-password:${ctx.body.token}`,
-  "/magic-link/verify": (ctx) => text(ctx.query?.token),
+  "/magic-link/verify": (ctx) => onEachLine(text(ctx.query?.token), "#", "magic-link:#"),
   "/one-time-token/verify": (ctx) => text(ctx.body?.token) && `one-time-token:${ctx.body.token}`,
   "/sign-in/email-otp": (ctx) => lower(ctx.body?.email) && `sign-in-otp-${lower(ctx.body.email)}`,
   "/email-otp/verify-email": (ctx) =>
     lower(ctx.body?.email) && `email-verification-otp-${lower(ctx.body.email)}`,
   "/email-otp/reset-password": (ctx) =>
     lower(ctx.body?.email) && `forget-password-otp-${lower(ctx.body.email)}`,
-  "/phone-number/verify": (ctx) => phoneRows(text(ctx.body?.phoneNumber), "#", "phone-number-otp-#"),
+  "/phone-number/verify": (ctx) => onEachLine(text(ctx.body?.phoneNumber), "#", "phone-number-otp-#"),
   "/phone-number/reset-password": (ctx) =>
-    phoneRows(text(ctx.body?.phoneNumber), "#-request-password-reset", "phone-number-reset-#"),
+    onEachLine(text(ctx.body?.phoneNumber), "#-request-password-reset", "phone-number-reset-#"),
 };

@@ -284,4 +284,36 @@ describe.each(engines())("refused reuse in the audit trail: $name", (engine) => 
     },
     TIMEOUT,
   );
+
+  it(
+    "a magic link followed again is recorded; a made-up link is not",
+    async () => {
+      const method = "/magic-link/verify";
+      const email = `reuse-magic-${++n}@example.com`;
+      await apps().signUp(email);
+      const asked = await apps()
+        .browser()
+        .send("POST", "/api/auth/sign-in/magic-link", { email, callbackURL: "/" });
+      expect(asked.status, asked.text).toBe(200);
+      const { token } = apps()
+        .outbox.magicLinks.filter((l) => l.email === email)
+        .at(-1)!;
+      // Both answers are redirects: into the session, or to the callback with the error.
+      const follow = async (t: string) => {
+        const res = await fetch(
+          `${apps().urls[0]}/api/auth${method}?token=${encodeURIComponent(t)}&callbackURL=/`,
+          { redirect: "manual" },
+        );
+        return res.headers.get("location") ?? "";
+      };
+      const before = (await reuses(apps(), method)).length;
+      expect(await follow("never-issued-link")).toContain("error=INVALID_TOKEN");
+      expect((await reuses(apps(), method)).length).toBe(before);
+      expect(await follow(token)).not.toContain("error=");
+      expect(await follow(token)).toContain("error=INVALID_TOKEN");
+      expect((await reuses(apps(), method)).length - before).toBe(1);
+      await storedNowhere(apps(), token);
+    },
+    TIMEOUT,
+  );
 });
