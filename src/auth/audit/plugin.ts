@@ -12,8 +12,11 @@ import { type BetterAuthPlugin, getCurrentAdapter } from "better-auth";
 import { APIError, createAuthMiddleware } from "better-auth/api";
 import { KEY_PATHS } from "../plugins/backend/index.ts";
 import { CLIENT_IP_HEADER } from "../rate-limit/rules.ts";
+import { recordUsedUpKey } from "./api-key-reuse.ts";
 import { AUDIT_MODEL, type AuditInput, auditRow } from "./events.ts";
-import { consumesOn, PRESENTED_IDENTIFIER, tombstoneOf, tombstoneRow } from "./reuse.ts";
+import { invitationReuseHook } from "./invitation-reuse.ts";
+import { consumesOn, isErrorAnswer, PRESENTED_IDENTIFIER, tombstoneOf, tombstoneRow } from "./reuse.ts";
+import { spentReuseHook } from "./spent-reuse.ts";
 
 /** The audit table as Better Auth describes it (`getAuthTables` turns it into the platform table). */
 export const AUDIT_SCHEMA = {
@@ -236,6 +239,10 @@ export const auditTrail = () => {
       baseAdapter = context.adapter;
       return { options: { databaseHooks } };
     },
+    // A used-up API key is refused in the api-key plugin's before-hook: seen only from here.
+    onRequest: async (request, context) => {
+      await recordUsedUpKey(request, context, record);
+    },
     hooks: {
       after: [
         {
@@ -263,12 +270,20 @@ export const auditTrail = () => {
           matcher: (ctx) => Object.hasOwn(PRESENTED_IDENTIFIER, ctx.path ?? ""),
           handler: createAuthMiddleware(async (ctx) => {
             // A redirect is an APIError too: a sign-in made by this request is no refusal.
-            if (!(ctx.context.returned instanceof APIError) || ctx.context.newSession) return;
-            const identifier = PRESENTED_IDENTIFIER[ctx.path]!(ctx);
-            if (!identifier) return;
+            const returned = ctx.context.returned;
+            if (!isErrorAnswer(returned) || ctx.context.newSession) return;
+            const presented = PRESENTED_IDENTIFIER[ctx.path]!(ctx);
+            if (!presented) return;
+            const identifiers = typeof presented === "string" ? [presented] : presented;
             const { internalAdapter } = ctx.context;
-            if (await internalAdapter.findVerificationValue(identifier)) return;
-            if (!(await internalAdapter.findVerificationValue(tombstoneOf(identifier)))) return;
+            const found = async (ids: readonly string[]) => {
+              for (const id of ids) if (await internalAdapter.findVerificationValue(id)) return true;
+              return false;
+            };
+            // Still there (a wrong guess at a live credential): no reuse.
+            if (await found(identifiers)) return;
+            // Consumed before, by another request.
+            if (!(await found(identifiers.map(tombstoneOf)))) return;
             const email = typeof ctx.body?.email === "string" ? ctx.body.email.trim().toLowerCase() : null;
             await record(ctx as HookContext, {
               type: "credential.reused",
@@ -276,12 +291,15 @@ export const auditTrail = () => {
               email,
               details: {
                 method: ctx.path,
-                reason: (ctx.context.returned.body as { code?: string } | undefined)?.code ?? null,
-                status: ctx.context.returned.statusCode,
+                reason: (returned.body as { code?: string } | undefined)?.code ?? null,
+                status: returned.statusCode,
               },
             });
           }),
         },
+        // Used credentials kept outside the verification table.
+        spentReuseHook(record),
+        invitationReuseHook(record),
         {
           // Server-only: `auth:rotateKeys` (CLI, admin console), which says who asked in `actor`.
           matcher: (ctx) => ctx.path === KEY_PATHS.rotateKeys,

@@ -5,6 +5,8 @@
  * fails on that credential while its row is gone and the tombstone is there is a second consumer
  * of a consumed credential: the audit trail records it as `credential.reused`. The tombstone
  * holds no token: its identifier is a SHA-256 of the consumed identifier, its value a constant.
+ * Credentials kept elsewhere (backup codes, API keys) leave a tombstone of the same kind under a
+ * name of their own ({@link tombstoneFor}); invitations keep their status and need none.
  */
 import { createHash } from "node:crypto";
 import { ONE_TIME_ROUTES } from "../one-time/routes.ts";
@@ -44,6 +46,36 @@ export function tombstoneRow(verification: { identifier: string; expiresAt: unkn
   };
 }
 
+/**
+ * How long a used backup code or a used-up API key is remembered. Neither expires by itself; a
+ * reuse within this time is recognised, and the tombstones do not pile up for ever.
+ */
+export const REMEMBER_USED_MS = 90 * 24 * 60 * 60 * 1000;
+
+/**
+ * The tombstone of a used credential that is no verification row: `name` says which (e.g. user and
+ * backup code) and is stored only as its SHA-256; `value` is a user id, never the credential.
+ */
+export function tombstoneFor(name: string, value: string) {
+  const now = new Date();
+  return {
+    identifier: tombstoneOf(name),
+    value,
+    expiresAt: new Date(now.getTime() + REMEMBER_USED_MS),
+    createdAt: now,
+    updatedAt: now,
+  };
+}
+
+/**
+ * True for an endpoint's error answer. Not `instanceof APIError` from `better-auth/api`: on 1.7
+ * that is a subclass, and errors made with `ctx.error()` (the one-time-token plugin's) are
+ * better-call's own class.
+ */
+export function isErrorAnswer(value: unknown): value is Error & { statusCode: number; body?: unknown } {
+  return value instanceof Error && typeof (value as { statusCode?: unknown }).statusCode === "number";
+}
+
 /** What an endpoint's hook context offers to name the credential a request presented. */
 interface RequestFacts {
   body?: any;
@@ -53,18 +85,28 @@ interface RequestFacts {
 const lower = (value: unknown) => (typeof value === "string" ? value.trim().toLowerCase() : undefined);
 const text = (value: unknown) => (typeof value === "string" && value !== "" ? value : undefined);
 
+/** The verification identifiers of `key` (a token, a phone number) as 1.4.9 and 1.7 name them. */
+const onEachLine = (key: string | undefined, pinned: string, next: string) =>
+  key ? [pinned.replace("#", () => key), next.replace("#", () => key)] : undefined;
+
 /**
  * Per route, the verification identifier of the credential a request presents (as Better Auth
- * 1.4.9 stores it: plain tokens, the default). Routes whose credential lives elsewhere (backup
- * codes, invitations, API keys) are not listed.
+ * stores it: plain tokens, the default), or each line's where they differ (magic links, phone
+ * OTPs). Routes whose credential lives elsewhere (backup codes, invitations, API keys, device
+ * codes) are not listed.
  */
-export const PRESENTED_IDENTIFIER: Readonly<Record<string, (ctx: RequestFacts) => string | undefined>> = {
+export const PRESENTED_IDENTIFIER: Readonly<
+  Record<string, (ctx: RequestFacts) => string | readonly string[] | undefined>
+> = {
   "/reset-password": (ctx) => text(ctx.body?.token) && `reset-password:${ctx.body.token}`,
-  "/magic-link/verify": (ctx) => text(ctx.query?.token),
+  "/magic-link/verify": (ctx) => onEachLine(text(ctx.query?.token), "#", "magic-link:#"),
   "/one-time-token/verify": (ctx) => text(ctx.body?.token) && `one-time-token:${ctx.body.token}`,
   "/sign-in/email-otp": (ctx) => lower(ctx.body?.email) && `sign-in-otp-${lower(ctx.body.email)}`,
   "/email-otp/verify-email": (ctx) =>
     lower(ctx.body?.email) && `email-verification-otp-${lower(ctx.body.email)}`,
   "/email-otp/reset-password": (ctx) =>
     lower(ctx.body?.email) && `forget-password-otp-${lower(ctx.body.email)}`,
+  "/phone-number/verify": (ctx) => onEachLine(text(ctx.body?.phoneNumber), "#", "phone-number-otp-#"),
+  "/phone-number/reset-password": (ctx) =>
+    onEachLine(text(ctx.body?.phoneNumber), "#-request-password-reset", "phone-number-reset-#"),
 };

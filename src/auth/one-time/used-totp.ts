@@ -17,9 +17,10 @@
  */
 import { createHash, createHmac } from "node:crypto";
 import type { BetterAuthPlugin } from "better-auth";
-import { APIError, createAuthMiddleware, getSessionFromCtx } from "better-auth/api";
+import { APIError, createAuthMiddleware } from "better-auth/api";
 import { symmetricDecrypt } from "better-auth/crypto";
 import { AUTH_ERROR_CODES } from "../error-codes.ts";
+import { type TwoFactorCtx as Ctx, twoFactorUserId } from "./two-factor-user.ts";
 
 /** The route that verifies a TOTP code. */
 export const VERIFY_TOTP_PATH = "/two-factor/verify-totp";
@@ -29,8 +30,6 @@ const USED_PREFIX = "used-totp:";
 const WINDOW = 1;
 /** Kept a minute past the code's last accepted moment: clock skew between instances. */
 const SKEW_MS = 60_000;
-/** The two-factor plugin's cookie of a sign-in waiting for its second factor (both lines). */
-const TWO_FACTOR_COOKIE = "two_factor";
 /** 1.7 stores an imported secret as `base32:<secret>` (its `decryptTOTPSecret`). */
 const BASE32_PREFIX = "base32:";
 
@@ -83,20 +82,6 @@ function base32Decode(text: string): Uint8Array {
   return Uint8Array.from(bytes);
 }
 
-/** What the hook reads of Better Auth's endpoint context (both lines), loosely typed. */
-type Ctx = Parameters<Parameters<typeof createAuthMiddleware>[0]>[0];
-
-/** The user whose code the request presents: the session's, else the pending sign-in's. */
-async function userIdOf(ctx: Ctx): Promise<string | undefined> {
-  const session = await getSessionFromCtx(ctx).catch(() => null);
-  if (session?.user?.id) return session.user.id;
-  const cookie = ctx.context.createAuthCookie(TWO_FACTOR_COOKIE);
-  const identifier = await ctx.getSignedCookie(cookie.name, ctx.context.secret);
-  if (!identifier) return undefined;
-  const row = await ctx.context.internalAdapter.findVerificationValue(identifier);
-  return typeof row?.value === "string" && row.value !== "" ? row.value : undefined;
-}
-
 /** The user's TOTP key (decrypted as the two-factor plugin does), or undefined. */
 async function totpKeyOf(ctx: Ctx, userId: string): Promise<string | Uint8Array | undefined> {
   const row = await ctx.context.adapter.findOne<{ secret?: string }>({
@@ -132,7 +117,7 @@ export const usedTotpHook: NonNullable<NonNullable<BetterAuthPlugin["hooks"]>["b
     if (!plugin || totpOptions?.disable) return;
     const period = totpOptions?.period || 30;
     const digits = totpOptions?.digits || 6;
-    const userId = await userIdOf(ctx);
+    const userId = await twoFactorUserId(ctx);
     if (!userId) return;
     const key = await totpKeyOf(ctx, userId).catch(() => undefined);
     if (key === undefined) return;

@@ -1,8 +1,9 @@
 /**
  * Device codes under concurrency (issue 45), on the newest patched line only (1.4.9's device
  * authorization is refused for an unfixed advisory, docs/security.md): an approved device code
- * polled 10 times at once is redeemed once — one access token, one session. On SQLite and on
- * PostgreSQL with the polls spread over two instances.
+ * polled 10 times at once is redeemed once — one access token, one session — and each refused poll
+ * is a refused reuse in the audit trail. On SQLite and on PostgreSQL with the polls spread over two
+ * instances.
  */
 import { describe, expect, it } from "vitest";
 import { engines, useApps } from "./engines.ts";
@@ -45,6 +46,15 @@ describe.each(engines())("device codes under concurrency: $name", (engine) => {
       expect(polls.find((p) => p.status === 200)!.body.access_token).toBeTruthy();
       const sessionsAfter = (await apps().rows("session")).filter((s) => s.userId === userId).length;
       expect(sessionsAfter - sessionsBefore).toBe(1);
+
+      // Each refused poll presented a redeemed code: recorded, and nothing stored holds the code.
+      const reuses = (await apps().rows("auditEvent")).filter(
+        (e) => e.type === "credential.reused" && JSON.parse(e.details).method === "/device/token",
+      );
+      expect(reuses).toHaveLength(9);
+      expect(reuses.every((e) => e.targetId === userId)).toBe(true);
+      for (const table of ["verification", "auditEvent"])
+        expect(JSON.stringify(await apps().rows(table))).not.toContain(code.body.device_code);
     },
     TIMEOUT,
   );

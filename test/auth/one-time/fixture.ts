@@ -1,8 +1,8 @@
 /**
  * Services with the auth integration and every Better Auth plugin that issues a one-time credential
- * (email OTP, magic link, two-factor, organization invitations, one-time tokens, device codes, API
- * keys), an in-memory outbox of what they would email, and rate limits off, so a test sees the
- * credential's own rules alone. `startOneTimeApps` starts one instance on a temp SQLite file, or
+ * (email OTP, phone OTP, magic link, two-factor, organization invitations, one-time tokens, device
+ * codes, API keys) and email verification links, an in-memory outbox of what they would email or
+ * text, and rate limits off, so a test sees the credential's own rules alone. `startOneTimeApps` starts one instance on a temp SQLite file, or
  * two instances on one PostgreSQL database (`databaseUrl`): the parallel requests of a test are
  * spread over them, as a load balancer would.
  */
@@ -15,6 +15,7 @@ import {
   magicLink,
   oneTimeToken,
   organization,
+  phoneNumber,
   twoFactor,
 } from "better-auth/plugins";
 import {
@@ -66,6 +67,14 @@ const plugins = (outbox: Outbox, otpAttempts: number) => [
   organization({
     sendInvitationEmail: async ({ email, id }) => void outbox.invitations.push({ email, id }),
   }),
+  phoneNumber({
+    allowedAttempts: otpAttempts,
+    sendOTP: async ({ phoneNumber, code }) => void outbox.texts.push({ phoneNumber, code, type: "verify" }),
+    sendPasswordResetOTP: async ({ phoneNumber, code }) =>
+      void outbox.texts.push({ phoneNumber, code, type: "reset" }),
+    // A number verified for the first time signs a new user up.
+    signUpOnVerification: { getTempEmail: (phone) => `${phone.replace(/\D/g, "")}@phone.example.com` },
+  }),
   oneTimeToken(),
   // Refused on 1.4.9 for an unfixed advisory (src/auth/advisories/catalog.ts): on the patched line only.
   ...(ON_PINNED_LINE ? [] : [deviceAuthorization({ expiresIn: "10m", interval: "1s" })]),
@@ -77,16 +86,24 @@ const plugins = (outbox: Outbox, otpAttempts: number) => [
 /** The tables of the auth integration and of every plugin above. */
 export const schema = defineSchema(
   defineAuthTables({
-    plugins: plugins({ otps: [], magicLinks: [], invitations: [], resets: [] }, OTP_ATTEMPTS),
+    plugins: plugins(emptyOutbox(), OTP_ATTEMPTS),
   }),
 );
 
-/** What the plugins would have emailed, newest last (one outbox for every instance). */
+/** What the plugins would have emailed or texted, newest last (one outbox for every instance). */
 export interface Outbox {
   otps: { email: string; otp: string; type: string }[];
   magicLinks: { email: string; token: string }[];
   invitations: { email: string; id: string }[];
   resets: { email: string; token: string }[];
+  /** Email verification links (`/verify-email?token=…`). */
+  verifications: { email: string; token: string }[];
+  /** Phone OTPs: to verify the number (and sign in), or to reset the password. */
+  texts: { phoneNumber: string; code: string; type: "verify" | "reset" }[];
+}
+
+function emptyOutbox(): Outbox {
+  return { otps: [], magicLinks: [], invitations: [], resets: [], verifications: [], texts: [] };
 }
 
 export interface OneTimeApps {
@@ -107,12 +124,14 @@ export interface OneTimeApps {
 export interface OneTimeOptions {
   /** `postgres://…`: two instances on that database; default one instance on a temp SQLite file. */
   databaseUrl?: string;
-  /** Attempts an email OTP allows (default {@link OTP_ATTEMPTS}). */
+  /** Attempts an email or phone OTP allows (default {@link OTP_ATTEMPTS}). */
   otpAttempts?: number;
+  /** `emailVerification.autoSignInAfterVerification` (default off, Better Auth's default). */
+  autoSignInAfterVerification?: boolean;
 }
 
 export async function startOneTimeApps(options: OneTimeOptions = {}): Promise<OneTimeApps> {
-  const outbox: Outbox = { otps: [], magicLinks: [], invitations: [], resets: [] };
+  const outbox = emptyOutbox();
   const authFunctions = anyApi.auth as AuthFunctions;
   const authOptions = (ctx: ActionCtx): BetterAuthOptions => {
     const siteUrl = siteUrlOf(ctx.env);
@@ -123,6 +142,11 @@ export async function startOneTimeApps(options: OneTimeOptions = {}): Promise<On
       emailAndPassword: {
         enabled: true,
         sendResetPassword: async ({ user, token }) => void outbox.resets.push({ email: user.email, token }),
+      },
+      emailVerification: {
+        sendVerificationEmail: async ({ user, token }) =>
+          void outbox.verifications.push({ email: user.email, token }),
+        autoSignInAfterVerification: options.autoSignInAfterVerification ?? false,
       },
       trustedOrigins: [siteUrl],
       advanced: { cookiePrefix: "service-auth" },
