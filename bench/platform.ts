@@ -5,7 +5,7 @@
  * with 50 concurrent writers (and one), and the bound of what group commit could save on SQLite.
  */
 import { join } from "node:path";
-import Database from "better-sqlite3";
+import Database from "@service-auth/better-sqlite3";
 import { startService } from "service-auth/server";
 import { keyFor, modules, SEED_COUNT, schema, seedItems } from "./fixtures/point-app.ts";
 import { formatCount, formatNs, interleave, median, sampleAsync, summarize } from "./lib/timing.ts";

@@ -12,7 +12,7 @@
  */
 import { loadavg } from "node:os";
 import { join } from "node:path";
-import Database from "better-sqlite3";
+import Database from "@service-auth/better-sqlite3";
 import pg from "pg";
 import { Catalog } from "../src/backend/db/catalog.ts";
 import { defineSchema, defineTable } from "../src/backend/schema.ts";

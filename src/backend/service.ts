@@ -178,7 +178,7 @@ export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
 export const DEFAULT_SHUTDOWN_DELAY_MS = 5_000;
 
 /**
-* Opens storage, migrates the schema and serves HTTP on `port` (0 picks a free port). What the
+ * Opens storage, migrates the schema and serves HTTP on `port` (0 picks a free port). What the
  * options leave unsaid comes from the settings (`RuntimeServiceOptions.settings`), checked at once.
  * The platform's own start (CLI, tests, benchmarks); apps call `service-auth/server`'s
  * `startService`, the same function typed with the `Backend` interface.

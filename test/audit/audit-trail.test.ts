@@ -5,7 +5,7 @@
  * a password, session token, JWT, reset token or the auth secret. The CLI's `audit` command
  * prints the events as JSON lines, filtered; the retention sweep deletes only old events.
  */
-import Database from "better-sqlite3";
+import Database from "@service-auth/better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { app as exampleOptions, internal } from "../../examples/app/app.ts";
 import { AUDIT_RETENTION_CRON } from "../../src/auth/audit/retention.ts";

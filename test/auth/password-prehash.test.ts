@@ -3,9 +3,10 @@
  * hashes inside the sign-up's transaction, which through the platform's adapter is the database's
  * write lock, so every other write of the service waited for the whole scrypt.
  */
+
+import Database from "@service-auth/better-sqlite3";
 import { betterAuth } from "better-auth";
 import { memoryAdapter } from "better-auth/adapters/memory";
-import Database from "better-sqlite3";
 import { withAuthDefaults } from "service-auth/auth";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hashPassword, verifyPassword } from "../../src/auth/password.ts";

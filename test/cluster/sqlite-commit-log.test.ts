@@ -6,7 +6,7 @@
  * writers outside the cluster (the CLI) still count as unknown commits; the log stays bounded;
  * and a single process keeps no log at all.
  */
-import Database from "better-sqlite3";
+import Database from "@service-auth/better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { Catalog } from "../../src/backend/db/catalog.ts";
 import { defineSchema, defineTable } from "../../src/backend/schema.ts";

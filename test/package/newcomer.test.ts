@@ -6,9 +6,8 @@
  *
  * What differs from typing the tutorial by hand, and why:
  * - the tarball's path replaces `/path/to/…`; npm and npx run with `--prefer-offline --no-audit
- *   --no-fund --ignore-scripts`: the package's better-sqlite3 (13) ships its binary and has no
- *   install step, and the better-sqlite3 12 that Better Auth's optional peer range pulls in beside
- *   it (unused: nothing loads it) would otherwise be compiled, twice, for minutes;
+ *   --no-fund`, install scripts on as a newcomer's are: nothing may compile (better-sqlite3 ships
+ *   its binary and comes under an alias, so no second copy joins it; decision 48);
  * - the app listens on a free port (`PORT`), so `http://localhost:3000` becomes that port;
  * - `cd my-app && npm install && npm start` runs as its three commands, `npm start` in the
  *   background until the app logs `listening on`;
@@ -165,7 +164,6 @@ const NPM_QUIET = {
   npm_config_prefer_offline: "true",
   npm_config_audit: "false",
   npm_config_fund: "false",
-  npm_config_ignore_scripts: "true",
 };
 
 let folder: string;
@@ -326,6 +324,15 @@ describe.skipIf(!hasCurl)(
         packedFiles.filter((p) => !p.startsWith("dist/") && !["package.json", "README.md"].includes(p)),
       ).toEqual([]);
       expect(relative(ROOT, folder).startsWith("..")).toBe(true);
+    });
+
+    it("npm install brings one better-sqlite3, the package's own: no second copy for Better Auth's optional peer", () => {
+      const own = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).dependencies;
+      const installed = join(folder, "node_modules", "@service-auth", "better-sqlite3", "package.json");
+      expect(`npm:better-sqlite3@${JSON.parse(readFileSync(installed, "utf8")).version}`).toBe(
+        own["@service-auth/better-sqlite3"],
+      );
+      expect(existsSync(join(folder, "node_modules", "better-sqlite3"))).toBe(false);
     });
 
     it(

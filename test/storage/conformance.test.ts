@@ -2,7 +2,7 @@
  * The engine conformance suite on both engines. PostgreSQL runs on a server the test starts
  * (test/helpers/postgres.ts): skipped loudly when not installed, a failure under CI=true.
  */
-import Database from "better-sqlite3";
+import Database from "@service-auth/better-sqlite3";
 import { describe } from "vitest";
 import { PostgresEngine } from "../../src/backend/storage/postgres/engine.ts";
 import { SqliteEngine } from "../../src/backend/storage/sqlite/engine.ts";

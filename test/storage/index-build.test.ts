@@ -6,7 +6,7 @@
  */
 import { spawn } from "node:child_process";
 import { join } from "node:path";
-import Database from "better-sqlite3";
+import Database from "@service-auth/better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { compileRange } from "../../src/backend/db/query.ts";
 import { AppError } from "../../src/backend/errors.ts";

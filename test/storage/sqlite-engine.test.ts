@@ -1,4 +1,4 @@
-import Database from "better-sqlite3";
+import Database from "@service-auth/better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { Catalog } from "../../src/backend/db/catalog.ts";
 import { compileRange } from "../../src/backend/db/query.ts";

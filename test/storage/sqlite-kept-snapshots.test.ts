@@ -7,7 +7,7 @@
 import { execFileSync } from "node:child_process";
 import { statSync } from "node:fs";
 import { createRequire } from "node:module";
-import Database from "better-sqlite3";
+import Database from "@service-auth/better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { functionsFor } from "../../src/backend/functions/define.ts";
 import type { BackendRuntime } from "../../src/backend/runtime.ts";
@@ -60,7 +60,7 @@ function snapshotHeld(file: string): boolean {
   }
 }
 
-const betterSqlite = createRequire(import.meta.url).resolve("better-sqlite3");
+const betterSqlite = createRequire(import.meta.url).resolve("@service-auth/better-sqlite3");
 
 /** Rewrites a stored document's text from another process, as a CLI run or a `sqlite3` shell could. */
 function rewriteElsewhere(file: string, id: string, text: string): void {

@@ -28,7 +28,7 @@ const notes = {
 /** A child process holding the write lock of `file` until `release()`. */
 async function holdWriteLock(file: string): Promise<{ pid: number; release(): Promise<void> }> {
   const script = `
-    const Database = require("better-sqlite3");
+    const Database = require("@service-auth/better-sqlite3");
     const db = new Database(${JSON.stringify(file)});
     db.exec("BEGIN IMMEDIATE");
     process.stdout.write("locked\\n");

@@ -14,7 +14,7 @@
  */
 import { closeSync, existsSync, fsyncSync, openSync, renameSync, rmSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import Database from "better-sqlite3";
+import Database from "@service-auth/better-sqlite3";
 
 /** A backup or restore that must not go ahead; the message says why and what to do. */
 export class BackupRefused extends Error {}

@@ -11,7 +11,7 @@
  * machine where each system call is dear (decision 42). When nothing is kept (the first read, or
  * the first after a write), it costs the two `fcntl` calls of a read transaction.
  */
-import Database from "better-sqlite3";
+import Database from "@service-auth/better-sqlite3";
 
 export class CommitProbe {
   private constructor(

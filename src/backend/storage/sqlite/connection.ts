@@ -7,7 +7,7 @@
  */
 import { accessSync, constants, statSync } from "node:fs";
 import { dirname } from "node:path";
-import Database from "better-sqlite3";
+import Database from "@service-auth/better-sqlite3";
 import { sqliteDialect } from "../sql/dialect.ts";
 import { SqlStatements } from "../sql/statements.ts";
 
