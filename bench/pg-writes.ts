@@ -48,12 +48,14 @@ import { announcedCommitCost } from "./lib/announced-commit.ts";
 import { type LoadResult, runLoad } from "./lib/load.ts";
 import {
   type Counts,
+  countLoopTurns,
   countsSnapshot,
   formatProcesses,
   formatStatements,
   installStatementStats,
   medianCounts,
   perMutation,
+  processOnCpuNs,
   STATEMENT_STATS_SETTINGS,
 } from "./lib/pg-counts.ts";
 import { startBenchPostgresServer } from "./lib/postgres-db.ts";
@@ -87,6 +89,9 @@ interface WriteLoad {
   counts?: Counts;
   /** CPU time per second of the servers that got no load, measured while none had any (their timers). */
   idleCpuNsPerSec?: number;
+  /** Event-loop turns (`epoll_wait` calls) and syscalls per mutation of the loaded servers (`perf`, where usable). */
+  epollWaitsPerMutation?: number;
+  syscallsPerMutation?: number;
 }
 
 /** Each figure's median over the rounds. */
@@ -107,6 +112,9 @@ function medianLoad(rounds: WriteLoad[]): WriteLoad {
           median,
         )
       : undefined,
+    idleCpuNsPerSec: of((r) => r.idleCpuNsPerSec),
+    epollWaitsPerMutation: of((r) => r.epollWaitsPerMutation),
+    syscallsPerMutation: of((r) => r.syscallsPerMutation),
   };
 }
 
@@ -179,20 +187,22 @@ async function measure(
   // taken off what they spend following.
   let idleCpuNsPerSec: number | undefined;
   if (idle.length) {
-    const quiet0 = idle.reduce((sum, s) => sum + processCpuNs(s.pid), 0);
+    const quiet0 = idle.reduce((sum, s) => sum + processOnCpuNs(s.pid), 0);
     const t0 = performance.now();
     await new Promise((r) => setTimeout(r, SECONDS * 1000));
-    const quiet = idle.reduce((sum, s) => sum + processCpuNs(s.pid), 0) - quiet0;
+    const quiet = idle.reduce((sum, s) => sum + processOnCpuNs(s.pid), 0) - quiet0;
     idleCpuNsPerSec = quiet / ((performance.now() - t0) / 1000);
   }
   const pids = { loaded: loaded.map((s) => s.pid), idle: idle.map((s) => s.pid), postmasterPid };
   const counts0 = stats ? await countsSnapshot(stats, pids) : undefined;
   const cpu0 = loaded.map((s) => processCpuNs(s.pid));
   const before = stats ? await xactCounts(stats) : undefined;
+  const perf = stats ? countLoopTurns(loaded.map((s) => s.pid)) : undefined;
   const loading = postLoad(loaded, SECONDS, tag);
   const waiters = stats ? sampleLockWaiters(stats, loading) : undefined;
   const results = await loading;
   const lockWaiters = await waiters;
+  const loop = await perf?.stop();
   const completed = results.reduce((n, r) => n + r.completed, 0);
   const cpu = loaded.reduce((sum, s, i) => sum + processCpuNs(s.pid) - cpu0[i], 0);
   // Read at once: the counters must not take in the idle time after the load.
@@ -212,6 +222,8 @@ async function measure(
     lockWaiters,
     counts: counts0 && counts1 ? perMutation(counts0, counts1, completed) : undefined,
     idleCpuNsPerSec,
+    epollWaitsPerMutation: loop && loop.epollWaits / completed,
+    syscallsPerMutation: loop && loop.syscalls / completed,
   };
 }
 
@@ -403,6 +415,12 @@ export const pgWrites: BenchGroup = {
   },
 };
 
+/** The servers' event-loop turns and syscalls per mutation, when `perf` counted them. */
+function loopNote(load: WriteLoad): string {
+  if (load.epollWaitsPerMutation === undefined || load.syscallsPerMutation === undefined) return "";
+  return `, ${load.epollWaitsPerMutation.toFixed(2)} event-loop turns (epoll waits), ${load.syscallsPerMutation.toFixed(1)} syscalls in all (perf)`;
+}
+
 /** Statements, context switches and syscalls per mutation, a row per configuration. */
 function countRows(configs: [string, WriteLoad][]): BenchRow[] {
   return configs.flatMap(([what, load]) => {
@@ -413,7 +431,7 @@ function countRows(configs: [string, WriteLoad][]): BenchRow[] {
       {
         benchmark: `counts per mutation: ${what}`,
         result: `${statements.toFixed(2)} statements`,
-        note: `${formatStatements(counts)}; servers (summed): ${formatProcesses(counts.loaded, formatNs)}; PostgreSQL's processes: ${formatProcesses(counts.postgres, formatNs, false)}`,
+        note: `${formatStatements(counts)}; servers (summed): ${formatProcesses(counts.loaded, formatNs)}${loopNote(load)}; PostgreSQL's processes: ${formatProcesses(counts.postgres, formatNs, false)}`,
       },
     ];
   });

@@ -10,9 +10,10 @@
  *   round trip to PostgreSQL costs the instance at least one of each).
  * {@link perMutation} turns two snapshots into figures per mutation.
  */
+import { type ChildProcess, spawn } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import type pg from "pg";
-import { childPids, processCpuNs } from "./proc.ts";
+import { childPids } from "./proc.ts";
 
 /** Server settings that make `pg_stat_statements` count every statement (top level and nested). */
 export const STATEMENT_STATS_SETTINGS: readonly string[] = [
@@ -100,7 +101,24 @@ function processCounters(pid: number): ProcessCounters {
   } catch {
     // not readable (another user's process without the capability)
   }
-  return { cpuNs: processCpuNs(pid), voluntary, involuntary, mainVoluntary, mainInvoluntary, syscr, syscw };
+  return { cpuNs: processOnCpuNs(pid), voluntary, involuntary, mainVoluntary, mainInvoluntary, syscr, syscw };
+}
+
+/**
+ * Time on a CPU of every thread of `pid`, ns (`/proc/<pid>/task/<tid>/schedstat`, first field):
+ * the scheduler's own clock, finer than `/proc/<pid>/stat`'s 10 ms ticks, which round an idle
+ * follower's few milliseconds a second to nothing.
+ */
+export function processOnCpuNs(pid: number): number {
+  let ns = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[0]);
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return ns;
 }
 
 function sumCounters(pids: number[]): ProcessCounters {
@@ -237,11 +255,11 @@ export function formatStatements(counts: Counts): string {
   const parts = [...counts.statements.entries()]
     .filter(([, [calls]]) => calls >= 0.0005)
     .sort((a, b) => b[1][0] - a[1][0])
-    .map(([kind, [calls, rows]]) =>
-      kind === "NOTIFY statement"
-        ? `${kind} ${calls.toFixed(3)} (messages ${rows.toFixed(2)})`
-        : `${kind} ${calls.toFixed(3)}`,
-    );
+    .map(([kind, [calls, rows]]) => {
+      if (kind === "NOTIFY statement") return `${kind} ${calls.toFixed(3)} (messages ${rows.toFixed(2)})`;
+      if (kind === "follower: log read") return `${kind} ${calls.toFixed(3)} (rows ${rows.toFixed(2)})`;
+      return `${kind} ${calls.toFixed(3)}`;
+    });
   return `${total.toFixed(2)} statements/mutation: ${parts.join(", ")}`;
 }
 
@@ -257,4 +275,53 @@ export function formatProcesses(
   const syscalls = Number.isNaN(rates.syscalls) ? "" : `, ${rates.syscalls.toFixed(1)} read/write syscalls`;
   const main = (n: number) => (threads ? ` (main thread ${n.toFixed(2)})` : "");
   return `CPU ${formatNs(rates.cpuNs)}, context switches ${rates.voluntary.toFixed(2)} voluntary${main(rates.mainVoluntary)} + ${rates.involuntary.toFixed(2)} involuntary${main(rates.mainInvoluntary)}${syscalls}`;
+}
+
+/** Event-loop turns and syscalls of processes, counted by `perf stat` while a load runs. */
+export interface LoopCounts {
+  /** `epoll_wait`/`epoll_pwait` calls: libuv's loop makes one per turn. */
+  epollWaits: number;
+  syscalls: number;
+}
+
+/**
+ * Starts `perf stat` on `pids` (all their threads); `stop` ends it and resolves to its counts, or
+ * undefined where `perf` or its syscall tracepoints are unavailable (it is optional).
+ */
+export function countLoopTurns(pids: number[]): { stop(): Promise<LoopCounts | undefined> } {
+  const events = [
+    "syscalls:sys_enter_epoll_wait",
+    "syscalls:sys_enter_epoll_pwait",
+    "syscalls:sys_enter_epoll_pwait2",
+    "raw_syscalls:sys_enter",
+  ];
+  let child: ChildProcess;
+  let output = "";
+  try {
+    child = spawn("perf", ["stat", "-x", ",", "-e", events.join(","), "-p", pids.join(",")], {
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+  } catch {
+    return { stop: async () => undefined };
+  }
+  child.stderr?.on("data", (chunk) => (output += chunk));
+  const exited = new Promise<void>((resolve) => {
+    child.once("exit", () => resolve());
+    child.once("error", () => resolve());
+  });
+  return {
+    async stop() {
+      child.kill("SIGINT");
+      await exited;
+      const count = (event: string) => {
+        const line = output.split("\n").find((l) => l.split(",")[2] === event);
+        const value = line ? Number(line.split(",")[0]) : Number.NaN;
+        return Number.isFinite(value) ? value : Number.NaN;
+      };
+      const epoll = events.slice(0, 3).map(count);
+      const syscalls = count("raw_syscalls:sys_enter");
+      if (epoll.every(Number.isNaN) || Number.isNaN(syscalls)) return undefined;
+      return { epollWaits: epoll.filter((n) => !Number.isNaN(n)).reduce((a, b) => a + b, 0), syscalls };
+    },
+  };
 }
