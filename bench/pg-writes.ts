@@ -21,18 +21,19 @@
  *    (`lib/pg-counts.ts`, issue 48): statements by kind (`pg_stat_statements`, preloaded on this
  *    server), NOTIFY statements and the messages they carry, the followers' log reads and the rows
  *    they read back, and of the servers and of PostgreSQL's processes: context switches and
- *    read/write syscalls.
+ *    read/write syscalls; where `perf` can count syscall tracepoints, the servers' event-loop turns
+ *    (epoll waits) and all their syscalls.
  * 6. The CPU an instance spends on the others' commits (issue 48, item 2): 2 and 3 instances, the
  *    whole load on one, the others only following it; a follower's CPU per commit it hears, less
  *    what it spends with nothing to follow (measured before the load), beside the CPU per mutation.
  *
- * What the counts showed (a loaded machine, 2026-12-07, docs/scale-out.md "The cost of N
- * instances"): the statements per mutation barely grow with N (5.14 → 5.53 for 3 instances: NOTIFY
- * statements 0.04 → 0.20, each waking every instance, and the followers' log reads), the servers'
- * syscalls neither (9.0 → 9.8), but a follower spent tens of µs per commit heard where delivering
- * it in-process costs about 1 µs: the commits it had heard were read back from the log (0.44 rows
- * per commit heard), because a hint waited 10 ms for a missing number that another instance
- * announces up to 20 ms later; now 30 ms, once per gap (`commit-log/follower.ts`).
+ * What the counts showed (a loaded machine, 2026-12-07; docs/scale-out.md "The cost of N
+ * instances"): 1 → 3 instances add about 0.1 statements per mutation (NOTIFY statements 0.03 →
+ * 0.11, each waking every instance), no syscalls, 0.1–0.2 event-loop turns; a follower spends
+ * about 21 µs per commit heard (2 per mutation with 3 instances). Before issue 48 it spent 39–60
+ * µs, reading back from the log 0.44 of the commits its hints had carried: a missing number waited
+ * 10 ms for its hint, which another instance sends up to 20 ms later (now 30 ms, once per gap,
+ * `commit-log/follower.ts`; 5.53 statements per mutation with 3 instances then, 5.20 now).
  *
  * Each configuration runs once per round, the rounds interleaved (`BENCH_PG_WRITES_ROUNDS`, default
  * 3, of `BENCH_PG_WRITES_SEC` seconds each, default 5); figures are medians over the rounds, the
