@@ -24,8 +24,9 @@
  *    read/write syscalls; where `perf` can count syscall tracepoints, the servers' event-loop turns
  *    (epoll waits) and all their syscalls.
  * 6. The CPU an instance spends on the others' commits (issue 48, item 2): 2 and 3 instances, the
- *    whole load on one, the others only following it; a follower's CPU per commit it hears, less
- *    what it spends with nothing to follow (measured before the load), beside the CPU per mutation.
+ *    whole load on one, the others only following it (warmed up longer: {@link FOLLOW_WARMUP_SEC});
+ *    a follower's CPU per commit it hears, less what it spends with nothing to follow (measured
+ *    before the load), beside the CPU per mutation.
  *
  * What the counts showed (a loaded machine, 2026-12-07; docs/scale-out.md "The cost of N
  * instances"): 1 → 3 instances add about 0.1 statements per mutation (NOTIFY statements 0.03 →
@@ -72,6 +73,12 @@ const CONNECTIONS = 32;
 const SECONDS = Number(process.env.BENCH_PG_WRITES_SEC ?? 5);
 const ROUNDS = Number(process.env.BENCH_PG_WRITES_ROUNDS ?? 3);
 const WARMUP_SEC = 2;
+/**
+ * Warm-up of the instances that only follow (item 6): their path is hearing commits, which 2 s of
+ * them left still being compiled (a quarter of a follower's CPU per commit heard went to V8's
+ * compiler threads; 18.7 µs per commit heard after 2 s, 13.2 µs after 15 s, `perf`, 2026-12-07).
+ */
+const FOLLOW_WARMUP_SEC = 10;
 const fixture = fileURLToPath(new URL("./fixtures/postgres-server.ts", import.meta.url));
 const floorFixture = fileURLToPath(new URL("./fixtures/raw-pg-write.ts", import.meta.url));
 const run = promisify(execFile);
@@ -183,7 +190,7 @@ async function measure(
   // third of them and was still compiling when the measurement began (docs/decisions.md 35).
   if (loaded.length > 1)
     for (const [i, server] of loaded.entries()) await postLoad([server], WARMUP_SEC, `${tag}-warmup-${i}`);
-  await postLoad(loaded, WARMUP_SEC, `${tag}-warmup`);
+  await postLoad(loaded, idle.length ? FOLLOW_WARMUP_SEC : WARMUP_SEC, `${tag}-warmup`);
   // What the followers spend with nothing to follow (heartbeats, polls, the scheduler), to be
   // taken off what they spend following.
   let idleCpuNsPerSec: number | undefined;
