@@ -22,7 +22,8 @@
  *    server), NOTIFY statements and the messages they carry, the followers' log reads and the rows
  *    they read back, and of the servers and of PostgreSQL's processes: context switches and
  *    read/write syscalls; where `perf` can count syscall tracepoints, the servers' event-loop turns
- *    (epoll waits) and all their syscalls.
+ *    (epoll waits) and all their syscalls (`BENCH_PG_WRITES_PERF=0`: not counted, for runs whose
+ *    CPU figures must not carry the tracepoints' small cost per syscall).
  * 6. The CPU an instance spends on the others' commits (issue 48, item 2): 2 and 3 instances, the
  *    whole load on one, the others only following it (warmed up longer: {@link FOLLOW_WARMUP_SEC});
  *    a follower's CPU per commit it hears, less what it spends with nothing to follow (measured
@@ -205,7 +206,9 @@ async function measure(
   const counts0 = stats ? await countsSnapshot(stats, pids) : undefined;
   const cpu0 = loaded.map((s) => processCpuNs(s.pid));
   const before = stats ? await xactCounts(stats) : undefined;
-  const perf = stats ? countLoopTurns(loaded.map((s) => s.pid)) : undefined;
+  // perf's syscall tracepoints cost the servers a little per syscall: BENCH_PG_WRITES_PERF=0 leaves them off.
+  const perf =
+    stats && process.env.BENCH_PG_WRITES_PERF !== "0" ? countLoopTurns(loaded.map((s) => s.pid)) : undefined;
   const loading = postLoad(loaded, SECONDS, tag);
   const waiters = stats ? sampleLockWaiters(stats, loading) : undefined;
   const results = await loading;
