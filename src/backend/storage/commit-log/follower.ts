@@ -72,9 +72,10 @@ const SETTLE_DELAYS_MS = [1, 2, 4, 8, 16, 25];
  * reads the log, ms (at most twice this, see {@link CommitFollower.armEarlyTimer}). Longer than
  * the pause between an instance's NOTIFY statements under load (20 ms, `postgres/notify.ts`): the
  * missing number is usually another instance's commit in its next statement, or one still
- * committing. With 10 ms, three loaded instances read back from the log, under every sustained
- * stream of hints, 0.44 of the commits they had already heard (`npm run bench -- pg-writes`,
- * issue 48). A freshness check never waits for this: it reads the log itself (`sync`).
+ * committing. With 10 ms, and a read whenever the timer found any hint waiting, a follower of a
+ * loaded instance read back from the log 0.44 of the commits its hints had carried (0.18 now;
+ * issue 48, docs/scale-out.md). A freshness check never waits for this: it reads the log itself
+ * (`sync`).
  */
 const EARLY_HINT_WAIT_MS = 30;
 /** Out-of-order hints kept at most (beyond this a round reads the log instead). */
