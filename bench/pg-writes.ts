@@ -17,6 +17,25 @@
  *    reach here, whatever the platform does.
  * 4. In-process: what another instance's commit costs an instance that reads nothing of its table,
  *    its write set parsed (a payload without the table header) or skipped (`lib/announced-commit.ts`).
+ * 5. Counts per mutation, which a loaded machine changes far less than CPU and wall time
+ *    (`lib/pg-counts.ts`, issue 48): statements by kind (`pg_stat_statements`, preloaded on this
+ *    server), NOTIFY statements and the messages they carry, the followers' log reads and the rows
+ *    they read back, and of the servers and of PostgreSQL's processes: context switches and
+ *    read/write syscalls; where `perf` can count syscall tracepoints, the servers' event-loop turns
+ *    (epoll waits) and all their syscalls (`BENCH_PG_WRITES_PERF=0`: not counted, for runs whose
+ *    CPU figures must not carry the tracepoints' small cost per syscall).
+ * 6. The CPU an instance spends on the others' commits (issue 48, item 2): 2 and 3 instances, the
+ *    whole load on one, the others only following it (warmed up longer: {@link FOLLOW_WARMUP_SEC});
+ *    a follower's CPU per commit it hears, less what it spends with nothing to follow (measured
+ *    before the load), beside the CPU per mutation.
+ *
+ * What the counts showed (a loaded machine, 2026-12-07; docs/scale-out.md "The cost of N
+ * instances"): 1 → 3 instances add about 0.1 statements per mutation (NOTIFY statements 0.03 →
+ * 0.11, each waking every instance), no syscalls, 0.1–0.2 event-loop turns; a follower spends
+ * about 21 µs per commit heard (2 per mutation with 3 instances). Before issue 48 it spent 39–60
+ * µs, reading back from the log 0.44 of the commits its hints had carried: a missing number waited
+ * 10 ms for its hint, which another instance sends up to 20 ms later (now 30 ms, once per gap,
+ * `commit-log/follower.ts`; 5.53 statements per mutation with 3 instances then, 5.20 now).
  *
  * Each configuration runs once per round, the rounds interleaved (`BENCH_PG_WRITES_ROUNDS`, default
  * 3, of `BENCH_PG_WRITES_SEC` seconds each, default 5); figures are medians over the rounds, the
@@ -30,7 +49,19 @@ import pg from "pg";
 import { postgresBinDir } from "../test/helpers/postgres.ts";
 import { announcedCommitCost } from "./lib/announced-commit.ts";
 import { type LoadResult, runLoad } from "./lib/load.ts";
-import { startBenchPostgres } from "./lib/postgres-db.ts";
+import {
+  type Counts,
+  countLoopTurns,
+  countsSnapshot,
+  formatProcesses,
+  formatStatements,
+  installStatementStats,
+  medianCounts,
+  perMutation,
+  processOnCpuNs,
+  STATEMENT_STATS_SETTINGS,
+} from "./lib/pg-counts.ts";
+import { startBenchPostgresServer } from "./lib/postgres-db.ts";
 import { processCpuNs } from "./lib/proc.ts";
 import { rs256Tokens } from "./lib/rs256-tokens.ts";
 import { type SpawnedServer, spawnServer } from "./lib/spawn.ts";
@@ -43,6 +74,12 @@ const CONNECTIONS = 32;
 const SECONDS = Number(process.env.BENCH_PG_WRITES_SEC ?? 5);
 const ROUNDS = Number(process.env.BENCH_PG_WRITES_ROUNDS ?? 3);
 const WARMUP_SEC = 2;
+/**
+ * Warm-up of the instances that only follow (item 6): their path is hearing commits, which 2 s of
+ * them left still being compiled (a quarter of a follower's CPU per commit heard went to V8's
+ * compiler threads; 18.7 µs per commit heard after 2 s, 13.2 µs after 15 s, `perf`, 2026-12-07).
+ */
+const FOLLOW_WARMUP_SEC = 10;
 const fixture = fileURLToPath(new URL("./fixtures/postgres-server.ts", import.meta.url));
 const floorFixture = fileURLToPath(new URL("./fixtures/raw-pg-write.ts", import.meta.url));
 const run = promisify(execFile);
@@ -57,6 +94,13 @@ interface WriteLoad {
   rollbacksPerCommit?: number;
   /** Mean number of transactions waiting for a lock (sampled). */
   lockWaiters?: number;
+  /** PostgreSQL: statements, context switches and syscalls per mutation (`lib/pg-counts.ts`). */
+  counts?: Counts;
+  /** CPU time per second of the servers that got no load, measured while none had any (their timers). */
+  idleCpuNsPerSec?: number;
+  /** Event-loop turns (`epoll_wait` calls) and syscalls per mutation of the loaded servers (`perf`, where usable). */
+  epollWaitsPerMutation?: number;
+  syscallsPerMutation?: number;
 }
 
 /** Each figure's median over the rounds. */
@@ -71,6 +115,15 @@ function medianLoad(rounds: WriteLoad[]): WriteLoad {
     cpuPerMutationNs: median(rounds.map((r) => r.cpuPerMutationNs)),
     rollbacksPerCommit: of((r) => r.rollbacksPerCommit),
     lockWaiters: of((r) => r.lockWaiters),
+    counts: rounds.every((r) => r.counts)
+      ? medianCounts(
+          rounds.map((r) => r.counts!),
+          median,
+        )
+      : undefined,
+    idleCpuNsPerSec: of((r) => r.idleCpuNsPerSec),
+    epollWaitsPerMutation: of((r) => r.epollWaitsPerMutation),
+    syscallsPerMutation: of((r) => r.syscallsPerMutation),
   };
 }
 
@@ -117,21 +170,54 @@ async function postLoad(servers: SpawnedServer[], seconds: number, tag: string):
   );
 }
 
-async function measure(servers: SpawnedServer[], tag: string, stats?: pg.Client): Promise<WriteLoad> {
+/** What {@link measure} needs beyond the servers; without `stats` it counts nothing in PostgreSQL. */
+interface MeasureOptions {
+  stats?: pg.Client;
+  postmasterPid?: number;
+  /** Only the first this many servers get load; the others only follow (default all). */
+  loaded?: number;
+}
+
+async function measure(
+  servers: SpawnedServer[],
+  tag: string,
+  options: MeasureOptions = {},
+): Promise<WriteLoad> {
+  const { stats, postmasterPid } = options;
+  const loaded = servers.slice(0, options.loaded ?? servers.length);
+  const idle = servers.slice(loaded.length);
   // Each process first alone under the whole load, then all together: every one of three gets as
   // many warm-up requests as one instance does. With one shared 2 s warm-up each of three got a
   // third of them and was still compiling when the measurement began (docs/decisions.md 35).
-  if (servers.length > 1)
-    for (const [i, server] of servers.entries()) await postLoad([server], WARMUP_SEC, `${tag}-warmup-${i}`);
-  await postLoad(servers, WARMUP_SEC, `${tag}-warmup`);
-  const cpu0 = servers.map((s) => processCpuNs(s.pid));
+  if (loaded.length > 1)
+    for (const [i, server] of loaded.entries()) await postLoad([server], WARMUP_SEC, `${tag}-warmup-${i}`);
+  await postLoad(loaded, idle.length ? FOLLOW_WARMUP_SEC : WARMUP_SEC, `${tag}-warmup`);
+  // What the followers spend with nothing to follow (heartbeats, polls, the scheduler), to be
+  // taken off what they spend following.
+  let idleCpuNsPerSec: number | undefined;
+  if (idle.length) {
+    const quiet0 = idle.reduce((sum, s) => sum + processOnCpuNs(s.pid), 0);
+    const t0 = performance.now();
+    await new Promise((r) => setTimeout(r, SECONDS * 1000));
+    const quiet = idle.reduce((sum, s) => sum + processOnCpuNs(s.pid), 0) - quiet0;
+    idleCpuNsPerSec = quiet / ((performance.now() - t0) / 1000);
+  }
+  const pids = { loaded: loaded.map((s) => s.pid), idle: idle.map((s) => s.pid), postmasterPid };
+  const counts0 = stats ? await countsSnapshot(stats, pids) : undefined;
+  const cpu0 = loaded.map((s) => processCpuNs(s.pid));
   const before = stats ? await xactCounts(stats) : undefined;
-  const loading = postLoad(servers, SECONDS, tag);
+  // perf's syscall tracepoints cost the servers a little per syscall: BENCH_PG_WRITES_PERF=0 leaves them off.
+  const perf =
+    stats && process.env.BENCH_PG_WRITES_PERF !== "0" ? countLoopTurns(loaded.map((s) => s.pid)) : undefined;
+  const loading = postLoad(loaded, SECONDS, tag);
   const waiters = stats ? sampleLockWaiters(stats, loading) : undefined;
   const results = await loading;
   const lockWaiters = await waiters;
+  const loop = await perf?.stop();
   const completed = results.reduce((n, r) => n + r.completed, 0);
-  const cpu = servers.reduce((sum, s, i) => sum + processCpuNs(s.pid) - cpu0[i], 0);
+  const cpu = loaded.reduce((sum, s, i) => sum + processCpuNs(s.pid) - cpu0[i], 0);
+  // Read at once: the counters must not take in the idle time after the load.
+  const counts1 = stats ? await countsSnapshot(stats, pids) : undefined;
   let rollbacksPerCommit: number | undefined;
   if (stats && before) {
     // Let every backend flush its counters (at most once a second).
@@ -145,6 +231,10 @@ async function measure(servers: SpawnedServer[], tag: string, stats?: pg.Client)
     cpuPerMutationNs: cpu / completed,
     rollbacksPerCommit,
     lockWaiters,
+    counts: counts0 && counts1 ? perMutation(counts0, counts1, completed) : undefined,
+    idleCpuNsPerSec,
+    epollWaitsPerMutation: loop && loop.epollWaits / completed,
+    syscallsPerMutation: loop && loop.syscalls / completed,
   };
 }
 
@@ -178,13 +268,17 @@ export const pgWrites: BenchGroup = {
   title:
     "PostgreSQL writes (durable): single-insert mutations, 1, 2 and 3 instances vs pgbench, SQLite and the floor",
   async run(ctx: BenchContext): Promise<BenchRow[]> {
-    const pgUrl = await startBenchPostgres(ctx, { durable: true });
+    const { url: pgUrl, postmasterPid } = await startBenchPostgresServer(ctx, {
+      durable: true,
+      settings: STATEMENT_STATS_SETTINGS,
+    });
     const sqliteUrl = `${await ctx.tempDir("bench-pg-writes-")}/bench.sqlite`;
     const { jwk } = await rs256Tokens(ISSUER, AUDIENCE);
     const env = { BENCH_JWK: jwk, BENCH_ISSUER: ISSUER, BENCH_AUDIENCE: AUDIENCE };
     const stats = new pg.Client({ connectionString: pgUrl });
     await stats.connect();
     ctx.defer(() => stats.end());
+    await installStatementStats(stats);
 
     ctx.log(`pgbench: single-row insert, ${CONNECTIONS} clients, ${SECONDS} s`);
     const pgbenchTps = await pgbench(ctx, pgUrl, SECONDS);
@@ -204,12 +298,20 @@ export const pgWrites: BenchGroup = {
 
     /** One configuration's measurement: its processes started, loaded, stopped. */
     const config =
-      (what: string, count: number, url: string, tag: string, script = fixture, withStats = true) =>
+      (
+        what: string,
+        count: number,
+        url: string,
+        tag: string,
+        script = fixture,
+        withStats = true,
+        loaded = count,
+      ) =>
       async (round: number) => {
         ctx.log(`round ${round + 1}: ${what}, ${CONNECTIONS} connections, ${SECONDS} s`);
         const servers = await start(count, url, script);
         try {
-          return await measure(servers, tag, withStats ? stats : undefined);
+          return await measure(servers, tag, withStats ? { stats, postmasterPid, loaded } : { loaded });
         } finally {
           await stopAll(servers);
         }
@@ -225,14 +327,19 @@ export const pgWrites: BenchGroup = {
       // The floor writes to the tables our instances migrated.
       floorOne: config("floor (node:http + pg), 1 process", 1, pgUrl, "floor-one", floorFixture),
       floorThree: config("floor (node:http + pg), 3 processes", 3, pgUrl, "floor-three", floorFixture),
+      // Item 2 of issue 48: the whole load on one instance, the others only following it.
+      followTwo: config("PostgreSQL, 2 instances, 1 loaded", 2, pgUrl, "follow-two", fixture, true, 1),
+      followThree: config("PostgreSQL, 3 instances, 1 loaded", 3, pgUrl, "follow-three", fixture, true, 1),
     });
-    const [sqlite, one, two, three, floorOne, floorThree] = [
+    const [sqlite, one, two, three, floorOne, floorThree, followTwo, followThree] = [
       rounds.sqlite,
       rounds.one,
       rounds.two,
       rounds.three,
       rounds.floorOne,
       rounds.floorThree,
+      rounds.followTwo,
+      rounds.followThree,
     ].map(medianLoad);
     /** The median over the rounds of `a ÷ b`, each round's figures paired. */
     const ratio = (a: WriteLoad[], b: WriteLoad[]) =>
@@ -304,6 +411,69 @@ export const pgWrites: BenchGroup = {
         result: `${formatNs(announced.skippedNs)}/commit`,
         note: `${formatNs(announced.parsedNs)} with its write set parsed (a payload without the table header, as before); \`bench:post\`'s write set; with 3 instances each hears 2 per own commit`,
       },
+      ...countRows([
+        ["PostgreSQL, 1 instance", one],
+        ["PostgreSQL, 2 instances", two],
+        ["PostgreSQL, 3 instances", three],
+        ["floor, 1 process", floorOne],
+        ["floor, 3 processes", floorThree],
+      ]),
+      ...othersRows(one, [
+        [2, two, followTwo],
+        [3, three, followThree],
+      ]),
     ];
   },
 };
+
+/** The servers' event-loop turns and syscalls per mutation, when `perf` counted them. */
+function loopNote(load: WriteLoad): string {
+  if (load.epollWaitsPerMutation === undefined || load.syscallsPerMutation === undefined) return "";
+  return `, ${load.epollWaitsPerMutation.toFixed(2)} event-loop turns (epoll waits), ${load.syscallsPerMutation.toFixed(1)} syscalls in all (perf)`;
+}
+
+/** Statements, context switches and syscalls per mutation, a row per configuration. */
+function countRows(configs: [string, WriteLoad][]): BenchRow[] {
+  return configs.flatMap(([what, load]) => {
+    const counts = load.counts;
+    if (!counts) return [];
+    const statements = [...counts.statements.values()].reduce((n, [calls]) => n + calls, 0);
+    return [
+      {
+        benchmark: `counts per mutation: ${what}`,
+        result: `${statements.toFixed(2)} statements`,
+        note: `${formatStatements(counts)}; servers (summed): ${formatProcesses(counts.loaded, formatNs)}${loopNote(load)}; PostgreSQL's processes: ${formatProcesses(counts.postgres, formatNs, false)}`,
+      },
+    ];
+  });
+}
+
+/**
+ * Item 2 of issue 48: the CPU an instance spends on the others' commits, from runs where one
+ * instance takes the whole load and the others only follow it (CPU of a follower per commit it
+ * hears), beside the CPU per mutation with every instance loaded.
+ */
+function othersRows(one: WriteLoad, configs: [number, WriteLoad, WriteLoad][]): BenchRow[] {
+  const rows: BenchRow[] = [
+    {
+      benchmark: "CPU on the others' commits: 1 instance",
+      result: "0 per mutation",
+      note: `no others; CPU per mutation ${formatNs(one.cpuPerMutationNs)}`,
+    },
+  ];
+  for (const [n, all, follow] of configs) {
+    const others = n - 1;
+    const idle = follow.counts?.idle;
+    if (!idle) continue;
+    // A follower's figures per commit it hears: the idle group's, per loaded mutation, per follower,
+    // less what the followers spend with nothing to follow.
+    const baselineNs = (follow.idleCpuNsPerSec ?? 0) / follow.mutationsPerSec;
+    const perHeard = (idle.cpuNs - baselineNs) / others;
+    rows.push({
+      benchmark: `CPU on the others' commits: ${n} instances`,
+      result: `${formatNs(others * perHeard)} per mutation`,
+      note: `a follower (only following) spends ${formatNs(perHeard)} per commit it hears (${formatNs(idle.cpuNs / others)} before taking off its idle ${formatNs((follow.idleCpuNsPerSec ?? 0) / others)}/s; ${(idle.voluntary / others).toFixed(2)} voluntary + ${(idle.involuntary / others).toFixed(2)} involuntary context switches, ${(idle.syscalls / others).toFixed(1)} syscalls), each mutation heard by ${others}; the loaded instance then: ${formatNs(follow.cpuPerMutationNs)}/mutation, ${formatCount(follow.mutationsPerSec)}/s; all ${n} loaded: ${formatNs(all.cpuPerMutationNs)}/mutation summed (1 instance: ${formatNs(one.cpuPerMutationNs)}); statements with 1 loaded: ${formatStatements(follow.counts!)}`,
+    });
+  }
+  return rows;
+}

@@ -3,7 +3,7 @@
  * test/postgres): order, this instance's own numbers, rolled-back and pruned numbers, hints, and
  * catch-up rounds shared by the callers that arrived before they started.
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { CommitFollower } from "../../src/backend/storage/commit-log/follower.ts";
 import { HEAD_SQL, OLDEST_SQL, READ_AFTER_SQL } from "../../src/backend/storage/commit-log/log.ts";
 
@@ -40,6 +40,7 @@ function memoryLog() {
 
 const followers: CommitFollower[] = [];
 afterEach(() => {
+  vi.useRealTimers();
   for (const f of followers.splice(0)) f.close();
 });
 
@@ -84,6 +85,37 @@ describe("commit log follower", () => {
     expect(heard).toEqual(["one", "two", "three"]);
     follower.hint(2, "two"); // late and already delivered
     expect(heard).toHaveLength(3);
+  });
+
+  it("waits for the hint of a missing number, its own wait per gap, before reading the log", async () => {
+    const log = memoryLog();
+    const { follower, heard } = await follow(log);
+    // Only the early-hint timer is faked; the round a timer starts runs on a real setImmediate.
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    const roundRan = () => new Promise((r) => setImmediate(r));
+    follower.hint(1, "one");
+    follower.hint(3, "three"); // 2 missing: its hint is usually on its way
+    await vi.advanceTimersByTimeAsync(20);
+    follower.hint(2, "two");
+    expect(heard).toEqual(["one", "two", "three"]);
+    follower.hint(5, "five"); // 4 missing, from now on
+    // The timer armed for 2 fires: 2 came, so 4 gets a wait of its own instead of a log read.
+    await vi.advanceTimersByTimeAsync(15);
+    await roundRan();
+    expect(log.reads()).toBe(0);
+    log.rows.push(
+      { seq: 1, origin: "b", writes: "one" },
+      { seq: 2, origin: "b", writes: "two" },
+      { seq: 3, origin: "b", writes: "three" },
+      { seq: 5, origin: "b", writes: "five" },
+    );
+    // 4 never announced (rolled back): once its wait is over, a round reads the log.
+    await vi.advanceTimersByTimeAsync(30);
+    await roundRan();
+    expect(log.reads()).toBe(1);
+    await follower.sync();
+    expect(heard).toEqual(["one", "two", "three", "five"]);
+    expect(follower.position).toBe(5);
   });
 
   it("delivers one unknown commit when the numbers it missed were pruned", async () => {

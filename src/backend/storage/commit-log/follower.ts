@@ -67,8 +67,17 @@ export interface Drawers {
 
 /** How long a round waits before asking again whether the drawers of a missing number ended, ms. */
 const SETTLE_DELAYS_MS = [1, 2, 4, 8, 16, 25];
-/** An out-of-order hint waits this long for the numbers before it before a round reads the log, ms. */
-const EARLY_HINT_WAIT_MS = 10;
+/**
+ * A number missing before hints already heard waits this long for its own hint before a round
+ * reads the log, ms (at most twice this, see {@link CommitFollower.armEarlyTimer}). Longer than
+ * the pause between an instance's NOTIFY statements under load (20 ms, `postgres/notify.ts`): the
+ * missing number is usually another instance's commit in its next statement, or one still
+ * committing. With 10 ms, and a read whenever the timer found any hint waiting, a follower of a
+ * loaded instance read back from the log 0.44 of the commits its hints had carried (0.18 now;
+ * issue 48, docs/scale-out.md). A freshness check never waits for this: it reads the log itself
+ * (`sync`).
+ */
+const EARLY_HINT_WAIT_MS = 30;
 /** Out-of-order hints kept at most (beyond this a round reads the log instead). */
 const MAX_EARLY_HINTS = 10_000;
 
@@ -233,13 +242,25 @@ export class CommitFollower {
       return;
     }
     this.early.set(seq, payload);
-    if (!this.earlyTimer) {
-      this.earlyTimer = setTimeout(() => {
-        this.earlyTimer = undefined;
-        if (this.early.size) void this.sync();
-      }, EARLY_HINT_WAIT_MS);
-      this.earlyTimer.unref();
-    }
+    this.armEarlyTimer();
+  }
+
+  /**
+   * Reads the log once the number missing now has waited {@link EARLY_HINT_WAIT_MS}. When its hint
+   * came meanwhile but hints past another missing number wait, that number gets its own wait: under
+   * a steady stream of hints out of order some always wait, and reading the log whenever the
+   * timer found any would read every commit back that the hints had carried.
+   */
+  private armEarlyTimer(): void {
+    if (this.earlyTimer || !this.early.size) return;
+    const missing = this.applied + 1;
+    this.earlyTimer = setTimeout(() => {
+      this.earlyTimer = undefined;
+      if (!this.early.size) return;
+      if (this.applied >= missing) this.armEarlyTimer();
+      else void this.sync();
+    }, EARLY_HINT_WAIT_MS);
+    this.earlyTimer.unref();
   }
 
   /**
@@ -274,6 +295,8 @@ export class CommitFollower {
     } finally {
       this.running = false;
       if (this.pending) void this.runRound();
+      // Hints past a number the round did not find yet wait for it again.
+      else if (!this.closed) this.armEarlyTimer();
     }
   }
 
