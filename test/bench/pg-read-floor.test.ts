@@ -11,8 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { callFunction } from "../../bench/lib/api-call.ts";
 import { rs256Tokens } from "../../bench/lib/rs256-tokens.ts";
 import { type SpawnedServer, spawnServer } from "../../bench/lib/spawn.ts";
+import { loggedTransaction } from "../helpers/pg-statement-log.ts";
 import { postgresBinDir, startPostgres, type TestPostgres } from "../helpers/postgres.ts";
-import { eventually } from "../helpers/wait.ts";
 
 const ISSUER = "https://floor.test";
 const AUDIENCE = "floor-test";
@@ -41,6 +41,7 @@ describe.skipIf(!postgresBinDir)("the PostgreSQL read floor", () => {
   let ours: SpawnedServer;
   let floor: SpawnedServer;
   let token: string;
+  let userId: string;
 
   beforeAll(async () => {
     // Every statement logged with the application name of its connection in front.
@@ -51,8 +52,9 @@ describe.skipIf(!postgresBinDir)("the PostgreSQL read floor", () => {
     ours = await spawnServer(fixture("postgres-server.ts"), env);
     // Started after ours migrated the database: the floor reads our tables.
     floor = await spawnServer(fixture("raw-pg-read.ts"), env);
-    const { userId, sessionId } = await callFunction(ours.url, "mutation", "bench:createSession", {});
-    token = await sign(userId, sessionId);
+    const created = await callFunction(ours.url, "mutation", "bench:createSession", {});
+    userId = created.userId;
+    token = await sign(userId, created.sessionId);
     // Both identity caches warm: the benchmark measures cached tokens.
     for (const server of [ours, floor]) expect((await ask(server.url, token)).status).toBe(200);
   }, 120_000);
@@ -74,25 +76,9 @@ describe.skipIf(!postgresBinDir)("the PostgreSQL read floor", () => {
 
   it("sends PostgreSQL the statements our engine sends for the read", async () => {
     const log = join(pg.dir, "server.log");
-    /**
-     * The statements of the first transaction `application` opened after byte `from` of the log
-     * (its BEGIN to its COMMIT), once it is all there.
-     */
+    // The request's transaction, not a background one of the server's: it reads the user by id.
     const transaction = (application: string, from: number) =>
-      eventually(() => {
-        const lines = readFileSync(log)
-          .subarray(from)
-          .toString("utf8")
-          .split("\n")
-          .filter((line) => line.startsWith(`${application}@LOG:`))
-          // "statement: <text>" for simple queries, "execute <name>: <text>" for prepared ones.
-          .map((line) => line.replace(/^[^@]*@LOG:\s+(statement|execute [^:]+):\s/, ""));
-        const begin = lines.findIndex((line) => line.startsWith("BEGIN"));
-        const commit = lines.indexOf("COMMIT", begin);
-        if (begin < 0 || commit < 0)
-          throw new Error(`no whole transaction from ${application} yet: ${lines}`);
-        return lines.slice(begin, commit + 1);
-      });
+      loggedTransaction(log, application, from, userId);
     const measure = async (url: string, application: string) => {
       const from = readFileSync(log).length;
       expect((await ask(url, token)).status).toBe(200);

@@ -15,8 +15,8 @@ import { rs256Tokens } from "../../bench/lib/rs256-tokens.ts";
 import { type SpawnedServer, spawnServer } from "../../bench/lib/spawn.ts";
 import { encodeWrites } from "../../src/backend/storage/commit-log/payload.ts";
 import { encodeKey } from "../../src/backend/storage/indexes/key.ts";
+import { loggedTransaction } from "../helpers/pg-statement-log.ts";
 import { postgresBinDir, startPostgres, type TestPostgres } from "../helpers/postgres.ts";
-import { eventually } from "../helpers/wait.ts";
 
 const ISSUER = "https://floor.test";
 const AUDIENCE = "floor-test";
@@ -107,25 +107,9 @@ describe.skipIf(!postgresBinDir)("the PostgreSQL write floor", () => {
 
   it("sends PostgreSQL the statements our engine sends for the mutation", async () => {
     const log = join(server.dir, "server.log");
-    /**
-     * The statements of the first write transaction `application` opened after byte `from` of the
-     * log (its BEGIN to its COMMIT), once it is all there.
-     */
+    // The request's transaction, not a background one of the server's: it inserts the posted text.
     const transaction = (application: string, from: number) =>
-      eventually(() => {
-        const lines = readFileSync(log)
-          .subarray(from)
-          .toString("utf8")
-          .split("\n")
-          .filter((line) => line.startsWith(`${application}@LOG:`))
-          // "statement: <text>" for simple queries, "execute <name>: <text>" for prepared ones.
-          .map((line) => line.replace(/^[^@]*@LOG:\s+(statement|execute [^:]+):\s/, ""));
-        const begin = lines.findIndex((line) => line.startsWith("BEGIN ISOLATION LEVEL SERIALIZABLE"));
-        const commit = lines.indexOf("COMMIT", begin);
-        if (begin < 0 || commit < 0)
-          throw new Error(`no whole write transaction from ${application} yet: ${lines}`);
-        return lines.slice(begin, commit + 1);
-      });
+      loggedTransaction(log, application, from, "statements");
     const measure = async (url: string, application: string) => {
       const from = readFileSync(log).length;
       expect((await post(url, "statements")).status).toBe(200);
