@@ -25,14 +25,17 @@
  *    (epoll waits) and all their syscalls (`BENCH_PG_WRITES_PERF=0`: not counted, for runs whose
  *    CPU figures must not carry the tracepoints' small cost per syscall).
  * 6. The CPU an instance spends on the others' commits (issue 48, item 2): 2 and 3 instances, the
- *    whole load on one, the others only following it (warmed up longer: {@link FOLLOW_WARMUP_SEC});
- *    a follower's CPU per commit it hears, less what it spends with nothing to follow (measured
- *    before the load), beside the CPU per mutation.
+ *    whole load on one, the others only following it; a follower's CPU per commit it hears, less
+ *    what it spends with nothing to follow (measured before the load), beside the CPU per mutation.
+ * 7. With `BENCH_PG_WRITES_PROFILE=1`: where the loaded servers' CPU goes, by module of ours
+ *    (`lib/cpu-by-module.ts`: `perf record`, each sample charged to the deepest frame of ours),
+ *    per mutation, a row per configuration. The servers then run with `--perf-basic-prof` and are
+ *    sampled, which costs them a little: that run's throughput is not the one to quote.
  *
- * What the counts showed (a loaded machine, 2026-12-07; docs/scale-out.md "The cost of N
- * instances"): 1 → 3 instances add about 0.1 statements per mutation (NOTIFY statements 0.03 →
- * 0.11, each waking every instance), no syscalls, 0.1–0.2 event-loop turns; a follower spends
- * about 21 µs per commit heard (2 per mutation with 3 instances). Before issue 48 it spent 39–60
+ * What the counts showed (docs/scale-out.md "The cost of N instances"): 1 → 3 instances add a few
+ * hundredths of a statement per mutation (NOTIFY statements, each waking every instance), no
+ * syscalls, ±0.1 event-loop turns; a follower spends about 8 µs per commit heard on a quiet machine
+ * (2 per mutation with 3 instances), 21 µs on a loaded one. Before issue 48 it spent 39–60
  * µs, reading back from the log 0.44 of the commits its hints had carried: a missing number waited
  * 10 ms for its hint, which another instance sends up to 20 ms later (now 30 ms, once per gap,
  * `commit-log/follower.ts`; 5.53 statements per mutation with 3 instances then, 5.20 now).
@@ -48,6 +51,7 @@ import { promisify } from "node:util";
 import pg from "pg";
 import { postgresBinDir } from "../test/helpers/postgres.ts";
 import { announcedCommitCost } from "./lib/announced-commit.ts";
+import { type CpuByModule, PERF_NODE_OPTIONS, profileCpuByModule } from "./lib/cpu-by-module.ts";
 import { type LoadResult, runLoad } from "./lib/load.ts";
 import {
   type Counts,
@@ -73,13 +77,16 @@ const AUDIENCE = "bench-pg-writes";
 const CONNECTIONS = 32;
 const SECONDS = Number(process.env.BENCH_PG_WRITES_SEC ?? 5);
 const ROUNDS = Number(process.env.BENCH_PG_WRITES_ROUNDS ?? 3);
-const WARMUP_SEC = 2;
+const PROFILE = process.env.BENCH_PG_WRITES_PROFILE === "1";
 /**
- * Warm-up of the instances that only follow (item 6): their path is hearing commits, which 2 s of
- * them left still being compiled (a quarter of a follower's CPU per commit heard went to V8's
- * compiler threads; 18.7 µs per commit heard after 2 s, 13.2 µs after 15 s, `perf`, 2026-12-07).
+ * Warm-up of every configuration under the whole load before it is measured
+ * (`BENCH_PG_WRITES_WARMUP_SEC`, default 10). After 2 s our instance was still being compiled and
+ * the floor, a fraction of our code, was not: one instance spent 367–413 µs per mutation after 2 s
+ * and 246–258 µs after 15 s, V8's threads 38–45 µs against 14–16 µs (the floor: 244–266 and
+ * 175–203 µs), which put one instance at 68–83 % of its floor instead of 87–92 % (2026-12-07,
+ * Node 26). Followers (item 6) need it as much: hearing commits is their path to compile.
  */
-const FOLLOW_WARMUP_SEC = 10;
+const WARMUP_SEC = Number(process.env.BENCH_PG_WRITES_WARMUP_SEC ?? 10);
 const fixture = fileURLToPath(new URL("./fixtures/postgres-server.ts", import.meta.url));
 const floorFixture = fileURLToPath(new URL("./fixtures/raw-pg-write.ts", import.meta.url));
 const run = promisify(execFile);
@@ -101,6 +108,8 @@ interface WriteLoad {
   /** Event-loop turns (`epoll_wait` calls) and syscalls per mutation of the loaded servers (`perf`, where usable). */
   epollWaitsPerMutation?: number;
   syscallsPerMutation?: number;
+  /** With {@link PROFILE}: the loaded servers' CPU per mutation by what it was charged to, ns. */
+  cpuByModule?: CpuByModule;
 }
 
 /** Each figure's median over the rounds. */
@@ -124,7 +133,16 @@ function medianLoad(rounds: WriteLoad[]): WriteLoad {
     idleCpuNsPerSec: of((r) => r.idleCpuNsPerSec),
     epollWaitsPerMutation: of((r) => r.epollWaitsPerMutation),
     syscallsPerMutation: of((r) => r.syscallsPerMutation),
+    cpuByModule: rounds.every((r) => r.cpuByModule)
+      ? medianByLabel(rounds.map((r) => r.cpuByModule!))
+      : undefined,
   };
+}
+
+/** Each label's median over the rounds (0 in a round that charged nothing to it). */
+function medianByLabel(rounds: CpuByModule[]): CpuByModule {
+  const labels = new Set(rounds.flatMap((r) => [...r.keys()]));
+  return new Map([...labels].map((label) => [label, median(rounds.map((r) => r.get(label) ?? 0))]));
 }
 
 /** `pg_stat_database` counters of the database at `url`. */
@@ -187,11 +205,11 @@ async function measure(
   const loaded = servers.slice(0, options.loaded ?? servers.length);
   const idle = servers.slice(loaded.length);
   // Each process first alone under the whole load, then all together: every one of three gets as
-  // many warm-up requests as one instance does. With one shared 2 s warm-up each of three got a
-  // third of them and was still compiling when the measurement began (docs/decisions.md 35).
+  // many warm-up requests as one instance does. With one shared warm-up each of three got a third
+  // of them and was still compiling when the measurement began (docs/decisions.md 35).
   if (loaded.length > 1)
     for (const [i, server] of loaded.entries()) await postLoad([server], WARMUP_SEC, `${tag}-warmup-${i}`);
-  await postLoad(loaded, idle.length ? FOLLOW_WARMUP_SEC : WARMUP_SEC, `${tag}-warmup`);
+  await postLoad(loaded, WARMUP_SEC, `${tag}-warmup`);
   // What the followers spend with nothing to follow (heartbeats, polls, the scheduler), to be
   // taken off what they spend following.
   let idleCpuNsPerSec: number | undefined;
@@ -207,13 +225,18 @@ async function measure(
   const cpu0 = loaded.map((s) => processCpuNs(s.pid));
   const before = stats ? await xactCounts(stats) : undefined;
   // perf's syscall tracepoints cost the servers a little per syscall: BENCH_PG_WRITES_PERF=0 leaves them off.
+  // Not beside the profile: its tracepoints would be charged to the syscalls they count.
   const perf =
-    stats && process.env.BENCH_PG_WRITES_PERF !== "0" ? countLoopTurns(loaded.map((s) => s.pid)) : undefined;
+    stats && !PROFILE && process.env.BENCH_PG_WRITES_PERF !== "0"
+      ? countLoopTurns(loaded.map((s) => s.pid))
+      : undefined;
+  const profile = PROFILE ? profileCpuByModule(loaded.map((s) => s.pid)) : undefined;
   const loading = postLoad(loaded, SECONDS, tag);
   const waiters = stats ? sampleLockWaiters(stats, loading) : undefined;
   const results = await loading;
   const lockWaiters = await waiters;
   const loop = await perf?.stop();
+  const byModule = await profile?.stop();
   const completed = results.reduce((n, r) => n + r.completed, 0);
   const cpu = loaded.reduce((sum, s, i) => sum + processCpuNs(s.pid) - cpu0[i], 0);
   // Read at once: the counters must not take in the idle time after the load.
@@ -235,6 +258,7 @@ async function measure(
     idleCpuNsPerSec,
     epollWaitsPerMutation: loop && loop.epollWaits / completed,
     syscallsPerMutation: loop && loop.syscalls / completed,
+    cpuByModule: byModule && new Map([...byModule].map(([label, ns]) => [label, ns / completed])),
   };
 }
 
@@ -274,7 +298,8 @@ export const pgWrites: BenchGroup = {
     });
     const sqliteUrl = `${await ctx.tempDir("bench-pg-writes-")}/bench.sqlite`;
     const { jwk } = await rs256Tokens(ISSUER, AUDIENCE);
-    const env = { BENCH_JWK: jwk, BENCH_ISSUER: ISSUER, BENCH_AUDIENCE: AUDIENCE };
+    const env: Record<string, string> = { BENCH_JWK: jwk, BENCH_ISSUER: ISSUER, BENCH_AUDIENCE: AUDIENCE };
+    if (PROFILE) env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ""} ${PERF_NODE_OPTIONS}`.trim();
     const stats = new pg.Client({ connectionString: pgUrl });
     await stats.connect();
     ctx.defer(() => stats.end());
@@ -347,6 +372,8 @@ export const pgWrites: BenchGroup = {
     const oneOfSqlite = ratio(rounds.one, rounds.sqlite);
     const threeOfOne = ratio(rounds.three, rounds.one);
     const floorThreeOfOne = ratio(rounds.floorThree, rounds.floorOne);
+    // The bound of the first goal in this run: what the floor's own process reaches of SQLite.
+    const floorOfSqlite = ratio(rounds.floorOne, rounds.sqlite);
 
     ctx.log("another instance's commit, in-process: parsed vs skipped");
     const announced = announcedCommitCost();
@@ -378,7 +405,7 @@ export const pgWrites: BenchGroup = {
         p50: `${one.p50Ms} ms`,
         goal: "≥ 40% of SQLite",
         ok: oneOfSqlite >= 0.4,
-        note: `${formatRatio(one.mutationsPerSec / pgbenchTps)} of pgbench, ${formatRatio(oneOfSqlite)} of SQLite (median of per-round ratios); ${note(one)}`,
+        note: `${formatRatio(one.mutationsPerSec / pgbenchTps)} of pgbench, ${formatRatio(oneOfSqlite)} of SQLite (median of per-round ratios; the floor's 1 process: ${formatRatio(floorOfSqlite)} of SQLite); ${note(one)}`,
       },
       {
         benchmark: "`bench:post` over HTTP on PostgreSQL, 2 instances",
@@ -418,6 +445,13 @@ export const pgWrites: BenchGroup = {
         ["floor, 1 process", floorOne],
         ["floor, 3 processes", floorThree],
       ]),
+      ...moduleRows([
+        ["PostgreSQL, 1 instance", one],
+        ["PostgreSQL, 3 instances", three],
+        ["floor, 1 process", floorOne],
+        ["floor, 3 processes", floorThree],
+        ["SQLite, 1 process", sqlite],
+      ]),
       ...othersRows(one, [
         [2, two, followTwo],
         [3, three, followThree],
@@ -443,6 +477,25 @@ function countRows(configs: [string, WriteLoad][]): BenchRow[] {
         benchmark: `counts per mutation: ${what}`,
         result: `${statements.toFixed(2)} statements`,
         note: `${formatStatements(counts)}; servers (summed): ${formatProcesses(counts.loaded, formatNs)}${loopNote(load)}; PostgreSQL's processes: ${formatProcesses(counts.postgres, formatNs, false)}`,
+      },
+    ];
+  });
+}
+
+/** With {@link PROFILE}: the loaded servers' CPU per mutation by module, a row per configuration. */
+function moduleRows(configs: [string, WriteLoad][]): BenchRow[] {
+  return configs.flatMap(([what, load]) => {
+    const byModule = load.cpuByModule;
+    if (!byModule) return [];
+    const sorted = [...byModule].sort((a, b) => b[1] - a[1]);
+    const total = sorted.reduce((sum, [, ns]) => sum + ns, 0);
+    const shown = sorted.slice(0, 14);
+    const rest = total - shown.reduce((sum, [, ns]) => sum + ns, 0);
+    return [
+      {
+        benchmark: `CPU by module (perf, sampled on CPU): ${what}`,
+        result: `${formatNs(total)}/mutation`,
+        note: `${[...shown.map(([label, ns]) => `${label} ${formatNs(ns)}`), `the rest ${formatNs(rest)}`].join("; ")}`,
       },
     ];
   });
