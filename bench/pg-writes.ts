@@ -377,6 +377,8 @@ export const pgWrites: BenchGroup = {
 
     ctx.log("another instance's commit, in-process: parsed vs skipped");
     const announced = announcedCommitCost();
+    if (PROFILE && !one.cpuByModule)
+      ctx.log("perf could not record (not installed or not permitted): no CPU-by-module rows");
 
     const note = (r: WriteLoad) =>
       [
