@@ -51,7 +51,12 @@ import { promisify } from "node:util";
 import pg from "pg";
 import { postgresBinDir } from "../test/helpers/postgres.ts";
 import { announcedCommitCost } from "./lib/announced-commit.ts";
-import { type CpuByModule, PERF_NODE_OPTIONS, profileCpuByModule } from "./lib/cpu-by-module.ts";
+import {
+  type CpuByModule,
+  PERF_NODE_OPTIONS,
+  profileCpuByModule,
+  removePerfMap,
+} from "./lib/cpu-by-module.ts";
 import { type LoadResult, runLoad } from "./lib/load.ts";
 import {
   type Counts,
@@ -318,7 +323,10 @@ export const pgWrites: BenchGroup = {
       return servers;
     };
     const stopAll = async (servers: SpawnedServer[]) => {
-      for (const server of servers) await server.stop();
+      for (const server of servers) {
+        await server.stop();
+        if (PROFILE) await removePerfMap(server.pid);
+      }
     };
 
     /** One configuration's measurement: its processes started, loaded, stopped. */

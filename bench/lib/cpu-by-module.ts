@@ -10,19 +10,24 @@
  *
  * JavaScript frames need names: the servers run with `--perf-basic-prof` (their `NODE_OPTIONS`,
  * {@link PERF_NODE_OPTIONS}), which writes `/tmp/perf-<pid>.map`, and with interpreted functions
- * as frames of their own. Where `perf` cannot record
- * (not installed, not permitted), {@link profileCpuByModule} gives undefined.
+ * as frames of their own. Where `perf` cannot record (not installed, not permitted),
+ * {@link profileCpuByModule} gives undefined.
  */
-import { type ChildProcess, execFile, spawn } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
+import { execFile } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { startPerf } from "./perf-run.ts";
 
 const run = promisify(execFile);
 
 /** What servers to be profiled must run with (JIT frames named in `/tmp/perf-<pid>.map`). */
 export const PERF_NODE_OPTIONS = "--perf-basic-prof --interpreted-frames-native-stack";
+
+/** Removes the symbol map a server run with {@link PERF_NODE_OPTIONS} wrote (once it stopped). */
+export const removePerfMap = (pid: number) => rm(`/tmp/perf-${pid}.map`, { force: true });
 
 /** Samples per second per thread. */
 const FREQUENCY = 999;
@@ -78,30 +83,17 @@ export function chargeSamples(script: string, nsPerSample: number): CpuByModule 
 }
 
 /**
- * Starts sampling `pids` (all their threads); `stop()` ends it, charges the samples and removes
- * the servers' symbol maps (a server is profiled once). Undefined from `stop()` when `perf` could
- * not record.
+ * Starts sampling `pids` (all their threads); `stop()` ends it and charges the samples. Undefined
+ * from `stop()` when `perf` could not record.
  */
 export function profileCpuByModule(pids: number[]): { stop(): Promise<CpuByModule | undefined> } {
-  let child: ChildProcess | undefined;
-  const dir = mkdtemp(join(tmpdir(), "bench-perf-"));
-  const started = dir.then((d) => {
-    const file = join(d, "perf.data");
-    child = spawn("perf", ["record", "-q", "-F", String(FREQUENCY), "-g", "-p", pids.join(","), "-o", file], {
-      stdio: "ignore",
-    });
-    const exited = new Promise<number | null>((resolve) => {
-      child!.once("exit", (code) => resolve(code));
-      child!.once("error", () => resolve(-1));
-    });
-    return { file, exited };
-  });
+  const dir = mkdtempSync(join(tmpdir(), "bench-perf-"));
+  const file = join(dir, "perf.data");
+  const perf = startPerf(["record", "-q", "-F", String(FREQUENCY), "-g", "-p", pids.join(","), "-o", file]);
   return {
     async stop() {
-      const { file, exited } = await started;
-      child?.kill("SIGINT");
-      const code = await exited;
       try {
+        const { code } = await perf.stop();
         if (code !== 0 && code !== null) return undefined;
         const { stdout } = await run("perf", ["script", "-i", file, "-F", "comm,ip,sym"], {
           maxBuffer: 1 << 30,
@@ -110,9 +102,7 @@ export function profileCpuByModule(pids: number[]): { stop(): Promise<CpuByModul
       } catch {
         return undefined;
       } finally {
-        await rm(await dir, { recursive: true, force: true });
-        // The servers' symbol maps: each profiled server is profiled once.
-        for (const pid of pids) await rm(`/tmp/perf-${pid}.map`, { force: true });
+        await rm(dir, { recursive: true, force: true });
       }
     },
   };

@@ -10,9 +10,9 @@
  *   round trip to PostgreSQL costs the instance at least one of each).
  * {@link perMutation} turns two snapshots into figures per mutation.
  */
-import { type ChildProcess, spawn } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import type pg from "pg";
+import { startPerf } from "./perf-run.ts";
 import { childPids } from "./proc.ts";
 
 /** Server settings that make `pg_stat_statements` count every statement (top level and nested). */
@@ -295,24 +295,10 @@ export function countLoopTurns(pids: number[]): { stop(): Promise<LoopCounts | u
     "syscalls:sys_enter_epoll_pwait2",
     "raw_syscalls:sys_enter",
   ];
-  let child: ChildProcess;
-  let output = "";
-  try {
-    child = spawn("perf", ["stat", "-x", ",", "-e", events.join(","), "-p", pids.join(",")], {
-      stdio: ["ignore", "ignore", "pipe"],
-    });
-  } catch {
-    return { stop: async () => undefined };
-  }
-  child.stderr?.on("data", (chunk) => (output += chunk));
-  const exited = new Promise<void>((resolve) => {
-    child.once("exit", () => resolve());
-    child.once("error", () => resolve());
-  });
+  const perf = startPerf(["stat", "-x", ",", "-e", events.join(","), "-p", pids.join(",")]);
   return {
     async stop() {
-      child.kill("SIGINT");
-      await exited;
+      const { stderr: output } = await perf.stop();
       const count = (event: string) => {
         const line = output.split("\n").find((l) => l.split(",")[2] === event);
         const value = line ? Number(line.split(",")[0]) : Number.NaN;

@@ -31,13 +31,14 @@ export function tableTag(table: string): string {
   return base32(createHash("sha256").update(table).digest(), TAG_CHARS);
 }
 
+/** Random bytes per id: 136 bits, of which the 26 characters take 130. */
 const RANDOM_BYTES = 17;
+const IDS_PER_DRAW = 128;
 /**
  * Randomness for the next ids, drawn from the CSPRNG in batches (as Node's `randomUUID` does): one
  * call into OpenSSL per {@link IDS_PER_DRAW} ids instead of one per id, 1.3–1.8 → 0.3–0.4 µs an id.
- * Each id's bytes are zeroed once used.
+ * Each id's bytes are zeroed once used; {@link randomAt} is the first unused byte.
  */
-const IDS_PER_DRAW = 128;
 let random = Buffer.alloc(0);
 let randomAt = 0;
 
