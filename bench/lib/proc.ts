@@ -16,12 +16,18 @@ const TICKS_PER_SEC = (() => {
 
 /** User + system CPU time of process `pid` so far, in nanoseconds (clock-tick resolution, 10 ms). */
 export function processCpuNs(pid: number): number {
+  const { userNs, systemNs } = processCpuSplitNs(pid);
+  return userNs + systemNs;
+}
+
+/** {@link processCpuNs} as user time (the process's own code) and system time (the kernel's on its behalf). */
+export function processCpuSplitNs(pid: number): { userNs: number; systemNs: number } {
   const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
   // Fields after the command name (which may hold spaces) start after the last ')'.
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   // utime and stime are fields 14 and 15 of the whole line, 12 and 13 after the name.
-  const ticks = Number(fields[11]) + Number(fields[12]);
-  return (ticks / TICKS_PER_SEC) * 1e9;
+  const ns = (ticks: string) => (Number(ticks) / TICKS_PER_SEC) * 1e9;
+  return { userNs: ns(fields[11]), systemNs: ns(fields[12]) };
 }
 
 /** Resident set size of process `pid`, in bytes. */

@@ -20,16 +20,28 @@ import { type Ticking, tick } from "../../ticker.ts";
 export const UNCARRIED = "*";
 /** NOTIFY rejects payloads of 8000 bytes or more. */
 const MAX_PAYLOAD_BYTES = 7999;
-/** Messages sent in one statement at most (each up to {@link MAX_PAYLOAD_BYTES}). */
-const MAX_BATCH = 64;
 /**
- * After a statement that carried several messages (commits come faster than statements go out),
- * the next goes out no sooner than this: the commits of the interval share it, since every
- * statement wakes every instance's LISTEN connection, the sender's own included. After a statement
- * of one message the next goes at once, so commits made one after another (a client waiting for
- * each update) are not delayed, and neither is an idle instance's. Measured with three instances
- * (`npm run bench -- pg-writes`, alternated pairs, docs/decisions.md 35): 20 ms gave 3 ÷ 1 instance
- * 89–107 % against 70–98 % with 5 ms, about what no NOTIFY at all gives.
+ * Messages sent in one statement at most (each up to {@link MAX_PAYLOAD_BYTES}). A full statement
+ * is followed at once by the next, not after {@link MIN_STATEMENT_INTERVAL_MS}: the interval
+ * would otherwise cap what one instance announces (at 64 a statement it was 3,200 commits a
+ * second, which one instance reached on this machine: its hints fell behind and the other
+ * instances read from a quarter to all of its commits back from the log, issue 48).
+ */
+export const MAX_BATCH = 256;
+/**
+ * Messages waiting at most. Beyond this a commit is not announced (and the drop logged once per
+ * streak): the others find it in the log, at the cost of a read, and memory stays bounded while
+ * statements cannot go out as fast as commits are made.
+ */
+export const MAX_OUTBOX = 16 * MAX_BATCH;
+/**
+ * After a statement that carried several messages, but fewer than {@link MAX_BATCH}, the next goes
+ * out no sooner than this: the commits of the interval share it, since every statement wakes every
+ * instance's LISTEN connection, the sender's own included. After a statement of one message the
+ * next goes at once, so commits made one after another (a client waiting for each update) are not
+ * delayed, and neither is an idle instance's. Measured with three instances (`npm run bench --
+ * pg-writes`, alternated pairs, docs/decisions.md 35): 20 ms gave 3 ÷ 1 instance 89–107 % against
+ * 70–98 % with 5 ms, about what no NOTIFY at all gives.
  */
 const MIN_STATEMENT_INTERVAL_MS = 20;
 /** One message per element of `$2`, in order: a transaction's notifications arrive in the order sent. */
@@ -76,6 +88,7 @@ export class CommitChannel {
   private attempt = 0;
   private closed = false;
   private publishFailing = false;
+  private dropping = false;
   /** Messages waiting for the statement on its way to be answered. */
   private readonly outbox: string[] = [];
   /** Settles once the outbox is empty (undefined: nothing on its way). */
@@ -202,12 +215,21 @@ export class CommitChannel {
    * once per streak and never reach the caller: the commit log already holds the commit.
    * Messages go out together, each still its own message: those published in the same turn of the
    * event loop, while a statement is on its way, or within {@link MIN_STATEMENT_INTERVAL_MS} of a
-   * statement that carried several, in the next statement. Every statement wakes every instance's
-   * LISTEN connection (a read, a parse, a turn of its loop), so with N instances a statement per
-   * commit would cost each instance N wake-ups per commit of its own.
+   * statement that carried several (but not a full {@link MAX_BATCH}), in the next statement.
+   * Every statement wakes every instance's LISTEN connection (a read, a parse, a turn of its
+   * loop), so with N instances a statement per commit would cost each instance N wake-ups per
+   * commit of its own.
    */
   publish(seq: number, payload: string): void {
     if (this.closed) return;
+    if (this.outbox.length >= MAX_OUTBOX) {
+      const waiting = this.outbox.length;
+      if (!this.dropping)
+        logger.warn("commit notifications dropped: other instances read the log", { waiting });
+      this.dropping = true;
+      return;
+    }
+    this.dropping = false;
     let message = `${this.instanceId}:${seq}:${payload}`;
     if (Buffer.byteLength(message) > MAX_PAYLOAD_BYTES) message = `${this.instanceId}:${seq}:${UNCARRIED}`;
     this.outbox.push(message);
@@ -245,7 +267,7 @@ export class CommitChannel {
 
   /** Milliseconds until the next statement may go out (≤ 0: now). */
   private untilNextStatement(): number {
-    if (this.lastBatch < 2) return 0;
+    if (this.lastBatch < 2 || this.lastBatch >= MAX_BATCH) return 0;
     return this.lastSentAt + MIN_STATEMENT_INTERVAL_MS - performance.now();
   }
 
