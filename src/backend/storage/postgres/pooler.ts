@@ -17,6 +17,11 @@ export type PoolerMode = "none" | "transaction";
 export class UnnamedStatementClient extends pg.Client {
   // pg's query() has a dozen overloads; this only forwards them.
   override query(config: any, ...rest: any[]): any {
+    if (config instanceof pg.Query) {
+      // A query made by the engine (postgres/transaction.ts `sendPrepared`), named after it was made.
+      (config as { name?: string }).name = undefined;
+      return (super.query as (...args: unknown[]) => unknown)(config, ...rest);
+    }
     if (config && typeof config === "object" && typeof config.name === "string") {
       const { name: _name, ...unnamed } = config;
       return (super.query as (...args: unknown[]) => unknown)(unnamed, ...rest);
