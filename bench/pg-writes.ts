@@ -8,7 +8,9 @@
  *    32 connections: on a SQLite file (the reference), on PostgreSQL with one, two and three
  *    instances (the connections spread over them; each process is first warmed alone under the
  *    whole load, so each of three gets the warm-up one gets). The servers' CPU time per mutation
- *    comes from `/proc`, summed over the instances; rollbacks per commit (retried transactions,
+ *    comes from `/proc`, summed over the instances, as user time (their own code) and system
+ *    time (the kernel's on their behalf): against the floor's (item 3) it bounds what three
+ *    instances can cost per mutation here; rollbacks per commit (retried transactions,
  *    from `pg_stat_database`); and the transactions waiting for a lock, sampled every 10 ms while
  *    the load runs.
  * 3. The floor (`fixtures/raw-pg-write.ts`: `node:http` and `pg` sending our transaction's
