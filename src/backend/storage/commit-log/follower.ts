@@ -75,8 +75,8 @@ const SETTLE_DELAYS_MS = [1, 2, 4, 8, 16, 25];
  * committing. With 10 ms, and a read whenever the timer found any hint waiting, a follower of a
  * loaded instance read back from the log 0.44 of the commits its hints had carried (0.04–0.06 now
  * at 3,400 commits/s; 0.45–1.0 while the 20 ms pause also followed full NOTIFY statements, which
- * capped an instance's notifications below that rate; issue 48, docs/scale-out.md). A freshness check never waits for this: it reads the log itself
- * (`sync`).
+ * capped an instance's notifications below that rate; issue 48, docs/scale-out.md). A freshness
+ * check never waits for this: it reads the log itself (`sync`).
  */
 const EARLY_HINT_WAIT_MS = 30;
 /** Out-of-order hints kept at most (beyond this a round reads the log instead). */

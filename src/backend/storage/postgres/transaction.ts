@@ -33,7 +33,7 @@ function statementName(text: string): string {
 
 /**
  * Sends `text` as a named prepared statement. The query is made from its text, values and callback
- * and named afterwards, not from a `{ name, text, values }` config: pg 8.21–8.23 copies a config
+ * and named afterwards, not from a `{ name, text, values }` config: pg (8.23) copies a config
  * object descriptor by descriptor before reading it (`cloneQueryConfig`, 1.1 µs a statement
  * against 0.04 µs; node-postgres pull request 3743 drops the copy), and a mutation sends two.
  */
